@@ -1,0 +1,2 @@
+//! The phonelogs MCP server (being built).
+fn main() {}

@@ -1,0 +1,2 @@
+//! The phonelogs command line (being built).
+fn main() {}

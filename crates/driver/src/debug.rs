@@ -1,0 +1,168 @@
+//! The result types of the six Android debugging aids, with exactly the fields of
+//! `debugging_tools.txt`.
+
+use serde::{Deserialize, Serialize};
+
+/// One record of ActivityManager's ApplicationExitInfo ring. Fields the record did not carry are
+/// `None` (`null` in JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitRecord {
+    /// The record's time as the dump prints it, e.g. `2026-09-06 22:39:39.266`.
+    pub timestamp: Option<String>,
+    /// The process id.
+    pub pid: Option<i64>,
+    /// The real uid.
+    pub real_uid: Option<i64>,
+    /// The Android user.
+    pub user: Option<i64>,
+    /// The process name.
+    pub process: Option<String>,
+    /// The reason's number.
+    pub reason_code: Option<i64>,
+    /// The reason's label, e.g. `APP CRASH(EXCEPTION)`.
+    pub reason: Option<String>,
+    /// The subreason's number.
+    pub subreason_code: Option<i64>,
+    /// The subreason's label.
+    pub subreason: Option<String>,
+    /// The exit status (or signal).
+    pub status: Option<i64>,
+    /// The process importance.
+    pub importance: Option<i64>,
+    /// PSS, as the raw string the dump reports.
+    pub pss: Option<String>,
+    /// RSS, as the raw string the dump reports.
+    pub rss: Option<String>,
+    /// The process state.
+    pub state: Option<String>,
+    /// The description.
+    pub description: Option<String>,
+    /// Whether a trace was captured.
+    pub trace_available: bool,
+    /// Whether the record has ANR info.
+    pub has_anr_info: bool,
+}
+
+/// The result of `get_process_exit_history`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessExitHistory {
+    /// The device's serial.
+    pub serial: String,
+    /// The package looked up.
+    pub package: String,
+    /// How many records.
+    pub count: usize,
+    /// The records, newest first.
+    pub records: Vec<ExitRecord>,
+}
+
+/// The result of `set_debug_app`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetDebugAppResult {
+    /// The device's serial.
+    pub serial: String,
+    /// The package marked.
+    pub package: String,
+    /// Whether `-w` was applied.
+    pub wait_for_debugger: bool,
+    /// Whether `--persistent` was applied.
+    pub persistent: bool,
+}
+
+/// The result of `clear_debug_app`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClearDebugAppResult {
+    /// The device's serial.
+    pub serial: String,
+    /// Always true on success (it does not imply that a debug app had been set).
+    pub cleared: bool,
+}
+
+/// The result of `list_jdwp_processes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JdwpProcessList {
+    /// The device's serial.
+    pub serial: String,
+    /// How many pids.
+    pub count: usize,
+    /// The pids, deduplicated, in first-seen order.
+    pub pids: Vec<i64>,
+}
+
+/// One thread of a native backtrace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadSummary {
+    /// The thread's name.
+    pub name: String,
+    /// Its kernel thread id.
+    pub sys_tid: i64,
+    /// How many frames its backtrace has.
+    pub frame_count: usize,
+}
+
+/// The result of `capture_native_backtrace`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeBacktrace {
+    /// The device's serial.
+    pub serial: String,
+    /// The process backtraced.
+    pub pid: i64,
+    /// The process name from the dump header.
+    pub process_name: Option<String>,
+    /// The ABI from the dump header.
+    pub abi: Option<String>,
+    /// How many threads.
+    pub thread_count: usize,
+    /// Each thread's name, tid and frame count.
+    pub threads: Vec<ThreadSummary>,
+    /// The full dump, truncated if very large.
+    pub text: String,
+}
+
+/// What a driver returns for `capture_native_tombstone`: the parsed header and the tombstone's
+/// bytes. The gateway writes the bytes under the local root and answers with a
+/// [`NativeTombstone`], which never carries them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TombstoneCapture {
+    /// The device's serial.
+    pub serial: String,
+    /// The process dumped.
+    pub pid: i64,
+    /// The process name from the header.
+    pub process_name: Option<String>,
+    /// The ABI from the header.
+    pub abi: Option<String>,
+    /// The signal line from the header.
+    pub signal: Option<String>,
+    /// The "N total frames" value.
+    pub frame_count: Option<usize>,
+    /// The `tombstone_NN.pb` file the dump names on the device, if any.
+    pub device_tombstone_ref: Option<String>,
+    /// The tombstone's text, as the device printed it.
+    pub bytes: Vec<u8>,
+}
+
+/// The result of `capture_native_tombstone`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeTombstone {
+    /// The device's serial.
+    pub serial: String,
+    /// The process dumped.
+    pub pid: i64,
+    /// The process name from the header.
+    pub process_name: Option<String>,
+    /// The ABI from the header.
+    pub abi: Option<String>,
+    /// The signal line from the header.
+    pub signal: Option<String>,
+    /// The "N total frames" value.
+    pub frame_count: Option<usize>,
+    /// The `tombstone_NN.pb` file the dump names on the device, if any.
+    pub device_tombstone_ref: Option<String>,
+    /// The absolute host path written.
+    pub local_path: String,
+    /// How many bytes were written.
+    pub size_bytes: u64,
+    /// Always true on success.
+    pub success: bool,
+}

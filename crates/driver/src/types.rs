@@ -1,0 +1,376 @@
+//! The value types of the contract: ids, levels, queries, lines, reports, devices, capabilities.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// An app's id: an Android package name or an iOS bundle id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AppId(String);
+
+impl AppId {
+    /// Wraps an app id as given; validation is the caller's (see [`AppId::parse`]).
+    pub fn new(id: impl Into<String>) -> Self {
+        AppId(id.into())
+    }
+
+    /// Checks that `id` looks like a package name or bundle id: non-empty, at most 255 bytes,
+    /// only ASCII letters, digits, `.`, `_` and `-`. Anything else can never name an app, and
+    /// refusing it here keeps it out of every shell command below.
+    pub fn parse(id: &str) -> crate::Result<Self> {
+        let id = id.trim();
+        if id.is_empty() {
+            return Err(crate::Error::InvalidArgument("the app id is empty".into()));
+        }
+        if id.len() > 255 {
+            return Err(crate::Error::InvalidArgument(
+                "the app id is longer than 255 bytes".into(),
+            ));
+        }
+        if let Some(bad) = id
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        {
+            return Err(crate::Error::InvalidArgument(format!(
+                "the app id {id:?} contains {bad:?}; a package name or bundle id has only letters, digits, '.', '_' and '-'"
+            )));
+        }
+        Ok(AppId(id.to_owned()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for AppId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A device's id: an adb serial or an iPhone's UDID.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DeviceId(String);
+
+impl DeviceId {
+    /// Wraps a device id.
+    pub fn new(id: impl Into<String>) -> Self {
+        DeviceId(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for DeviceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A log line's severity, from least to most severe.
+///
+/// Android's levels map one to one (`V D I W E F`, and `A` for assert is fatal). iOS's os_log
+/// levels map as the spec says: debug is debug, default and info are info, error is error, and a
+/// fault is fatal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Verbose (`V`).
+    Verbose,
+    /// Debug (`D`; os_log debug).
+    Debug,
+    /// Info (`I`; os_log default and info).
+    Info,
+    /// Warning (`W`).
+    Warn,
+    /// Error (`E`; os_log error).
+    Error,
+    /// Fatal (`F` and `A`; os_log fault).
+    Fatal,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 6] = [
+        LogLevel::Verbose,
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Warn,
+        LogLevel::Error,
+        LogLevel::Fatal,
+    ];
+
+    /// The level's name as the tools take it: `verbose`, `debug`, `info`, `warn`, `error`, `fatal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogLevel::Verbose => "verbose",
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+            LogLevel::Fatal => "fatal",
+        }
+    }
+
+    /// Parses a level name (case-insensitive; `warning` is accepted for `warn`).
+    pub fn from_name(name: &str) -> Option<LogLevel> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "verbose" => Some(LogLevel::Verbose),
+            "debug" => Some(LogLevel::Debug),
+            "info" => Some(LogLevel::Info),
+            "warn" | "warning" => Some(LogLevel::Warn),
+            "error" => Some(LogLevel::Error),
+            "fatal" => Some(LogLevel::Fatal),
+            _ => None,
+        }
+    }
+
+    /// Android's one-letter priority (`V D I W E F`, with `A` for assert read as fatal).
+    pub fn from_android_char(c: u8) -> Option<LogLevel> {
+        match c {
+            b'V' => Some(LogLevel::Verbose),
+            b'D' => Some(LogLevel::Debug),
+            b'I' => Some(LogLevel::Info),
+            b'W' => Some(LogLevel::Warn),
+            b'E' => Some(LogLevel::Error),
+            b'F' | b'A' => Some(LogLevel::Fatal),
+            _ => None,
+        }
+    }
+
+    /// The letter logcat takes in a `*:<level>` filter spec.
+    pub fn android_char(self) -> char {
+        match self {
+            LogLevel::Verbose => 'V',
+            LogLevel::Debug => 'D',
+            LogLevel::Info => 'I',
+            LogLevel::Warn => 'W',
+            LogLevel::Error => 'E',
+            LogLevel::Fatal => 'F',
+        }
+    }
+
+    /// The mapping of iOS os_log levels: `0x00` default and `0x01` info are info, `0x02` debug is
+    /// debug, `0x10` error is error, `0x11` fault is fatal. An unknown byte reads as info.
+    pub fn from_os_log_type(kind: u8) -> LogLevel {
+        match kind {
+            0x02 => LogLevel::Debug,
+            0x10 => LogLevel::Error,
+            0x11 => LogLevel::Fatal,
+            _ => LogLevel::Info,
+        }
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an `app_logs` call asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogQuery {
+    /// Lines before this instant are not wanted.
+    pub since: OffsetDateTime,
+    /// Only lines whose tag or text contains this (case-sensitive), if set.
+    pub filter: Option<String>,
+    /// Only lines of this level or more severe, if set.
+    pub level: Option<LogLevel>,
+    /// At most this many lines: the newest are kept.
+    pub count: usize,
+}
+
+impl LogQuery {
+    /// A query for the newest `count` lines since `since`, of any level and text.
+    pub fn since(since: OffsetDateTime, count: usize) -> Self {
+        LogQuery {
+            since,
+            filter: None,
+            level: None,
+            count,
+        }
+    }
+
+    /// Whether a line passes this query's time, level and filter (not its count).
+    pub fn matches(&self, line: &LogLine) -> bool {
+        line.time >= self.since
+            && self.level.is_none_or(|level| line.level >= level)
+            && self
+                .filter
+                .as_deref()
+                .is_none_or(|f| line.tag.contains(f) || line.text.contains(f))
+    }
+}
+
+/// One log line of an app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLine {
+    /// When the phone logged it, on the phone's clock, as an instant.
+    #[serde(with = "time::serde::rfc3339")]
+    pub time: OffsetDateTime,
+    /// Its severity.
+    pub level: LogLevel,
+    /// Its tag (Android) or subsystem/category or process (iOS).
+    pub tag: String,
+    /// Its text. Multi-line messages keep their newlines.
+    pub text: String,
+    /// The process that logged it, when known.
+    pub pid: Option<u32>,
+    /// The thread that logged it, when known.
+    pub tid: Option<u32>,
+    /// The Linux uid that logged it (Android), when known.
+    pub uid: Option<u32>,
+}
+
+/// The lines an `app_logs` call returns, oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogResult {
+    /// The lines, oldest first, at most the query's count (the newest of those that matched).
+    pub lines: Vec<LogLine>,
+    /// How many older matching lines were left out to respect the count, when the driver knows.
+    pub omitted: usize,
+}
+
+/// The kind of a crash report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CrashKind {
+    /// An uncaught Java/Kotlin exception (Android).
+    JavaCrash,
+    /// A native crash: a signal and a tombstone summary (Android).
+    NativeCrash,
+    /// An app that did not respond (Android).
+    Anr,
+    /// An iPhone crash report (`.ips`).
+    Crash,
+    /// iOS ended an app that did not answer in time (`0x8badf00d`).
+    Watchdog,
+}
+
+impl CrashKind {
+    /// The kind's name: `java_crash`, `native_crash`, `anr`, `crash`, `watchdog`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashKind::JavaCrash => "java_crash",
+            CrashKind::NativeCrash => "native_crash",
+            CrashKind::Anr => "anr",
+            CrashKind::Crash => "crash",
+            CrashKind::Watchdog => "watchdog",
+        }
+    }
+}
+
+impl fmt::Display for CrashKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One crash report of an app, already cut down to what is the app's own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashReport {
+    /// What kind of failure.
+    pub kind: CrashKind,
+    /// When it happened, with the phone's offset.
+    #[serde(with = "time::serde::rfc3339")]
+    pub time: OffsetDateTime,
+    /// The process id, when the report names one.
+    pub pid: Option<u32>,
+    /// The process name.
+    pub process: String,
+    /// A one-line summary (the exception, the signal, the ANR's subject).
+    pub summary: String,
+    /// The report's text, cut to the app's own parts.
+    pub text: String,
+}
+
+/// The platform of a device or driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    /// Android, through adb.
+    Android,
+    /// iPhone, through usbmux and lockdown.
+    Ios,
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Platform::Android => "android",
+            Platform::Ios => "ios",
+        })
+    }
+}
+
+/// Whether a device can be read now.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceState {
+    /// Connected and usable.
+    Online,
+    /// Known but not answering.
+    Offline,
+    /// Waiting for the person to allow this computer (adb's "unauthorized").
+    Unauthorized,
+    /// An iPhone that is not paired with this computer.
+    NotPaired,
+    /// An iPhone that is locked.
+    Locked,
+    /// Any other state, as the platform names it.
+    Other(String),
+}
+
+/// A device a driver can see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Its id (serial or UDID).
+    pub id: DeviceId,
+    /// Its platform.
+    pub platform: Platform,
+    /// Its model, when known.
+    pub model: Option<String>,
+    /// Whether it can be read now.
+    pub state: DeviceState,
+}
+
+/// What the person and the policy need to know about an app before its logs are read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppInfo {
+    /// The app's id.
+    pub app: AppId,
+    /// The name people know it by, when the driver can tell.
+    pub label: Option<String>,
+    /// One of the phone's own apps (Android `SYSTEM` flag; iOS `com.apple.*` or a system app).
+    pub system: bool,
+    /// Built to be debugged: Android `DEBUGGABLE`, iOS `get-task-allow`.
+    pub dev_build: bool,
+    /// The Linux uid its lines carry (Android), so the layers above can check every line again.
+    pub uid: Option<u32>,
+}
+
+/// What a driver can do, so the layers above never ask "is this Android?".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The platform the driver serves.
+    pub platform: Platform,
+    /// `app_logs` works.
+    pub logs: bool,
+    /// `app_crashes` works.
+    pub crashes: bool,
+    /// The driver listens for lines (iPhone) and must be told when a task ends.
+    pub listener: bool,
+    /// The six debugging aids work.
+    pub debugger: bool,
+    /// The driver keeps log history, so lines logged before the first call can be read.
+    pub log_history: bool,
+}
