@@ -1,0 +1,276 @@
+//! Small Android outputs: `date +%z`, `dumpsys package <package>` flags, `pm list packages -U`
+//! and `adb jdwp`.
+
+use serde::{Deserialize, Serialize};
+
+/// Reads a UTC offset as `date +%z` prints it (`+0200`, `-0530`, also `+02:00`).
+///
+/// ```
+/// use phonelogs_crash::android::parse_date_offset;
+/// assert_eq!(parse_date_offset("-0530\n").map(|o| o.whole_minutes()), Some(-330));
+/// assert_eq!(parse_date_offset("CEST"), None);
+/// ```
+pub fn parse_date_offset(text: &str) -> Option<time::UtcOffset> {
+    let text = text.trim();
+    let (sign, rest) = match text.as_bytes().first()? {
+        b'+' => (1i8, &text[1..]),
+        b'-' => (-1i8, &text[1..]),
+        _ => return None,
+    };
+    let digits: String = rest.chars().filter(|c| *c != ':').collect();
+    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let hours: i8 = digits[..2].parse().ok()?;
+    let minutes: i8 = digits[2..].parse().ok()?;
+    time::UtcOffset::from_hms(sign * hours, sign * minutes, 0).ok()
+}
+
+/// Reads `YYYY-MM-DD HH:MM:SS` with an optional fraction of any length (a local time with no
+/// zone, as the drop box, exit-info and ANR traces print it).
+pub fn parse_local_date_time(text: &str) -> Option<time::PrimitiveDateTime> {
+    let text = text.trim();
+    let bytes = text.as_bytes();
+    if bytes.len() < 19
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || bytes[10] != b' '
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        let part = text.get(range)?;
+        if part.bytes().all(|b| b.is_ascii_digit()) {
+            part.parse().ok()
+        } else {
+            None
+        }
+    };
+    let year = i32::try_from(number(0..4)?).ok()?;
+    let month = time::Month::try_from(u8::try_from(number(5..7)?).ok()?).ok()?;
+    let day = u8::try_from(number(8..10)?).ok()?;
+    let hour = u8::try_from(number(11..13)?).ok()?;
+    let minute = u8::try_from(number(14..16)?).ok()?;
+    let second = u8::try_from(number(17..19)?).ok()?;
+    let mut nanos = 0u32;
+    if bytes.len() > 19 {
+        if bytes[19] != b'.' {
+            return None;
+        }
+        let fraction = &text[20..];
+        if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let mut scale = 100_000_000u32;
+        for digit in fraction.bytes().take(9) {
+            nanos += u32::from(digit - b'0') * scale;
+            scale /= 10;
+        }
+    }
+    let date = time::Date::from_calendar_date(year, month, day).ok()?;
+    let clock = time::Time::from_hms_nano(hour, minute, second.min(59), nanos).ok()?;
+    Some(time::PrimitiveDateTime::new(date, clock))
+}
+
+/// What `dumpsys package <package>` says about one package.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageInfo {
+    /// The package name from `Package [<pkg>] (<hash>):`.
+    pub package: String,
+    /// The uid from `userId=N` (the app's uid in user 0).
+    pub user_id: Option<u32>,
+    /// The shared user from `sharedUser=…`, for packages that share their uid.
+    pub shared_user: Option<String>,
+    /// The names in `flags=[ … ]` and `pkgFlags=[ … ]`, each once.
+    pub flags: Vec<String>,
+    /// The names in `privateFlags=[ … ]` and `privatePkgFlags=[ … ]`, each once.
+    pub private_flags: Vec<String>,
+}
+
+impl PackageInfo {
+    /// Whether the package is built to be debugged (`DEBUGGABLE`).
+    pub fn is_debuggable(&self) -> bool {
+        self.flags.iter().any(|flag| flag == "DEBUGGABLE")
+    }
+
+    /// Whether the package is a system app (`SYSTEM`).
+    pub fn is_system(&self) -> bool {
+        self.flags.iter().any(|flag| flag == "SYSTEM")
+    }
+}
+
+/// Reads `dumpsys package <package>` for `package`. Returns `None` when the dump has no
+/// `Package [<package>]` block (an unknown package).
+///
+/// ```
+/// use phonelogs_crash::android::parse_dumpsys_package;
+/// let dump = "Packages:\n  Package [com.example.app] (4b1c2d0):\n    userId=10127\n    flags=[ DEBUGGABLE HAS_CODE ALLOW_CLEAR_USER_DATA ]\n";
+/// let info = parse_dumpsys_package(dump, "com.example.app").unwrap();
+/// assert_eq!(info.user_id, Some(10127));
+/// assert!(info.is_debuggable() && !info.is_system());
+/// ```
+pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
+    let marker = format!("Package [{package}]");
+    let mut info: Option<PackageInfo> = None;
+    let mut block_indent = 0usize;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let trimmed = line.trim();
+        if trimmed.starts_with("Package [") {
+            if info.is_some() {
+                break;
+            }
+            if trimmed.starts_with(&marker) {
+                block_indent = indent;
+                info = Some(PackageInfo {
+                    package: package.to_owned(),
+                    ..PackageInfo::default()
+                });
+            }
+            continue;
+        }
+        let Some(current) = info.as_mut() else {
+            continue;
+        };
+        if !trimmed.is_empty() && indent <= block_indent {
+            break;
+        }
+        if let Some(value) = trimmed.strip_prefix("userId=") {
+            if current.user_id.is_none() {
+                current.user_id = value.split_whitespace().next().and_then(|v| v.parse().ok());
+            }
+        } else if let Some(value) = trimmed.strip_prefix("sharedUser=") {
+            current.shared_user.get_or_insert_with(|| value.trim().to_owned());
+        } else if let Some(list) = trimmed
+            .strip_prefix("flags=")
+            .or_else(|| trimmed.strip_prefix("pkgFlags="))
+        {
+            add_flags(&mut current.flags, list);
+        } else if let Some(list) = trimmed
+            .strip_prefix("privateFlags=")
+            .or_else(|| trimmed.strip_prefix("privatePkgFlags="))
+        {
+            add_flags(&mut current.private_flags, list);
+        }
+    }
+    info
+}
+
+fn add_flags(into: &mut Vec<String>, list: &str) {
+    let list = list.trim().trim_start_matches('[').trim_end_matches(']');
+    for name in list.split_whitespace() {
+        if !into.iter().any(|known| known == name) {
+            into.push(name.to_owned());
+        }
+    }
+}
+
+/// One line of `pm list packages -U`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageUid {
+    /// The package name.
+    pub package: String,
+    /// Its uids: one per user the package is installed in (an app clone in another user gives
+    /// a second uid such as `1010127`).
+    pub uids: Vec<u32>,
+}
+
+/// Reads `pm list packages -U` (`package:<pkg> uid:<uid>[,<uid>…]`). Lines that do not fit are
+/// skipped; the same package on several lines (one listing per user) is merged.
+///
+/// ```
+/// use phonelogs_crash::android::parse_pm_list_packages;
+/// let list = parse_pm_list_packages("package:com.example.app uid:10127\npackage:com.example.app uid:1010127\n");
+/// assert_eq!(list[0].uids, vec![10127, 1010127]);
+/// ```
+pub fn parse_pm_list_packages(text: &str) -> Vec<PackageUid> {
+    let mut out: Vec<PackageUid> = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("package:") else {
+            continue;
+        };
+        let (package, uids) = match rest.find(" uid:") {
+            Some(at) => (&rest[..at], &rest[at + 5..]),
+            None => continue,
+        };
+        let uids: Vec<u32> = uids
+            .split([',', ' '])
+            .filter_map(|uid| uid.trim().parse().ok())
+            .collect();
+        let package = package.trim();
+        if package.is_empty() || uids.is_empty() {
+            continue;
+        }
+        match out.iter_mut().find(|known| known.package == package) {
+            Some(known) => {
+                for uid in uids {
+                    if !known.uids.contains(&uid) {
+                        known.uids.push(uid);
+                    }
+                }
+            }
+            None => out.push(PackageUid {
+                package: package.to_owned(),
+                uids,
+            }),
+        }
+    }
+    out
+}
+
+/// Reads `adb jdwp` output: the pids, in first-seen order, without repeats. Lines that are not
+/// a number are ignored.
+///
+/// ```
+/// use phonelogs_crash::android::parse_jdwp;
+/// assert_eq!(parse_jdwp("1224\n1568\nnoise\n1224\n2411\n"), vec![1224, 1568, 2411]);
+/// ```
+pub fn parse_jdwp(text: &str) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for line in text.lines() {
+        if let Ok(pid) = line.trim().parse::<u32>()
+            && pid > 0
+            && !pids.contains(&pid)
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_times() {
+        let t = parse_local_date_time("2026-09-06 22:39:39.266").unwrap();
+        assert_eq!(t.millisecond(), 266);
+        assert!(parse_local_date_time("2026-09-06 22:39:39").is_some());
+        assert!(parse_local_date_time("2026-13-06 22:39:39").is_none());
+        assert!(parse_local_date_time("2026-09-06 22:39:39.").is_none());
+    }
+
+    #[test]
+    fn shared_user_and_flags_blocks_stop_at_next_package() {
+        let dump = "\
+Packages:
+  Package [com.a] (1):
+    userId=1000
+    sharedUser=SharedUserSetting{1 android.uid.system/1000}
+    pkgFlags=[ SYSTEM HAS_CODE ]
+  Package [com.b] (2):
+    userId=10200
+    flags=[ DEBUGGABLE ]
+";
+        let a = parse_dumpsys_package(dump, "com.a").unwrap();
+        assert!(a.is_system() && !a.is_debuggable());
+        assert!(a.shared_user.is_some());
+        let b = parse_dumpsys_package(dump, "com.b").unwrap();
+        assert_eq!(b.user_id, Some(10200));
+        assert!(b.is_debuggable());
+        assert!(parse_dumpsys_package(dump, "com.c").is_none());
+    }
+}

@@ -1,0 +1,245 @@
+//! `dumpsys activity exit-info <package>`: ActivityManager's ring of `ApplicationExitInfo`
+//! records, read into the fields of the `get_process_exit_history` tool.
+//!
+//! Two layouts exist: one `key=value` per line (Android 11) and three or four lines of several
+//! `key=value` pairs (later releases). Both are read by collecting every `key=value` pair of a
+//! record, where a value runs to the next ` key=` of a known key, so a `description` with spaces
+//! survives.
+
+use serde::{Deserialize, Serialize};
+
+/// One `ApplicationExitInfo` record, with exactly the fields of `get_process_exit_history`.
+/// Fields the record does not carry are `None` (JSON `null`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitRecord {
+    /// `timestamp=`, as printed: the phone's local time, `yyyy-MM-dd HH:mm:ss.SSS`.
+    pub timestamp: Option<String>,
+    /// `pid=`.
+    pub pid: Option<u32>,
+    /// `realUid=`.
+    pub real_uid: Option<u32>,
+    /// `user=`.
+    pub user: Option<u32>,
+    /// `process=`.
+    pub process: Option<String>,
+    /// The number of `reason=N (LABEL)`.
+    pub reason_code: Option<i32>,
+    /// The label of `reason=N (LABEL)`, e.g. `APP CRASH(EXCEPTION)`.
+    pub reason: Option<String>,
+    /// The number of `subreason=N (LABEL)`.
+    pub subreason_code: Option<i32>,
+    /// The label of `subreason=N (LABEL)`, e.g. `FORCE STOP`.
+    pub subreason: Option<String>,
+    /// `status=` (the exit status, or the signal for a native crash).
+    pub status: Option<i32>,
+    /// `importance=`.
+    pub importance: Option<i32>,
+    /// `pss=`, the raw string (`0.00`, `221MB`, locale-formatted such as `0,00`).
+    pub pss: Option<String>,
+    /// `rss=`, the raw string.
+    pub rss: Option<String>,
+    /// `state=` (`empty` or `N bytes`).
+    pub state: Option<String>,
+    /// `description=`, free text that may hold spaces.
+    pub description: Option<String>,
+    /// Whether `trace=` names a file (it is `null` when no trace was kept).
+    pub trace_available: bool,
+    /// Whether the record is an ANR (`reason=6`) with a trace: the ANR's traces can be read.
+    pub has_anr_info: bool,
+}
+
+/// The keys an `ApplicationExitInfo` dump prints. A value runs until the next ` <key>=`.
+const KEYS: &[&str] = &[
+    "timestamp",
+    "pid",
+    "realUid",
+    "packageUid",
+    "definingUid",
+    "user",
+    "process",
+    "reason",
+    "subreason",
+    "status",
+    "importance",
+    "pss",
+    "rss",
+    "description",
+    "state",
+    "trace",
+];
+
+/// Reads every record of `dumpsys activity exit-info`, newest first as the dump lists them.
+/// A dump without records gives an empty list.
+///
+/// ```
+/// use phonelogs_crash::exitinfo::parse_exit_info;
+/// let dump = "\
+/// ACTIVITY MANAGER PROCESS EXIT INFO (dumpsys activity exit-info)
+///   package: com.example.app
+///     Historical Process Exit for uid=10234
+///         ApplicationExitInfo #0:
+///           timestamp=2026-09-06 22:39:39.266 pid=5486 realUid=10234 packageUid=10234 definingUid=10234 user=0
+///           process=com.example.app reason=4 (APP CRASH(EXCEPTION)) subreason=0 (UNKNOWN) status=0
+///           importance=400 pss=0.00 rss=167MB description=crash state=empty trace=null
+/// ";
+/// let records = parse_exit_info(dump);
+/// assert_eq!(records.len(), 1);
+/// assert_eq!(records[0].reason.as_deref(), Some("APP CRASH(EXCEPTION)"));
+/// assert_eq!(records[0].rss.as_deref(), Some("167MB"));
+/// assert!(!records[0].trace_available);
+/// ```
+pub fn parse_exit_info(text: &str) -> Vec<ExitRecord> {
+    let mut records = Vec::new();
+    let mut current: Option<Vec<(String, String)>> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("ApplicationExitInfo #") || trimmed == "ApplicationExitInfo :" {
+            if let Some(pairs) = current.take() {
+                records.push(record_from_pairs(&pairs));
+            }
+            current = Some(Vec::new());
+            continue;
+        }
+        let Some(pairs) = current.as_mut() else {
+            continue;
+        };
+        if trimmed.starts_with("package:") || trimmed.starts_with("Historical Process Exit") {
+            if let Some(pairs) = current.take() {
+                records.push(record_from_pairs(&pairs));
+            }
+            continue;
+        }
+        pairs.extend(split_pairs(trimmed));
+    }
+    if let Some(pairs) = current.take() {
+        records.push(record_from_pairs(&pairs));
+    }
+    records
+}
+
+/// Splits `a=1 b=two words c=3` into pairs, where a key is one of [`KEYS`] at the start of the
+/// line or after a space.
+fn split_pairs(line: &str) -> Vec<(String, String)> {
+    // Find every place a known key starts.
+    let mut starts: Vec<(usize, &str)> = Vec::new();
+    for key in KEYS {
+        let pattern = format!("{key}=");
+        let mut from = 0;
+        while let Some(found) = line[from..].find(&pattern) {
+            let at = from + found;
+            if at == 0 || line.as_bytes()[at - 1] == b' ' {
+                starts.push((at, key));
+            }
+            from = at + pattern.len();
+        }
+    }
+    starts.sort_unstable();
+    // A key found inside the description is not a key: the description runs to ` state=` or
+    // ` trace=` (or the line end), as the dump's order has it.
+    let mut pairs = Vec::new();
+    let mut index = 0;
+    while index < starts.len() {
+        let (at, key) = starts[index];
+        let value_start = at + key.len() + 1;
+        let mut next = index + 1;
+        if key == "description" {
+            while next < starts.len() && !matches!(starts[next].1, "state" | "trace") {
+                next += 1;
+            }
+        }
+        let value_end = starts.get(next).map_or(line.len(), |&(end, _)| end);
+        let value = line.get(value_start..value_end).unwrap_or("").trim();
+        pairs.push((key.to_owned(), value.to_owned()));
+        index = next;
+    }
+    pairs
+}
+
+/// Reads `4 (APP CRASH(EXCEPTION))` into its code and label.
+fn code_and_label(value: &str) -> (Option<i32>, Option<String>) {
+    let value = value.trim();
+    let digits = value
+        .char_indices()
+        .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && c == '-'))
+        .count();
+    let code = value[..digits].parse().ok();
+    let rest = value[digits..].trim();
+    let label = rest
+        .strip_prefix('(')
+        .and_then(|inner| inner.strip_suffix(')'))
+        .map(str::to_owned);
+    (code, label)
+}
+
+fn record_from_pairs(pairs: &[(String, String)]) -> ExitRecord {
+    let mut record = ExitRecord::default();
+    let mut trace: Option<String> = None;
+    for (key, value) in pairs {
+        let text = || Some(value.clone());
+        match key.as_str() {
+            "timestamp" => record.timestamp = text(),
+            "pid" => record.pid = value.parse().ok(),
+            "realUid" => record.real_uid = value.parse().ok(),
+            "user" => record.user = value.parse().ok(),
+            "process" => record.process = text(),
+            "reason" => (record.reason_code, record.reason) = code_and_label(value),
+            "subreason" => (record.subreason_code, record.subreason) = code_and_label(value),
+            "status" => record.status = value.parse().ok(),
+            "importance" => record.importance = value.parse().ok(),
+            "pss" => record.pss = text(),
+            "rss" => record.rss = text(),
+            "state" => record.state = text(),
+            "description" => record.description = text(),
+            "trace" => trace = text(),
+            _ => {}
+        }
+    }
+    record.trace_available = trace.is_some_and(|path| !path.is_empty() && path != "null");
+    record.has_anr_info = record.reason_code == Some(6) && record.trace_available;
+    record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn description_with_spaces_and_later_layout() {
+        let dump = "\
+        ApplicationExitInfo #1:
+          timestamp=2026-09-06 22:40:00.001 pid=8400 realUid=10234 packageUid=10234 definingUid=10234 user=0
+          process=com.example.app reason=10 (USER REQUESTED) subreason=21 (FORCE STOP) status=0
+          importance=100 pss=0,00 rss=221MB state=empty trace=null
+          description=stop com.example.app due to from pid 8396
+";
+        let records = parse_exit_info(dump);
+        assert_eq!(records.len(), 1);
+        let record = &records[0];
+        assert_eq!(record.subreason_code, Some(21));
+        assert_eq!(record.subreason.as_deref(), Some("FORCE STOP"));
+        assert_eq!(
+            record.description.as_deref(),
+            Some("stop com.example.app due to from pid 8396")
+        );
+        assert_eq!(record.pss.as_deref(), Some("0,00"));
+        assert_eq!(record.real_uid, Some(10234));
+    }
+
+    #[test]
+    fn one_key_per_line_layout_and_anr_trace() {
+        let dump = "\
+    ApplicationExitInfo #0:
+      timestamp=2021-01-01 10:00:00.000
+      pid=12
+      user=10
+      reason=6 (ANR)
+      description=user request after error: Input dispatching timed out state=x
+      state=empty
+      trace=/data/system/procexitstore/10234/anr_12.gz
+";
+        let record = &parse_exit_info(dump)[0];
+        assert!(record.trace_available && record.has_anr_info);
+        assert_eq!(record.user, Some(10));
+        assert_eq!(record.subreason, None);
+    }
+}

@@ -1,0 +1,475 @@
+//! Logcat lines: `-v epoch -v uid`, `-v threadtime` with and without `-v uid`, buffer
+//! separators, and a fast path that reads only a line's uid.
+//!
+//! Every line that logcat prints for a multi-line message repeats the whole prefix, so each
+//! line stands alone and the parsers here work one line at a time.
+
+use serde::{Deserialize, Serialize};
+
+/// When a logcat line was logged, as the line prints it.
+///
+/// `-v epoch` gives seconds since 1970 (UTC); `-v threadtime` gives the phone's local month, day
+/// and time of day with no year and no zone, so turning it into an instant needs both from
+/// elsewhere (see [`LogTime::to_offset_date_time`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "form", rename_all = "snake_case")]
+pub enum LogTime {
+    /// `-v epoch`: seconds and nanoseconds since the Unix epoch.
+    Epoch {
+        /// Whole seconds since 1970-01-01T00:00:00Z.
+        seconds: i64,
+        /// The fraction, in nanoseconds (milliseconds on a default logcat).
+        nanos: u32,
+    },
+    /// `-v threadtime`: the phone's local wall clock without year or zone.
+    MonthDay {
+        /// Month, 1 to 12.
+        month: u8,
+        /// Day of the month, 1 to 31.
+        day: u8,
+        /// Hour, 0 to 23.
+        hour: u8,
+        /// Minute, 0 to 59.
+        minute: u8,
+        /// Second, 0 to 60.
+        second: u8,
+        /// The fraction, in nanoseconds.
+        nanos: u32,
+    },
+}
+
+impl LogTime {
+    /// Turns the time into an instant. Epoch times need nothing; month-day times need the year
+    /// and the phone's UTC offset (from `date +%z`), and give `None` without a year or when the
+    /// date does not exist.
+    pub fn to_offset_date_time(
+        &self,
+        year: Option<i32>,
+        offset: time::UtcOffset,
+    ) -> Option<time::OffsetDateTime> {
+        match *self {
+            LogTime::Epoch { seconds, nanos } => {
+                let whole = time::OffsetDateTime::from_unix_timestamp(seconds).ok()?;
+                Some((whole + time::Duration::nanoseconds(i64::from(nanos))).to_offset(offset))
+            }
+            LogTime::MonthDay {
+                month,
+                day,
+                hour,
+                minute,
+                second,
+                nanos,
+            } => {
+                let month = time::Month::try_from(month).ok()?;
+                let date = time::Date::from_calendar_date(year?, month, day).ok()?;
+                let clock = time::Time::from_hms_nano(hour, minute, second.min(59), nanos).ok()?;
+                Some(time::PrimitiveDateTime::new(date, clock).assume_offset(offset))
+            }
+        }
+    }
+}
+
+/// A logcat uid field: a number (`10127`) or, when the passwd name is at most five characters,
+/// a name (`root`, `shell`, `logd`, `radio`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum UidField {
+    /// The uid printed as a number.
+    Number(u32),
+    /// The uid printed as its short passwd name.
+    Name(String),
+}
+
+impl UidField {
+    /// The numeric uid, translating the short names Android's `android_filesystem_config.h`
+    /// gives to system uids. Unknown names give `None`.
+    pub fn as_number(&self) -> Option<u32> {
+        match self {
+            UidField::Number(number) => Some(*number),
+            UidField::Name(name) => short_uid_name_number(name),
+        }
+    }
+}
+
+/// The numbers of the uid names short enough (five characters or fewer) for logcat to print as
+/// names. Taken from AOSP `android_filesystem_config.h`.
+fn short_uid_name_number(name: &str) -> Option<u32> {
+    Some(match name {
+        "root" => 0,
+        "radio" => 1001,
+        "nfc" => 1027,
+        "shell" => 2000,
+        "logd" => 1036,
+        "audio" => 1005,
+        "media" => 1013,
+        "vpn" => 1016,
+        "drm" => 1019,
+        "gps" => 1021,
+        "wifi" => 1010,
+        "dhcp" => 1014,
+        "sdcard_rw" => 1015,
+        "keystore" => 1017,
+        "usb" => 1018,
+        "nobody" => 9999,
+        _ => return None,
+    })
+}
+
+/// One parsed logcat line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogcatLine {
+    /// When the line was logged.
+    pub time: LogTime,
+    /// The uid, when the line was printed with `-v uid`.
+    pub uid: Option<UidField>,
+    /// The process id.
+    pub pid: u32,
+    /// The thread id.
+    pub tid: u32,
+    /// The priority letter: `V`, `D`, `I`, `W`, `E`, `F` (and `A` on older tools).
+    pub level: char,
+    /// The tag, with logcat's padding removed. Tags can hold spaces and brackets.
+    pub tag: String,
+    /// The message text of this line (one line of a multi-line message).
+    pub text: String,
+}
+
+/// What one line of a logcat dump is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogcatItem {
+    /// A log line.
+    Line(LogcatLine),
+    /// `--------- beginning of main` (or `switch to …`): the buffer's name.
+    Separator(String),
+    /// A line that is neither (a bugreport section marker, a blank line, damage).
+    Other,
+}
+
+/// Reads one logcat line (without its newline) in any of the supported layouts.
+///
+/// ```
+/// use phonelogs_crash::logcat::{parse_line, LogcatItem, UidField};
+/// let item = parse_line("         1783239714.320 10127  8811 16322 I MyTag   : hello");
+/// let LogcatItem::Line(line) = item else { panic!("not a line") };
+/// assert_eq!(line.uid, Some(UidField::Number(10127)));
+/// assert_eq!((line.pid, line.tid, line.level), (8811, 16322, 'I'));
+/// assert_eq!((line.tag.as_str(), line.text.as_str()), ("MyTag", "hello"));
+/// ```
+pub fn parse_line(line: &str) -> LogcatItem {
+    let trimmed = line.trim();
+    if let Some(rest) = trimmed.strip_prefix("--------- ") {
+        let name = rest
+            .strip_prefix("beginning of ")
+            .or_else(|| rest.strip_prefix("switch to "));
+        if let Some(name) = name {
+            return LogcatItem::Separator(name.trim().to_owned());
+        }
+    }
+    match parse_log_line(line) {
+        Some(parsed) => LogcatItem::Line(parsed),
+        None => LogcatItem::Other,
+    }
+}
+
+/// Parses a log line, or gives `None` for anything that is not one.
+fn parse_log_line(line: &str) -> Option<LogcatLine> {
+    let line = line.trim_end_matches(['\r', '\n']);
+    let start = line.len() - line.trim_start_matches(' ').len();
+    let rest = &line[start..];
+    let (time, rest) = parse_time(rest)?;
+    // After the time come two or three whitespace-separated fields (uid?, pid, tid), then the
+    // priority letter standing alone, then the tag up to the first ": ".
+    let mut fields: [&str; 3] = [""; 3];
+    let mut count = 0;
+    let mut rest = rest;
+    let level = loop {
+        rest = rest.trim_start_matches(' ');
+        let end = rest.find(' ').unwrap_or(rest.len());
+        let token = &rest[..end];
+        if token.is_empty() {
+            return None;
+        }
+        if count >= 2 && token.len() == 1 && is_level(token.as_bytes()[0]) {
+            rest = &rest[end..];
+            break token.as_bytes()[0] as char;
+        }
+        if count == 3 {
+            return None;
+        }
+        fields[count] = token;
+        count += 1;
+        rest = &rest[end..];
+    };
+    let (uid, pid, tid) = match count {
+        2 => (None, fields[0], fields[1]),
+        3 => (Some(parse_uid_field(fields[0])?), fields[1], fields[2]),
+        _ => return None,
+    };
+    let pid = pid.parse().ok()?;
+    let tid = tid.parse().ok()?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let (tag, text) = match rest.find(": ") {
+        Some(at) => (&rest[..at], &rest[at + 2..]),
+        None => match rest.strip_suffix(':') {
+            Some(tag) => (tag, ""),
+            None => return None,
+        },
+    };
+    Some(LogcatLine {
+        time,
+        uid,
+        pid,
+        tid,
+        level,
+        tag: tag.trim_end().to_owned(),
+        text: text.to_owned(),
+    })
+}
+
+fn is_level(byte: u8) -> bool {
+    matches!(byte, b'V' | b'D' | b'I' | b'W' | b'E' | b'F' | b'A' | b'S')
+}
+
+fn parse_uid_field(token: &str) -> Option<UidField> {
+    if token.bytes().all(|b| b.is_ascii_digit()) {
+        token.parse().ok().map(UidField::Number)
+    } else if token
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        Some(UidField::Name(token.to_owned()))
+    } else {
+        None
+    }
+}
+
+/// Reads `SSSSSSSSSS.fff` (epoch) or `MM-DD HH:MM:SS.fff` (threadtime) at the start of `text`.
+fn parse_time(text: &str) -> Option<(LogTime, &str)> {
+    let bytes = text.as_bytes();
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 2 && bytes.get(2) == Some(&b'-') {
+        // MM-DD HH:MM:SS.fff
+        let head = text.get(..18)?;
+        let hb = head.as_bytes();
+        if hb[5] != b' ' || hb[8] != b':' || hb[11] != b':' || hb[14] != b'.' {
+            return None;
+        }
+        let number = |range: std::ops::Range<usize>| -> Option<u8> { text.get(range)?.parse().ok() };
+        let month = number(0..2)?;
+        let day = number(3..5)?;
+        let hour = number(6..8)?;
+        let minute = number(9..11)?;
+        let second = number(12..14)?;
+        let (nanos, rest) = parse_fraction(&text[15..])?;
+        if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+            return None;
+        }
+        return Some((
+            LogTime::MonthDay {
+                month,
+                day,
+                hour,
+                minute,
+                second: second.min(60),
+                nanos,
+            },
+            rest,
+        ));
+    }
+    if digits == 0 || digits > 18 || bytes.get(digits) != Some(&b'.') {
+        return None;
+    }
+    let seconds: i64 = text[..digits].parse().ok()?;
+    let (nanos, rest) = parse_fraction(&text[digits + 1..])?;
+    Some((LogTime::Epoch { seconds, nanos }, rest))
+}
+
+/// Reads 3, 6 or 9 fraction digits followed by a space.
+fn parse_fraction(text: &str) -> Option<(u32, &str)> {
+    let count = text.bytes().take_while(u8::is_ascii_digit).count();
+    if !matches!(count, 3 | 6 | 9) || text.as_bytes().get(count) != Some(&b' ') {
+        return None;
+    }
+    let value: u32 = text[..count].parse().ok()?;
+    let scale = 10u32.pow(9 - count as u32);
+    Some((value * scale, &text[count..]))
+}
+
+/// The uid of a `-v epoch -v uid` line, read without parsing the rest of the line.
+///
+/// It returns the uid field's bytes (`b"10127"` or `b"shell"`), or `None` when the line does not
+/// start with an epoch time followed by a uid. Lines of other layouts give `None` or a wrong
+/// field, so use it only on output of `logcat -v epoch -v uid`.
+#[inline]
+pub fn epoch_uid_field(line: &[u8]) -> Option<&[u8]> {
+    // The seconds are right-aligned in 19 columns and the default fraction has 3 digits, so the
+    // common line has its uid at a fixed place: check that first.
+    if line.len() > 30 && line[19] == b'.' && line[23] == b' ' {
+        let field = &line[24..];
+        let skip = field.iter().take_while(|&&b| b == b' ').count();
+        let field = &field[skip..];
+        let end = memchr::memchr(b' ', field)?;
+        return Some(&field[..end]);
+    }
+    slow_epoch_uid_field(line)
+}
+
+/// The general case of [`epoch_uid_field`]: any indentation and fraction width.
+fn slow_epoch_uid_field(line: &[u8]) -> Option<&[u8]> {
+    let skip = line.iter().take_while(|&&b| b == b' ').count();
+    let rest = &line[skip..];
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || rest.get(digits) != Some(&b'.') {
+        return None;
+    }
+    let rest = &rest[digits + 1..];
+    let fraction = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if fraction == 0 || rest.get(fraction) != Some(&b' ') {
+        return None;
+    }
+    let rest = &rest[fraction..];
+    let skip = rest.iter().take_while(|&&b| b == b' ').count();
+    let rest = &rest[skip..];
+    let end = memchr::memchr(b' ', rest)?;
+    if end == 0 {
+        return None;
+    }
+    Some(&rest[..end])
+}
+
+/// Decides quickly whether `-v epoch -v uid` lines belong to one uid.
+///
+/// Build it once per filter; [`UidFilter::matches`] compares bytes only.
+#[derive(Debug, Clone)]
+pub struct UidFilter {
+    number: Vec<u8>,
+    name: Option<&'static str>,
+}
+
+impl UidFilter {
+    /// A filter for `uid`. System uids with a short name (0 is `root`) also match their name.
+    pub fn new(uid: u32) -> Self {
+        let name = [
+            "root", "radio", "nfc", "shell", "logd", "audio", "media", "vpn", "drm", "gps", "wifi",
+            "dhcp", "keystore", "usb", "nobody",
+        ]
+        .into_iter()
+        .find(|name| short_uid_name_number(name) == Some(uid));
+        UidFilter {
+            number: uid.to_string().into_bytes(),
+            name,
+        }
+    }
+
+    /// Whether this line's uid is the filter's.
+    #[inline]
+    pub fn matches(&self, line: &[u8]) -> bool {
+        match epoch_uid_field(line) {
+            Some(field) => {
+                field == self.number.as_slice()
+                    || self.name.is_some_and(|name| field == name.as_bytes())
+            }
+            None => false,
+        }
+    }
+
+    /// The lines of `dump` (without their newlines) whose uid is the filter's.
+    pub fn filter<'a>(&'a self, dump: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        split_lines(dump).filter(move |line| self.matches(line))
+    }
+}
+
+/// Splits bytes into lines with `memchr`, dropping the `\n` (and a `\r` before it).
+pub fn split_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
+}
+
+/// Parses every line of a dump; lines that are not log lines are skipped.
+pub fn parse_lines(text: &str) -> Vec<LogcatLine> {
+    text.lines()
+        .filter_map(|line| match parse_line(line) {
+            LogcatItem::Line(parsed) => Some(parsed),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> LogcatLine {
+        match parse_line(text) {
+            LogcatItem::Line(parsed) => parsed,
+            other => panic!("{text:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn threadtime_with_uid_name_and_number() {
+        let parsed = line("05-20 07:44:12.591 shell  1390  1390 I adbd    : started");
+        assert_eq!(parsed.uid, Some(UidField::Name("shell".into())));
+        assert_eq!(parsed.uid.as_ref().and_then(UidField::as_number), Some(2000));
+        let parsed = line("05-20 08:02:10.572 10127 23031 23285 E AndroidRuntime: boom");
+        assert_eq!(parsed.uid, Some(UidField::Number(10127)));
+        assert_eq!(parsed.tag, "AndroidRuntime");
+    }
+
+    #[test]
+    fn threadtime_without_uid_and_tag_with_spaces() {
+        let parsed = line("05-20 08:02:10.572 23031 23285 D VRR [OPlusGameStatusManager]: x: y");
+        assert_eq!(parsed.uid, None);
+        assert_eq!(parsed.tag, "VRR [OPlusGameStatusManager]");
+        assert_eq!(parsed.text, "x: y");
+    }
+
+    #[test]
+    fn tab_in_stack_lines_is_kept() {
+        let parsed = line("05-20 08:02:10.572 23031 23031 E AndroidRuntime: \tat a.B.c(B.java:1)");
+        assert_eq!(parsed.text, "\tat a.B.c(B.java:1)");
+    }
+
+    #[test]
+    fn separators() {
+        assert_eq!(
+            parse_line("--------- beginning of crash  "),
+            LogcatItem::Separator("crash".into())
+        );
+        assert_eq!(
+            parse_line("--------- switch to main"),
+            LogcatItem::Separator("main".into())
+        );
+    }
+
+    #[test]
+    fn epoch_fast_path_agrees_with_full_parse() {
+        let text = "         1783239714.320 10127  8811 16322 I tag: m";
+        assert_eq!(epoch_uid_field(text.as_bytes()), Some(&b"10127"[..]));
+        let text = "         1783239714.320  root   811   822 I tag: m";
+        assert_eq!(epoch_uid_field(text.as_bytes()), Some(&b"root"[..]));
+        let text = "1783239714.320123 1010127  8811 16322 I tag: m";
+        assert_eq!(epoch_uid_field(text.as_bytes()), Some(&b"1010127"[..]));
+        assert!(UidFilter::new(0).matches(b"         1783239714.320  root   811   822 I t: m"));
+        assert!(!UidFilter::new(1012).matches(b"         1783239714.320 10127 1 1 I t: m"));
+        assert_eq!(epoch_uid_field(b"05-20 07:44:12.591 shell 1 1 I t: m"), None);
+    }
+
+    #[test]
+    fn month_day_time_needs_a_year() {
+        let parsed = line("12-31 23:59:59.999  1390  1390 I t: m");
+        assert_eq!(parsed.time.to_offset_date_time(None, time::UtcOffset::UTC), None);
+        let when = parsed.time.to_offset_date_time(Some(2026), time::UtcOffset::UTC);
+        assert_eq!(when.map(|t| t.year()), Some(2026));
+    }
+}
