@@ -12,13 +12,16 @@ fn workspace_root() -> PathBuf {
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
         if path.is_dir() {
-            if name == "target" || name.starts_with('.') || name == "corpus" || name == "artifacts" {
+            if name == "target" || name.starts_with('.') || name == "corpus" || name == "artifacts"
+            {
                 continue;
             }
             rust_files(&path, out);
@@ -32,7 +35,12 @@ fn crate_dirs(root: &Path) -> Vec<PathBuf> {
     let mut dirs = vec![root.join("xtask")];
     for group in ["crates", "bins"] {
         if let Ok(entries) = fs::read_dir(root.join(group)) {
-            dirs.extend(entries.flatten().map(|e| e.path()).filter(|p| p.join("Cargo.toml").exists()));
+            dirs.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.join("Cargo.toml").exists()),
+            );
         }
     }
     dirs
@@ -55,7 +63,10 @@ fn every_rust_file_starts_with_a_module_doc() {
         })
         .map(|p| p.strip_prefix(&root).unwrap_or(p).display().to_string())
         .collect();
-    assert!(missing.is_empty(), "these files do not start with a `//!` doc comment: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "these files do not start with a `//!` doc comment: {missing:#?}"
+    );
 }
 
 #[test]
@@ -68,7 +79,10 @@ fn every_crate_has_a_readme() {
         .filter(|dir| !dir.join("README.md").exists())
         .map(|p| p.display().to_string())
         .collect();
-    assert!(missing.is_empty(), "crates without a README.md: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "crates without a README.md: {missing:#?}"
+    );
 }
 
 #[test]
@@ -76,7 +90,9 @@ fn libraries_never_print_to_stdout() {
     // stdout is the MCP transport; libraries report through `tracing`, which goes to stderr.
     let root = workspace_root();
     let mut offenders = Vec::new();
-    for lib in ["driver", "crash", "policy", "gateway", "android", "ios", "fake", "mcp"] {
+    for lib in [
+        "driver", "crash", "policy", "gateway", "android", "ios", "fake", "mcp",
+    ] {
         let mut files = Vec::new();
         rust_files(&root.join("crates").join(lib).join("src"), &mut files);
         for file in files {
@@ -86,18 +102,30 @@ fn libraries_never_print_to_stdout() {
                 if code.starts_with("//") {
                     continue;
                 }
-                if code.contains("println!(") || code.contains("print!(") || code.contains("std::io::stdout()") {
+                if code.contains("println!(")
+                    || code.contains("print!(")
+                    || code.contains("std::io::stdout()")
+                {
                     offenders.push(format!("{}:{}", file.display(), number + 1));
                 }
             }
         }
     }
-    assert!(offenders.is_empty(), "libraries must not write to stdout: {offenders:#?}");
+    assert!(
+        offenders.is_empty(),
+        "libraries must not write to stdout: {offenders:#?}"
+    );
 }
 
 #[test]
 fn the_readme_names_the_two_commands() {
     let readme = fs::read_to_string(workspace_root().join("README.md")).unwrap_or_default();
-    assert!(readme.contains("cargo test --workspace"), "README must give the test command");
-    assert!(readme.contains("--demo"), "README must give the command that runs the main job");
+    assert!(
+        readme.contains("cargo test --workspace"),
+        "README must give the test command"
+    );
+    assert!(
+        readme.contains("--demo"),
+        "README must give the command that runs the main job"
+    );
 }

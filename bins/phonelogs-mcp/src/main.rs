@@ -1,2 +1,73 @@
-//! The phonelogs MCP server (being built).
-fn main() {}
+//! `phonelogs-mcp`: the MCP server an agent's client starts. It reads its flags (and the same
+//! keys from a TOML `--config FILE`), picks the phones to serve (the built-in simulated phone
+//! with `--demo`, else the Android driver through the adb server), builds the gateway and serves
+//! one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
+//! diagnostics go to standard error.
+
+mod config;
+mod demo;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use phonelogs_gateway::{Gateway, TaskSpec};
+use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
+
+use crate::config::{Args, Settings};
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    // Diagnostics go to standard error: standard output is the protocol.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PHONELOGS_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let settings = Settings::resolve(args)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve(settings))
+}
+
+async fn serve(settings: Settings) -> anyhow::Result<()> {
+    let mut builder = Gateway::builder()
+        .policy(settings.policy.clone())
+        .state_dir(&settings.state_dir)
+        .local_root(settings.local_root.clone());
+    if settings.demo {
+        builder = builder.driver(Arc::new(demo::phone()));
+    } else {
+        // Android through the adb server (ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT or
+        // 127.0.0.1:5037, as adb's own tools find it).
+        builder = builder.driver(Arc::new(phonelogs_android::AdbPhone::from_env()));
+        // Seam: the iPhone driver (`phonelogs-ios`, `LockdownPhone`) joins here once it
+        // implements `AppLogger`; until then iPhones are not listed.
+    }
+    let gateway = builder.build().context("opening the phonelogs state")?;
+    let task = TaskSpec {
+        agent: settings.agent.clone(),
+        apps: settings.task_apps.clone(),
+        devices: None,
+    };
+    tracing::info!(
+        agent = %settings.agent.name,
+        state_dir = %settings.state_dir.display(),
+        demo = settings.demo,
+        "phonelogs-mcp serving on stdio"
+    );
+    let server = PhoneLogsServer::new(gateway, task, ServerOptions::default())
+        .context("starting the MCP server")?;
+    server
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+        .context("serving MCP on stdio")?;
+    Ok(())
+}

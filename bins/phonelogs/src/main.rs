@@ -5,11 +5,15 @@
 //! The same SQLite state is shared with the MCP server while both run. The command also reads
 //! report files offline (`report`), runs the simulated phone (`sim`) and shows a demo (`demo`).
 
+mod demo;
+mod doctor;
 mod report;
+mod state;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 /// Read one app's own logs and crash reports on a phone, under rules you control.
@@ -24,8 +28,82 @@ struct Cli {
     command: Command,
 }
 
+/// Where the state lives; shared by every state command.
+#[derive(Debug, Clone, clap::Args)]
+struct StateArgs {
+    /// The state directory, shared with the MCP server (default: $XDG_STATE_HOME/phonelogs or
+    /// ~/.local/state/phonelogs).
+    #[arg(long, value_name = "DIR", env = "PHONELOGS_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Play an agent's task against the built-in simulated phone (no phone needed).
+    ///
+    /// Starts the simulated Android phone, reads the Crash Test app's logs and crash report
+    /// through the real Android driver and the gateway, is asked before a store app, is refused
+    /// a bank, a password manager and a system app, and prints the history it kept.
+    Demo {
+        /// Keep the demo's state here instead of a temporary directory.
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+    /// Answer and review the agents' questions.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// What agents read, when, on which device: never the text.
+    History {
+        #[command(flatten)]
+        state: StateArgs,
+        /// Only this agent's steps.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only steps about this app (package or bundle id).
+        #[arg(long)]
+        app: Option<String>,
+        /// Only steps since then: RFC 3339, a date and time, a time of day, or 10m, 2h, 1d.
+        #[arg(long)]
+        since: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The Always-allow rules and the block rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Every Android and iOS device reachable, with its state.
+    Devices {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What works and what does not, each with its fix.
+    Doctor {
+        #[command(flatten)]
+        state: StateArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the simulated Android phone on loopback until stopped.
+    ///
+    /// Prints `listening on 127.0.0.1:PORT`; `adb connect 127.0.0.1:PORT` makes it a device.
+    Sim {
+        /// The port to listen on (default: any free port).
+        #[arg(long)]
+        port: Option<u16>,
+        /// A scenario file (JSON) to play.
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+        /// The Android release to play: 10, 14 or 16.
+        #[arg(long, value_name = "RELEASE")]
+        android: Option<String>,
+        /// Also serve the adb server's host protocol on this port (0: any free port), so
+        /// phonelogs can reach the phone with no adb installed.
+        #[arg(long, value_name = "PORT")]
+        host_port: Option<u16>,
+    },
     /// Read crash reports and log files offline and print each report's heading and text.
     ///
     /// Reads logcat dumps, `dumpsys dropbox --print` output, ANR traces, tombstones,
@@ -45,6 +123,161 @@ enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum ApprovalsCommand {
+    /// The questions waiting for an answer.
+    List {
+        #[command(flatten)]
+        state: StateArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a question: once (this call), task (until the task ends), always (later tasks
+    /// too, for that agent on that phone), or deny.
+    Answer {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The approval's id (see `phonelogs approvals list`).
+        id: String,
+        /// once, task, always or deny.
+        answer: String,
+    },
+    /// Stay open and ask in this terminal as each question arrives.
+    Watch {
+        #[command(flatten)]
+        state: StateArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesCommand {
+    /// The Always-allow entries (agent, device, app, when granted) and blocked apps.
+    List {
+        #[command(flatten)]
+        state: StateArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove an Always-allow entry.
+    Revoke {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The entry's id (see `phonelogs rules list`).
+        id: String,
+    },
+    /// Block an app: no agent may read its logs, even one allowed for a task.
+    Block {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The package or bundle id.
+        app: String,
+    },
+    /// Remove a block rule.
+    Unblock {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The package or bundle id.
+        app: String,
+    },
+}
+
+fn store(state: StateArgs) -> anyhow::Result<phonelogs_gateway::Store> {
+    state::open(&state::state_dir(state.state_dir)?)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+async fn devices(json: bool) -> anyhow::Result<()> {
+    use phonelogs_driver::AppLogger;
+    let android = phonelogs_android::AdbPhone::from_env();
+    let mut all = Vec::new();
+    let mut problems = Vec::new();
+    match android.devices().await {
+        Ok(list) => all.extend(list),
+        Err(error) => problems.push(format!("Android: {error}")),
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "devices": all, "problems": problems }))?);
+        return Ok(());
+    }
+    if all.is_empty() {
+        println!("No devices.");
+    }
+    for device in &all {
+        println!(
+            "{}  {}  {}  {:?}",
+            device.id,
+            device.platform,
+            device.model.as_deref().unwrap_or("?"),
+            device.state
+        );
+    }
+    for problem in &problems {
+        eprintln!("phonelogs: {problem}");
+    }
+    Ok(())
+}
+
+async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
+    use phonelogs_driver::{AppLogger, DeviceState};
+    let mut findings = vec![
+        doctor::check_adb_binary(),
+        doctor::check_adb_server(),
+        doctor::check_usbmuxd(),
+    ];
+    let android = phonelogs_android::AdbPhone::from_env();
+    match android.devices().await {
+        Ok(list) if list.is_empty() => findings.push(doctor::Finding {
+            check: "Android devices".into(),
+            ok: false,
+            detail: "none connected".into(),
+            fix: Some("plug in a phone with USB debugging on, start an emulator, or `adb connect HOST:PORT` (try `phonelogs sim`)".into()),
+        }),
+        Ok(list) => {
+            for device in list {
+                let ok = device.state == DeviceState::Online;
+                findings.push(doctor::Finding {
+                    check: format!("device {}", device.id),
+                    ok,
+                    detail: format!("{} {}, {:?}", device.platform, device.model.as_deref().unwrap_or("?"), device.state),
+                    fix: (!ok).then(|| match device.state {
+                        DeviceState::Unauthorized => "unlock the phone and accept \"Allow USB debugging\"".to_owned(),
+                        _ => "reconnect the device (`adb reconnect`)".to_owned(),
+                    }),
+                });
+            }
+        }
+        Err(error) => findings.push(doctor::Finding {
+            check: "Android devices".into(),
+            ok: false,
+            detail: error.to_string(),
+            fix: Some("see the adb lines above".into()),
+        }),
+    }
+    let state_finding = match state::state_dir(state.state_dir) {
+        Err(error) => doctor::Finding { check: "state directory".into(), ok: false, detail: error.to_string(), fix: Some("pass --state-dir DIR".into()) },
+        Ok(dir) => match phonelogs_gateway::Store::open(&dir) {
+            Ok(_) => doctor::Finding { check: "state directory".into(), ok: true, detail: format!("{} (schema {})", dir.display(), phonelogs_gateway::Store::schema_version()), fix: None },
+            Err(error) => doctor::Finding { check: "state directory".into(), ok: false, detail: error.to_string(), fix: Some("fix the directory's permissions, or move a damaged database away".into()) },
+        },
+    };
+    findings.push(state_finding);
+    let all_ok = findings.iter().all(|f| f.ok);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&findings)?);
+    } else {
+        print!("{}", doctor::render(&findings));
+    }
+    Ok(all_ok)
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -60,6 +293,67 @@ fn main() -> ExitCode {
             format,
             files,
         } => report::run(&files, format.as_deref(), json),
+        Command::Demo { state_dir } => (|| {
+            let temporary = tempfile::tempdir()?;
+            let dir = state_dir.unwrap_or_else(|| temporary.path().to_path_buf());
+            runtime()?.block_on(demo::run(&dir))
+        })(),
+        Command::Approvals(ApprovalsCommand::List { state, json }) => {
+            store(state).and_then(|s| state::approvals_list(&s, json))
+        }
+        Command::Approvals(ApprovalsCommand::Answer { state, id, answer }) => {
+            state::parse_answer(&answer).and_then(|answer| {
+                store(state).and_then(|s| state::approvals_answer(&s, &id, answer))
+            })
+        }
+        Command::Approvals(ApprovalsCommand::Watch { state }) => store(state)
+            .and_then(|s| state::approvals_watch(&s, std::time::Duration::from_millis(250))),
+        Command::History {
+            state,
+            agent,
+            app,
+            since,
+            json,
+        } => store(state).and_then(|s| state::history(&s, agent, app, since.as_deref(), json)),
+        Command::Rules(RulesCommand::List { state, json }) => {
+            store(state).and_then(|s| state::rules_list(&s, json))
+        }
+        Command::Rules(RulesCommand::Revoke { state, id }) => {
+            store(state).and_then(|s| state::rules_revoke(&s, &id))
+        }
+        Command::Rules(RulesCommand::Block { state, app }) => {
+            store(state).and_then(|s| state::rules_block(&s, &app, true))
+        }
+        Command::Rules(RulesCommand::Unblock { state, app }) => {
+            store(state).and_then(|s| state::rules_block(&s, &app, false))
+        }
+        Command::Devices { json } => runtime().and_then(|rt| rt.block_on(devices(json))),
+        Command::Doctor { state, json } => match runtime().and_then(|rt| rt.block_on(doctor(state, json))) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(error) => Err(error),
+        },
+        Command::Sim {
+            port,
+            scenario,
+            android,
+            host_port,
+        } => (|| {
+            let android = android
+                .map(|release| {
+                    phonelogs_adbsim::AndroidVersion::from_release(&release).with_context(|| {
+                        format!("--android {release}: the simulated phone plays Android 10, 14 or 16")
+                    })
+                })
+                .transpose()?;
+            let options = phonelogs_adbsim::SimOptions {
+                port,
+                scenario,
+                android,
+                host_front_port: host_port,
+            };
+            runtime()?.block_on(phonelogs_adbsim::run_sim(options)).map_err(anyhow::Error::from)
+        })(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

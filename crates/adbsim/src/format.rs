@@ -45,7 +45,11 @@ pub fn date_time(time_ns: i128, utc_offset_minutes: i32) -> String {
 /// `YYYY-MM-DD HH:MM:SS.mmm` in the phone's local time.
 pub fn date_time_ms(time_ns: i128, utc_offset_minutes: i32) -> String {
     let t = civil(time_ns, utc_offset_minutes);
-    format!("{}.{:03}", date_time(time_ns, utc_offset_minutes), t.millisecond())
+    format!(
+        "{}.{:03}",
+        date_time(time_ns, utc_offset_minutes),
+        t.millisecond()
+    )
 }
 
 /// How logcat prints the time and the identity fields of a line.
@@ -72,7 +76,13 @@ pub fn push_log_line(
 ) {
     let mut prefix = String::with_capacity(64);
     if format.brief {
-        let _ = write!(prefix, "{}/{:<8}({:5}): ", entry.priority.letter(), entry.tag, entry.pid);
+        let _ = write!(
+            prefix,
+            "{}/{:<8}({:5}): ",
+            entry.priority.letter(),
+            entry.tag,
+            entry.pid
+        );
     } else {
         let seconds = entry.time_ns.div_euclid(1_000_000_000);
         let millis = entry.time_ns.rem_euclid(1_000_000_000) / 1_000_000;
@@ -150,7 +160,10 @@ pub fn dropbox_dump(
     let _ = writeln!(out, "Max entries: 1000");
     if profile.android != AndroidVersion::Android10 {
         let _ = writeln!(out, "Low priority rate limit period: 2000 ms");
-        let _ = writeln!(out, "Low priority tags: [data_app_wtf, data_app_strictmode, keymaster]");
+        let _ = writeln!(
+            out,
+            "Low priority tags: [data_app_wtf, data_app_strictmode, keymaster]"
+        );
     }
     if !search.is_empty() {
         out.push_str("Searching for:");
@@ -166,7 +179,10 @@ pub fn dropbox_dump(
         let time_ns = i128::from(entry.time_ms) * 1_000_000;
         let date = date_time(time_ns, profile.utc_offset_minutes);
         // Every search argument must equal the tag or be a substring of the date (AND).
-        if !search.iter().all(|term| *term == entry.tag || date.contains(term)) {
+        if !search
+            .iter()
+            .all(|term| *term == entry.tag || date.contains(term))
+        {
             continue;
         }
         found += 1;
@@ -175,7 +191,11 @@ pub fn dropbox_dump(
         }
         // Large text entries are stored gzipped, as DropBoxManagerService does above 16 KiB.
         let compressed = entry.text.len() >= 16 * 1024;
-        let stored_len = if compressed { entry.text.len() / 4 + 512 } else { entry.text.len() };
+        let stored_len = if compressed {
+            entry.text.len() / 4 + 512
+        } else {
+            entry.text.len()
+        };
         let _ = writeln!(
             out,
             "{date} {} ({}text, {stored_len} bytes)",
@@ -244,8 +264,11 @@ pub fn app_error_headers(
     };
     let _ = writeln!(out, "Flags: 0x{flags:x}");
     if let Some(package) = package {
-        let _ =
-            writeln!(out, "Package: {} v{} ({})", package.name, package.version_code, package.version_name);
+        let _ = writeln!(
+            out,
+            "Package: {} v{} ({})",
+            package.name, package.version_code, package.version_name
+        );
     }
     let _ = writeln!(out, "Foreground: Yes");
     if android != AndroidVersion::Android10 {
@@ -294,7 +317,12 @@ pub fn java_stack(package: &str, exception: &str, message: &str) -> String {
 }
 
 /// The `----- pid N at <date> -----` section of one process in an ANR trace (§3).
-pub fn anr_process_section(profile: &Profile, process: &Process, now_ns: i128, blocked: bool) -> String {
+pub fn anr_process_section(
+    profile: &Profile,
+    process: &Process,
+    now_ns: i128,
+    blocked: bool,
+) -> String {
     let mut out = String::new();
     let date = match profile.android {
         AndroidVersion::Android10 => date_time(now_ns, profile.utc_offset_minutes),
@@ -313,27 +341,63 @@ pub fn anr_process_section(profile: &Profile, process: &Process, now_ns: i128, b
     let _ = writeln!(out, "Build fingerprint: '{}'", profile.fingerprint());
     let _ = writeln!(out, "ABI: 'arm64'");
     let _ = writeln!(out, "Build type: optimized");
-    let _ = writeln!(out, "suspend all histogram:\tSum: 1.234ms 99% C.I. 2us-118us Avg: 12.5us Max: 318us");
+    let _ = writeln!(
+        out,
+        "suspend all histogram:\tSum: 1.234ms 99% C.I. 2us-118us Avg: 12.5us Max: 318us"
+    );
     let _ = writeln!(out, "DALVIK THREADS ({}):", process.threads.len());
     for (index, (tid, name)) in process.threads.iter().enumerate() {
         let main = index == 0;
-        let state = if main && blocked { "Blocked" } else if main { "Native" } else { "Waiting" };
+        let state = if main && blocked {
+            "Blocked"
+        } else if main {
+            "Native"
+        } else {
+            "Waiting"
+        };
         let daemon = if main { "" } else { "daemon " };
         let _ = writeln!(out, "\"{name}\" {daemon}prio=5 tid={} {state}", index + 1);
-        let _ = writeln!(out, "  | group=\"main\" sCount=1 ucsCount=0 flags=1 obj=0x72e1c8d8 self=0xb400007a5e07cc00");
-        let _ = writeln!(out, "  | sysTid={tid} nice=-10 cgrp=top-app sched=0/0 handle=0x7b8c4e54f8");
-        let _ = writeln!(out, "  | state=S schedstat=( 1066223906 47868377 1021 ) utm=88 stm=17 core=4 HZ=100");
+        let _ = writeln!(
+            out,
+            "  | group=\"main\" sCount=1 ucsCount=0 flags=1 obj=0x72e1c8d8 self=0xb400007a5e07cc00"
+        );
+        let _ = writeln!(
+            out,
+            "  | sysTid={tid} nice=-10 cgrp=top-app sched=0/0 handle=0x7b8c4e54f8"
+        );
+        let _ = writeln!(
+            out,
+            "  | state=S schedstat=( 1066223906 47868377 1021 ) utm=88 stm=17 core=4 HZ=100"
+        );
         if main && blocked {
             let package = process.package.as_deref().unwrap_or(&process.name);
-            let _ = writeln!(out, "  at {package}.MainActivity.onHangClicked(MainActivity.java:57)");
-            let _ = writeln!(out, "  - waiting to lock <0x0b1c2d3e> (a java.lang.Object) held by thread 2");
+            let _ = writeln!(
+                out,
+                "  at {package}.MainActivity.onHangClicked(MainActivity.java:57)"
+            );
+            let _ = writeln!(
+                out,
+                "  - waiting to lock <0x0b1c2d3e> (a java.lang.Object) held by thread 2"
+            );
             let _ = writeln!(out, "  at android.view.View.performClick(View.java:7542)");
             let _ = writeln!(out, "  at android.os.Looper.loop(Looper.java:288)");
-            let _ = writeln!(out, "  at android.app.ActivityThread.main(ActivityThread.java:7918)");
+            let _ = writeln!(
+                out,
+                "  at android.app.ActivityThread.main(ActivityThread.java:7918)"
+            );
         } else if main {
-            let _ = writeln!(out, "  native: #00 pc 000000000009b6b8  /apex/com.android.runtime/lib64/bionic/libc.so (__epoll_pwait+8)");
-            let _ = writeln!(out, "  at android.os.MessageQueue.nativePollOnce(Native method)");
-            let _ = writeln!(out, "  at android.os.MessageQueue.next(MessageQueue.java:335)");
+            let _ = writeln!(
+                out,
+                "  native: #00 pc 000000000009b6b8  /apex/com.android.runtime/lib64/bionic/libc.so (__epoll_pwait+8)"
+            );
+            let _ = writeln!(
+                out,
+                "  at android.os.MessageQueue.nativePollOnce(Native method)"
+            );
+            let _ = writeln!(
+                out,
+                "  at android.os.MessageQueue.next(MessageQueue.java:335)"
+            );
             let _ = writeln!(out, "  at android.os.Looper.loop(Looper.java:288)");
         } else {
             let _ = writeln!(out, "  at java.lang.Object.wait(Native method)");
@@ -350,8 +414,14 @@ pub fn anr_process_section(profile: &Profile, process: &Process, now_ns: i128, b
 pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128) -> String {
     let (name, code) = match signal {
         6 => ("SIGABRT", "code -1 (SI_QUEUE), fault addr --------"),
-        4 => ("SIGILL", "code 2 (ILL_ILLOPN), fault addr 0x0000007b8c4e5500"),
-        _ => ("SIGSEGV", "code 1 (SEGV_MAPERR), fault addr 0x0000000000000000"),
+        4 => (
+            "SIGILL",
+            "code 2 (ILL_ILLOPN), fault addr 0x0000007b8c4e5500",
+        ),
+        _ => (
+            "SIGSEGV",
+            "code 1 (SEGV_MAPERR), fault addr 0x0000000000000000",
+        ),
     };
     let android = profile.android;
     let mut out = String::new();
@@ -380,33 +450,65 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
     if android != AndroidVersion::Android10 {
         let _ = writeln!(out, "Cmdline: {}", process.name);
     }
-    let thread = process.threads.first().map(|(_, name)| name.as_str()).unwrap_or("main");
-    let _ = writeln!(out, "pid: {}, tid: {}, name: {thread}  >>> {} <<<", process.pid, process.pid, process.name);
+    let thread = process
+        .threads
+        .first()
+        .map(|(_, name)| name.as_str())
+        .unwrap_or("main");
+    let _ = writeln!(
+        out,
+        "pid: {}, tid: {}, name: {thread}  >>> {} <<<",
+        process.pid, process.pid, process.name
+    );
     let _ = writeln!(out, "uid: {}", process.uid);
     if android != AndroidVersion::Android10 {
-        let _ = writeln!(out, "tagged_addr_ctrl: 0000000000000001 (PR_TAGGED_ADDR_ENABLE)");
-        let _ = writeln!(out, "pac_enabled_keys: 000000000000000f (PR_PAC_APIAKEY, PR_PAC_APIBKEY, PR_PAC_APDAKEY, PR_PAC_APDBKEY)");
+        let _ = writeln!(
+            out,
+            "tagged_addr_ctrl: 0000000000000001 (PR_TAGGED_ADDR_ENABLE)"
+        );
+        let _ = writeln!(
+            out,
+            "pac_enabled_keys: 000000000000000f (PR_PAC_APIAKEY, PR_PAC_APIBKEY, PR_PAC_APDAKEY, PR_PAC_APDBKEY)"
+        );
     }
-    let read = if android == AndroidVersion::Android16 && signal == 11 { " (read)" } else { "" };
+    let read = if android == AndroidVersion::Android16 && signal == 11 {
+        " (read)"
+    } else {
+        ""
+    };
     let _ = writeln!(out, "signal {signal} ({name}), {code}{read}");
     if signal == 11 {
         let _ = writeln!(out, "Cause: null pointer dereference");
     }
     if signal == 6 {
-        let _ = writeln!(out, "Abort message: 'crashtest: deliberate abort from native code'");
+        let _ = writeln!(
+            out,
+            "Abort message: 'crashtest: deliberate abort from native code'"
+        );
     }
     for row in 0..7 {
         let mut line = String::from("   ");
         for column in 0..4 {
             let register = row * 4 + column;
-            let _ = write!(line, " x{register:<2} {:016x}", 0x7b8c_4e00_0000u64 + register as u64 * 0x1f8);
+            let _ = write!(
+                line,
+                " x{register:<2} {:016x}",
+                0x7b8c_4e00_0000u64 + register as u64 * 0x1f8
+            );
         }
         out.push_str(line.trim_end());
         out.push('\n');
     }
     let _ = writeln!(out, "    x28 0000007fd3b1c3a0  x29 0000007fd3b1c2f0");
-    let _ = writeln!(out, "    lr  0000007a1c2b3d48  sp  0000007fd3b1c2d0  pc  0000007a1c2b3d5c  pst 0000000060001000");
-    let indent = if android == AndroidVersion::Android10 { "    " } else { "      " };
+    let _ = writeln!(
+        out,
+        "    lr  0000007a1c2b3d48  sp  0000007fd3b1c2d0  pc  0000007a1c2b3d5c  pst 0000000060001000"
+    );
+    let indent = if android == AndroidVersion::Android10 {
+        "    "
+    } else {
+        "      "
+    };
     let package = process.package.as_deref().unwrap_or(&process.name);
     if android != AndroidVersion::Android10 {
         let _ = writeln!(out, "\n4 total frames");
@@ -421,7 +523,11 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
         "/system/lib64/libandroid_runtime.so (android::AndroidRuntime::start(char const*, android::Vector<android::String8> const&, bool)+880)".to_string(),
     ];
     for (index, frame) in frames.iter().enumerate() {
-        let _ = writeln!(out, "{indent}#{index:02} pc {:016x}  {frame}", 0x1d5c + index as u64 * 0x2a4f0);
+        let _ = writeln!(
+            out,
+            "{indent}#{index:02} pc {:016x}  {frame}",
+            0x1d5c + index as u64 * 0x2a4f0
+        );
     }
     out
 }
@@ -439,9 +545,18 @@ pub fn native_backtrace(profile: &Profile, process: &Process, now_ns: i128) -> S
     let _ = writeln!(out, "ABI: 'arm64'");
     for (tid, name) in &process.threads {
         let _ = writeln!(out, "\n\"{name}\" sysTid={tid}");
-        let _ = writeln!(out, "  #00 pc 000000000009b6b8  /apex/com.android.runtime/lib64/bionic/libc.so (__epoll_pwait+8)");
-        let _ = writeln!(out, "  #01 pc 0000000000019acc  /system/lib64/libutils.so (android::Looper::pollInner(int)+184)");
-        let _ = writeln!(out, "  #02 pc 00000000000199ac  /system/lib64/libutils.so (android::Looper::pollOnce(int, int*, int*, void**)+112)");
+        let _ = writeln!(
+            out,
+            "  #00 pc 000000000009b6b8  /apex/com.android.runtime/lib64/bionic/libc.so (__epoll_pwait+8)"
+        );
+        let _ = writeln!(
+            out,
+            "  #01 pc 0000000000019acc  /system/lib64/libutils.so (android::Looper::pollInner(int)+184)"
+        );
+        let _ = writeln!(
+            out,
+            "  #02 pc 00000000000199ac  /system/lib64/libutils.so (android::Looper::pollOnce(int, int*, int*, void**)+112)"
+        );
     }
     let _ = writeln!(out, "\n----- end {} -----", process.pid);
     out
@@ -484,7 +599,7 @@ pub fn exit_info(
                 .iter()
                 .filter(|record| record.package == package && record.uid == uid)
                 .collect();
-            mine.sort_by(|a, b| b.time_ms.cmp(&a.time_ms));
+            mine.sort_by_key(|record| std::cmp::Reverse(record.time_ms));
             for (index, record) in mine.iter().enumerate() {
                 let _ = writeln!(out, "        ApplicationExitInfo #{index}:");
                 let time_ns = i128::from(record.time_ms) * 1_000_000;
@@ -532,7 +647,9 @@ pub fn exit_info(
 
 fn pseudo_hash(text: &str) -> u32 {
     // FNV-1a: stable object "addresses" so repeated dumps print the same hash codes.
-    text.bytes().fold(0x811c_9dc5u32, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193))
+    text.bytes().fold(0x811c_9dc5u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// `dumpsys package <pkg>` (§6).
@@ -547,15 +664,24 @@ pub fn dumpsys_package(profile: &Profile, package: &Package, installed_ns: i128)
         "PRIVATE_FLAG_ACTIVITIES_RESIZE_MODE_RESIZEABLE_VIA_SDK_VERSION ALLOW_AUDIO_PLAYBACK_CAPTURE PRIVATE_FLAG_ALLOW_NATIVE_HEAP_POINTER_TAGGING"
     };
     let code_path = if package.system {
-        format!("/system/priv-app/{}", name.rsplit('.').next().unwrap_or(name))
+        format!(
+            "/system/priv-app/{}",
+            name.rsplit('.').next().unwrap_or(name)
+        )
     } else if android == AndroidVersion::Android10 {
         format!("/data/app/{name}-{:08x}==", hash)
     } else {
-        format!("/data/app/~~{:08x}Xq1w2e3r==/{name}-{:08x}a1B2c3==", hash, hash.rotate_left(7))
+        format!(
+            "/data/app/~~{:08x}Xq1w2e3r==/{name}-{:08x}a1B2c3==",
+            hash,
+            hash.rotate_left(7)
+        )
     };
     let installed = date_time(installed_ns, profile.utc_offset_minutes);
     let mut out = String::new();
-    out.push_str("Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n");
+    out.push_str(
+        "Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n",
+    );
     let _ = writeln!(
         out,
         "        {:07x} {name}/{} filter {:07x}",
@@ -569,7 +695,11 @@ pub fn dumpsys_package(profile: &Profile, package: &Package, installed_ns: i128)
     let _ = writeln!(out, "  [{name}]");
     out.push_str("      Signing KeySets: 57\n\n");
     out.push_str("Packages:\n");
-    let _ = writeln!(out, "  Package [{name}] ({:07x}):", hash.rotate_left(5) & 0x0fff_ffff);
+    let _ = writeln!(
+        out,
+        "  Package [{name}] ({:07x}):",
+        hash.rotate_left(5) & 0x0fff_ffff
+    );
     let _ = writeln!(out, "    userId={}", package.app_id);
     if let Some(shared) = &package.shared_user {
         let _ = writeln!(
@@ -579,7 +709,11 @@ pub fn dumpsys_package(profile: &Profile, package: &Package, installed_ns: i128)
             package.app_id
         );
     }
-    let _ = writeln!(out, "    pkg=Package{{{:07x} {name}}}", hash.rotate_left(9) & 0x0fff_ffff);
+    let _ = writeln!(
+        out,
+        "    pkg=Package{{{:07x} {name}}}",
+        hash.rotate_left(9) & 0x0fff_ffff
+    );
     let _ = writeln!(out, "    codePath={code_path}");
     let _ = writeln!(out, "    resourcePath={code_path}");
     let _ = writeln!(out, "    legacyNativeLibraryDir={code_path}/lib");
@@ -593,12 +727,19 @@ pub fn dumpsys_package(profile: &Profile, package: &Package, installed_ns: i128)
     let _ = writeln!(out, "    versionName={}", package.version_name);
     let _ = writeln!(out, "    splits=[base]");
     let _ = writeln!(out, "    apkSigningVersion=2");
-    let _ = writeln!(out, "    applicationInfo=PackageImpl{{{:07x} {name}}}", hash.rotate_left(11) & 0x0fff_ffff);
+    let _ = writeln!(
+        out,
+        "    applicationInfo=PackageImpl{{{:07x} {name}}}",
+        hash.rotate_left(11) & 0x0fff_ffff
+    );
     let _ = writeln!(out, "    flags=[ {flags} ]");
     let _ = writeln!(out, "    privateFlags=[ {private_flags} ]");
     let _ = writeln!(out, "    forceQueryable=false");
     let _ = writeln!(out, "    dataDir=/data/user/0/{name}");
-    let _ = writeln!(out, "    supportsScreens=[small, medium, large, xlarge, resizeable, anyDensity]");
+    let _ = writeln!(
+        out,
+        "    supportsScreens=[small, medium, large, xlarge, resizeable, anyDensity]"
+    );
     let _ = writeln!(out, "    timeStamp={installed}");
     let _ = writeln!(out, "    lastUpdateTime={installed}");
     let _ = writeln!(

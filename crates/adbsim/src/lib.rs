@@ -1,10 +1,165 @@
 //! # phonelogs-adbsim
 //!
-//! A simulated Android phone that speaks the adbd wire protocol, so the real adb server can drive it.
+//! A simulated Android phone that speaks the adbd wire protocol, so the real adb server (and our
+//! own client, through the host-protocol front) can drive it with no phone or emulator attached.
 //!
-//! This crate is being built up issue by issue; see `ARCHITECTURE.md` for its invariants.
+//! - [`Simulator::bind_loopback`] listens as a device: `adb connect 127.0.0.1:PORT` makes it a
+//!   device like any other (CNXN/AUTH/OPEN/OKAY/WRTE/CLSE, flow control, shell v2 with exit codes,
+//!   legacy `shell:`/`exec:`, `jdwp`, `track-jdwp`).
+//! - [`HostFront::bind`] listens as an adb server with this one device attached
+//!   (`host:version`, `host:devices-l`, `host:transport:<serial>`, then `shell,v2,raw:…`).
+//! - [`SimPhone`] is the phone: packages with uids, users and flags, processes, logcat buffers
+//!   that wrap, the drop box, exit records, `am set-debug-app`, a clock; scenario actions
+//!   (launch, log, crash, hang, native crash, noise, clock, buffer wrap) and faults (drop
+//!   mid-stream, stall, offline). It records every service opened and every command run.
+//! - [`run_sim`] is the `phonelogs sim` command.
+//!
+//! Output layouts follow `shared/notes/android-formats.md`; see `docs/adbsim.md`.
 //!
 //! ```
-//! // The crate builds and can be named.
-//! use phonelogs_adbsim as _;
+//! use phonelogs_adbsim::{SimPhone, run_shell};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let phone = SimPhone::default_phone();
+//! let uid = phone.uid_of("dev.phonelogs.crashtest", 0).unwrap();
+//! let output = run_shell(&phone, "pm list packages -U dev.phonelogs.crashtest").await;
+//! assert_eq!(output.stdout, format!("package:dev.phonelogs.crashtest uid:{uid}\n").into_bytes());
+//! assert_eq!(output.exit_code, 0);
+//! assert_eq!(phone.commands_run(), vec!["pm list packages -U dev.phonelogs.crashtest"]);
+//! # });
 //! ```
+
+mod commands;
+mod format;
+mod host;
+mod model;
+mod phone;
+mod scenario;
+mod service;
+mod shell;
+mod transport;
+pub mod wire;
+
+use std::path::PathBuf;
+
+pub use host::{HOST_VERSION, HostFront};
+pub use model::{
+    AndroidVersion, AuthMode, Buffer, BuildType, DropBoxEntry, ExitRecord, LogEntry, Package,
+    Priority, Process, Profile,
+};
+pub use phone::{DEFAULT_BUFFER_BYTES, DebugApp, Fault, Request, SimPhone};
+pub use scenario::{Action, Scenario, apply};
+pub use transport::{SimHandle, Simulator};
+
+/// Everything that can go wrong in the simulator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A socket or file operation failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The peer broke the adb protocol.
+    #[error("adb protocol error: {0}")]
+    Protocol(String),
+    /// A scenario file is not valid.
+    #[error("invalid scenario: {0}")]
+    Scenario(String),
+    /// An action named a package the phone does not have.
+    #[error("no such package on the simulated phone: {0}")]
+    UnknownPackage(String),
+    /// An action needed a running process.
+    #[error("package is not running: {0}")]
+    NotRunning(String),
+}
+
+/// The output of one shell command line run in-process (no transport).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellOutput {
+    /// Standard output.
+    pub stdout: Vec<u8>,
+    /// Standard error.
+    pub stderr: Vec<u8>,
+    /// The exit status.
+    pub exit_code: u8,
+}
+
+/// Runs one shell command line on the phone in-process, as `adb shell` would, and collects it.
+pub async fn run_shell(phone: &SimPhone, command: &str) -> ShellOutput {
+    let service = service::Service::Shell {
+        framing: service::Framing::ShellV2 { pty: false },
+        command: command.to_string(),
+    };
+    let mut receiver = service::start(phone, &service);
+    let mut output = ShellOutput {
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        exit_code: 0,
+    };
+    while let Some(chunk) = receiver.recv().await {
+        match chunk {
+            shell::Chunk::Stdout(bytes) => output.stdout.extend(bytes),
+            shell::Chunk::Stderr(bytes) => output.stderr.extend(bytes),
+            shell::Chunk::Exit(code) => output.exit_code = code,
+        }
+    }
+    output
+}
+
+/// Options of `phonelogs sim`.
+#[derive(Debug, Clone, Default)]
+pub struct SimOptions {
+    /// The transport port (`None`: any free port).
+    pub port: Option<u16>,
+    /// A scenario file to play.
+    pub scenario: Option<PathBuf>,
+    /// The Android release; overrides the scenario's.
+    pub android: Option<AndroidVersion>,
+    /// Also serve the host-protocol front on this port (`Some(0)`: any free port).
+    pub host_front_port: Option<u16>,
+}
+
+/// Runs the simulator until Ctrl-C: prints `listening on 127.0.0.1:PORT` on stdout (and
+/// `host front on 127.0.0.1:PORT` when asked for), plays the scenario, serves.
+pub async fn run_sim(options: SimOptions) -> Result<(), Error> {
+    let scenario = match &options.scenario {
+        Some(path) => Scenario::from_file(path)?,
+        None => Scenario::default(),
+    };
+    let mut scenario = scenario;
+    if let Some(android) = options.android {
+        let mut profile = scenario
+            .profile
+            .clone()
+            .unwrap_or_else(|| Profile::for_android(android));
+        profile.android = android;
+        scenario.profile = Some(profile);
+    }
+    let phone = scenario.build()?;
+    let (address, handle) = Simulator::bind_loopback(options.port, phone.clone()).await?;
+    // The caller's stdout is the contract here: the CLI prints where to connect.
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "listening on {address}");
+    let host_handle = match options.host_front_port {
+        Some(port) => {
+            let (host_address, host_handle) =
+                HostFront::bind(if port == 0 { None } else { Some(port) }, phone.clone()).await?;
+            let _ = writeln!(stdout, "host front on {host_address}");
+            Some(host_handle)
+        }
+        None => None,
+    };
+    let _ = stdout.flush();
+    let player = {
+        let phone = phone.clone();
+        tokio::spawn(async move {
+            if let Err(error) = scenario.play_rest(&phone).await {
+                tracing::warn!(%error, "scenario stopped");
+            }
+        })
+    };
+    handle.wait().await;
+    player.abort();
+    drop(host_handle);
+    Ok(())
+}

@@ -140,7 +140,10 @@ impl Default for Profile {
 impl Profile {
     /// The default profile for one Android release.
     pub fn for_android(android: AndroidVersion) -> Self {
-        let mut profile = Self { android, ..Self::default() };
+        let mut profile = Self {
+            android,
+            ..Self::default()
+        };
         if android == AndroidVersion::Android10 {
             profile.model = "Pixel 3a".to_string();
             profile.product = "sargo".to_string();
@@ -313,8 +316,13 @@ pub enum Buffer {
 
 impl Buffer {
     /// Every buffer, in log id order.
-    pub const ALL: [Buffer; 5] =
-        [Buffer::Main, Buffer::Radio, Buffer::Events, Buffer::System, Buffer::Crash];
+    pub const ALL: [Buffer; 5] = [
+        Buffer::Main,
+        Buffer::Radio,
+        Buffer::Events,
+        Buffer::System,
+        Buffer::Crash,
+    ];
 
     /// Its name as logcat prints it.
     pub fn name(self) -> &'static str {

@@ -77,7 +77,10 @@ const NOISE: &[NoiseSource] = &[
         buffer: Buffer::System,
         priority: Priority::Debug,
         tag: "ConnectivityService",
-        messages: &["NetReassign [no changes]", "requestNetwork for uid/pid:10201/0 activeRequest: null"],
+        messages: &[
+            "NetReassign [no changes]",
+            "requestNetwork for uid/pid:10201/0 activeRequest: null",
+        ],
     },
     NoiseSource {
         process: "system_server",
@@ -91,42 +94,61 @@ const NOISE: &[NoiseSource] = &[
         buffer: Buffer::Radio,
         priority: Priority::Debug,
         tag: "RILJ",
-        messages: &["[UNSL]< UNSOL_SIGNAL_STRENGTH {rssi=-71} [PHONE0]", "[3201]> GET_CELL_INFO_LIST [PHONE0]"],
+        messages: &[
+            "[UNSL]< UNSOL_SIGNAL_STRENGTH {rssi=-71} [PHONE0]",
+            "[3201]> GET_CELL_INFO_LIST [PHONE0]",
+        ],
     },
     NoiseSource {
         process: "com.android.systemui",
         buffer: Buffer::Main,
         priority: Priority::Debug,
         tag: "NotifCollection",
-        messages: &["notifyCollectionListeners: 2 entries", "onNotificationPosted 0|com.whatsapp|1|null|10145"],
+        messages: &[
+            "notifyCollectionListeners: 2 entries",
+            "onNotificationPosted 0|com.whatsapp|1|null|10145",
+        ],
     },
     NoiseSource {
         process: "com.spotify.music",
         buffer: Buffer::Main,
         priority: Priority::Info,
         tag: "Spotify",
-        messages: &["Playback position 184233 ms", "Prefetching next track", "Connection state: CONNECTED"],
+        messages: &[
+            "Playback position 184233 ms",
+            "Prefetching next track",
+            "Connection state: CONNECTED",
+        ],
     },
     NoiseSource {
         process: "com.chase.sig.android",
         buffer: Buffer::Main,
         priority: Priority::Debug,
         tag: "OkHttp",
-        messages: &["--> GET https://api.chase.example/accounts/summary", "<-- 200 OK (184ms)"],
+        messages: &[
+            "--> GET https://api.chase.example/accounts/summary",
+            "<-- 200 OK (184ms)",
+        ],
     },
     NoiseSource {
         process: "com.x8bit.bitwarden",
         buffer: Buffer::Main,
         priority: Priority::Warn,
         tag: "AutofillService",
-        messages: &["onFillRequest: no dataset for com.android.chrome", "Vault is locked, skipping fill"],
+        messages: &[
+            "onFillRequest: no dataset for com.android.chrome",
+            "Vault is locked, skipping fill",
+        ],
     },
     NoiseSource {
         process: "io.appium.uiautomator2.server",
         buffer: Buffer::Main,
         priority: Priority::Info,
         tag: "appium",
-        messages: &["AppiumServlet: channel read: GET /status", "Got response with status 200: {\"sessionId\":\"None\"}"],
+        messages: &[
+            "AppiumServlet: channel read: GET /status",
+            "Got response with status 200: {\"sessionId\":\"None\"}",
+        ],
     },
     NoiseSource {
         process: "com.whatsapp",
@@ -140,14 +162,19 @@ const NOISE: &[NoiseSource] = &[
         buffer: Buffer::Main,
         priority: Priority::Info,
         tag: "SuiteSync",
-        messages: &["mail sync finished: 3 new", "calendar sync finished: 0 changes"],
+        messages: &[
+            "mail sync finished: 3 new",
+            "calendar sync finished: 0 changes",
+        ],
     },
     NoiseSource {
         process: "logd",
         buffer: Buffer::Main,
         priority: Priority::Info,
         tag: "logd",
-        messages: &["logdr: UID=2000 GID=2000 PID=4242 n tail=0 logMask=1b pid=0 start=0ns deadline=0ns"],
+        messages: &[
+            "logdr: UID=2000 GID=2000 PID=4242 n tail=0 logMask=1b pid=0 start=0ns deadline=0ns",
+        ],
     },
 ];
 
@@ -175,7 +202,10 @@ pub(crate) struct PhoneState {
 }
 
 fn real_now_ns() -> i128 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
 }
 
 impl PhoneState {
@@ -341,7 +371,11 @@ impl PhoneState {
             .iter()
             .filter(|process| process.name == source.process)
             .map(|process| {
-                let tid = process.threads.get(1).map(|(tid, _)| *tid).unwrap_or(process.pid);
+                let tid = process
+                    .threads
+                    .get(1)
+                    .map(|(tid, _)| *tid)
+                    .unwrap_or(process.pid);
                 (process.uid, process.pid, tid)
             })
             .collect();
@@ -350,12 +384,32 @@ impl PhoneState {
         }
         let ids = candidates[(self.random() % candidates.len() as u64) as usize];
         let message = source.messages[(self.random() % source.messages.len() as u64) as usize];
-        self.push_log(source.buffer, time, ids, source.priority, source.tag, message);
+        self.push_log(
+            source.buffer,
+            time,
+            ids,
+            source.priority,
+            source.tag,
+            message,
+        );
     }
 
-    pub(crate) fn start_process(&mut self, name: &str, uid: u32, package: Option<&str>, jdwp: bool) -> u32 {
+    pub(crate) fn start_process(
+        &mut self,
+        name: &str,
+        uid: u32,
+        package: Option<&str>,
+        jdwp: bool,
+    ) -> u32 {
         let pid = self.allocate_pid();
-        let mut threads = vec![(pid, if package.is_some() { "main".to_string() } else { name.to_string() })];
+        let mut threads = vec![(
+            pid,
+            if package.is_some() {
+                "main".to_string()
+            } else {
+                name.to_string()
+            },
+        )];
         for thread in ["Signal Catcher", "HeapTaskDaemon", "RenderThread"] {
             threads.push((pid + threads.len() as u32 + 5, thread.to_string()));
         }
@@ -375,7 +429,11 @@ impl PhoneState {
 fn app_uid_name(uid: u32) -> String {
     let user = uid / 100_000;
     let app = uid % 100_000;
-    if app >= 10_000 { format!("u{user}a{}", app - 10_000) } else { format!("{uid}") }
+    if app >= 10_000 {
+        format!("u{user}a{}", app - 10_000)
+    } else {
+        format!("{uid}")
+    }
 }
 
 struct Shared {
@@ -411,9 +469,16 @@ impl SimPhone {
     pub fn empty(profile: Profile) -> Self {
         let mut state = PhoneState::new(profile);
         state.start_process("init", 0, None, false);
-        state.processes.last_mut().map(|process| process.pid = 1);
+        if let Some(process) = state.processes.last_mut() {
+            process.pid = 1;
+        }
         state.start_process("logd", 1036, None, false);
-        state.start_process("system_server", 1000, Some("android"), state.profile.build_type == crate::model::BuildType::Userdebug);
+        state.start_process(
+            "system_server",
+            1000,
+            Some("android"),
+            state.profile.build_type == crate::model::BuildType::Userdebug,
+        );
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
@@ -439,7 +504,7 @@ impl SimPhone {
     /// Appium's server, and a few minutes of log traffic from several uids and the system.
     pub fn with_profile(profile: Profile) -> Self {
         let phone = Self::empty(profile);
-        let mut system = |name: &str, app_id: u32, shared: Option<&str>| {
+        let system = |name: &str, app_id: u32, shared: Option<&str>| {
             let mut package = Package::new(name, app_id);
             package.system = true;
             package.shared_user = shared.map(str::to_string);
@@ -452,7 +517,11 @@ impl SimPhone {
             system("com.android.settings", 1000, Some("android.uid.system")),
             system("com.android.phone", 1001, Some("android.uid.phone")),
             system("com.android.systemui", 10098, None),
-            system("com.google.android.gms", 10130, Some("com.google.uid.shared")),
+            system(
+                "com.google.android.gms",
+                10130,
+                Some("com.google.uid.shared"),
+            ),
             system("com.android.vending", 10120, None),
         ];
         let mut crashtest = Package::new("dev.phonelogs.crashtest", 10234);
@@ -481,21 +550,47 @@ impl SimPhone {
         calendar.shared_user = Some("dev.phonelogs.suite".to_string());
         let appium = Package::new("io.appium.uiautomator2.server", 10260);
         let appium_test = Package::new("io.appium.uiautomator2.server.test", 10261);
-        packages.extend([crashtest, store, bank, vault, messenger, mail, calendar, appium, appium_test]);
+        packages.extend([
+            crashtest,
+            store,
+            bank,
+            vault,
+            messenger,
+            mail,
+            calendar,
+            appium,
+            appium_test,
+        ]);
         {
             let mut state = phone.lock();
             state.packages = packages;
             for (name, uid, package) in [
                 ("com.android.phone", 1001, Some("com.android.phone")),
                 ("com.android.systemui", 10098, Some("com.android.systemui")),
-                ("com.google.android.gms.persistent", 10130, Some("com.google.android.gms")),
+                (
+                    "com.google.android.gms.persistent",
+                    10130,
+                    Some("com.google.android.gms"),
+                ),
                 ("com.spotify.music", 10187, Some("com.spotify.music")),
-                ("com.chase.sig.android", 10201, Some("com.chase.sig.android")),
+                (
+                    "com.chase.sig.android",
+                    10201,
+                    Some("com.chase.sig.android"),
+                ),
                 ("com.x8bit.bitwarden", 10212, Some("com.x8bit.bitwarden")),
                 ("com.whatsapp", 10145, Some("com.whatsapp")),
                 ("com.whatsapp", 1_010_145, Some("com.whatsapp")),
-                ("dev.phonelogs.suite.mail", 10150, Some("dev.phonelogs.suite.mail")),
-                ("io.appium.uiautomator2.server", 10260, Some("io.appium.uiautomator2.server")),
+                (
+                    "dev.phonelogs.suite.mail",
+                    10150,
+                    Some("dev.phonelogs.suite.mail"),
+                ),
+                (
+                    "io.appium.uiautomator2.server",
+                    10260,
+                    Some("io.appium.uiautomator2.server"),
+                ),
             ] {
                 let jdwp = state.profile.build_type == crate::model::BuildType::Userdebug;
                 state.start_process(name, uid, package, jdwp);
@@ -507,15 +602,28 @@ impl SimPhone {
         }
         // The Crash Test app is running and has said hello.
         let _ = phone.launch("dev.phonelogs.crashtest");
-        let _ = phone.log("dev.phonelogs.crashtest", Priority::Info, "CrashTest", "Crash Test ready: tap a button to crash, hang or die natively");
-        let _ = phone.log("dev.phonelogs.crashtest", Priority::Debug, "CrashTest", "debuggable=true sdk=29");
+        let _ = phone.log(
+            "dev.phonelogs.crashtest",
+            Priority::Info,
+            "CrashTest",
+            "Crash Test ready: tap a button to crash, hang or die natively",
+        );
+        let _ = phone.log(
+            "dev.phonelogs.crashtest",
+            Priority::Debug,
+            "CrashTest",
+            "debuggable=true sdk=29",
+        );
         phone
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, PhoneState> {
         // A panic while holding the lock cannot leave the model half-written in a way that matters
         // more than stopping the simulator, so a poisoned lock is simply taken over.
-        self.shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The phone's profile.
@@ -587,7 +695,14 @@ impl SimPhone {
         while written < capacity + capacity / 4 {
             let message = format!("buffer wrap filler line {index}");
             written += 28 + 3 + 8 + message.len();
-            state.push_log(buffer, now - 1_000_000 + index, (uid, pid, pid), Priority::Verbose, "Filler", &message);
+            state.push_log(
+                buffer,
+                now - 1_000_000 + index,
+                (uid, pid, pid),
+                Priority::Verbose,
+                "Filler",
+                &message,
+            );
             index += 1;
         }
     }
@@ -598,7 +713,9 @@ impl SimPhone {
         let pid = self.ensure_running(package)?;
         let mut state = self.lock();
         let (uid, pid, tid) = {
-            let process = state.process(pid).ok_or_else(|| Error::NotRunning(package.to_string()))?;
+            let process = state
+                .process(pid)
+                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
             (process.uid, process.pid, process.pid)
         };
         if state.buffer_capacity[buffer.index()] < bytes + 64 * 1024 {
@@ -612,9 +729,17 @@ impl SimPhone {
             let message = format!(
                 "fill line {index:08}: the quick brown fox jumps over the lazy dog while logcat keeps up"
             );
-            written += 80 + message.len();
+            // A threadtime line without uid is 44 bytes plus the message: the smallest layout.
+            written += 44 + message.len();
             let time = now - (count_guess - index).max(0) * 100_000;
-            state.push_log(buffer, time, (uid, pid, tid), Priority::Info, "FillTest", &message);
+            state.push_log(
+                buffer,
+                time,
+                (uid, pid, tid),
+                Priority::Info,
+                "FillTest",
+                &message,
+            );
             index += 1;
         }
         Ok(())
@@ -652,7 +777,9 @@ impl SimPhone {
 
     /// The pid of `package`'s process in user 0, if it runs.
     pub fn pid_of(&self, package: &str) -> Option<u32> {
-        self.lock().process_of(package, 0).map(|process| process.pid)
+        self.lock()
+            .process_of(package, 0)
+            .map(|process| process.pid)
     }
 
     /// Every running process.
@@ -687,7 +814,8 @@ impl SimPhone {
                 !(process.package.as_deref() == Some(package) && process.uid / 100_000 == user)
             });
             let uid = info.uid_for_user(user);
-            let jdwp = info.debuggable || state.profile.build_type == crate::model::BuildType::Userdebug;
+            let jdwp =
+                info.debuggable || state.profile.build_type == crate::model::BuildType::Userdebug;
             let pid = state.start_process(package, uid, Some(package), jdwp);
             let now = state.now_ns();
             let (system_pid, system_uid) = state.system_server();
@@ -721,10 +849,11 @@ impl SimPhone {
                     &format!("Application {package} is waiting for the debugger on port 8100..."),
                 );
             }
-            if let Some(debug) = &state.debug_app {
-                if debug.package == package && !debug.persistent {
-                    state.debug_app = None;
-                }
+            if let Some(debug) = &state.debug_app
+                && debug.package == package
+                && !debug.persistent
+            {
+                state.debug_app = None;
             }
             pid
         };
@@ -733,7 +862,13 @@ impl SimPhone {
     }
 
     /// The app writes one line (launching it first if it does not run).
-    pub fn log(&self, package: &str, priority: Priority, tag: &str, message: &str) -> Result<(), Error> {
+    pub fn log(
+        &self,
+        package: &str,
+        priority: Priority,
+        tag: &str,
+        message: &str,
+    ) -> Result<(), Error> {
         let pid = self.ensure_running(package)?;
         let mut state = self.lock();
         state.catch_up_noise();
@@ -749,7 +884,9 @@ impl SimPhone {
     }
 
     fn bump_processes(&self) {
-        self.shared.processes_changed.send_modify(|count| *count += 1);
+        self.shared
+            .processes_changed
+            .send_modify(|count| *count += 1);
     }
 
     /// The app throws an uncaught exception: a `FATAL EXCEPTION` block in the crash buffer, a
@@ -759,7 +896,10 @@ impl SimPhone {
         {
             let mut state = self.lock();
             state.catch_up_noise();
-            let process = state.process(pid).cloned().ok_or_else(|| Error::NotRunning(package.to_string()))?;
+            let process = state
+                .process(pid)
+                .cloned()
+                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
             let info = state.package(package).cloned();
             let now = state.now_ns();
             let ids = (process.uid, pid, pid);
@@ -769,9 +909,19 @@ impl SimPhone {
                 process.name,
                 stack.trim_end()
             );
-            state.push_log(Buffer::Crash, now, ids, Priority::Error, "AndroidRuntime", &block);
+            state.push_log(
+                Buffer::Crash,
+                now,
+                ids,
+                Priority::Error,
+                "AndroidRuntime",
+                &block,
+            );
             let (system_pid, system_uid) = state.system_server();
-            let short_activity = info.as_ref().map(|info| info.main_activity.clone()).unwrap_or_default();
+            let short_activity = info
+                .as_ref()
+                .map(|info| info.main_activity.clone())
+                .unwrap_or_default();
             state.push_log(
                 Buffer::System,
                 now + 2_000_000,
@@ -789,8 +939,19 @@ impl SimPhone {
                 &format!("Sending signal. PID: {pid} SIG: 9"),
             );
             let uptime = state.uptime_ms();
-            let headers = format::app_error_headers(&state.profile, &process, info.as_ref(), None, now, uptime);
-            let tag = if info.as_ref().is_some_and(|info| info.system) { "system_app_crash" } else { "data_app_crash" };
+            let headers = format::app_error_headers(
+                &state.profile,
+                &process,
+                info.as_ref(),
+                None,
+                now,
+                uptime,
+            );
+            let tag = if info.as_ref().is_some_and(|info| info.system) {
+                "system_app_crash"
+            } else {
+                "data_app_crash"
+            };
             state.dropbox.push(DropBoxEntry {
                 tag: tag.to_string(),
                 time_ms: (now / 1_000_000) as i64,
@@ -821,11 +982,17 @@ impl SimPhone {
         {
             let mut state = self.lock();
             state.catch_up_noise();
-            let process = state.process(pid).cloned().ok_or_else(|| Error::NotRunning(package.to_string()))?;
+            let process = state
+                .process(pid)
+                .cloned()
+                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
             let info = state.package(package).cloned();
             let now = state.now_ns();
             let (system_pid, system_uid) = state.system_server();
-            let activity = info.as_ref().map(|info| info.main_activity.clone()).unwrap_or_default();
+            let activity = info
+                .as_ref()
+                .map(|info| info.main_activity.clone())
+                .unwrap_or_default();
             let subject = format!(
                 "Input dispatching timed out ({package}/{package}{activity} is not responding. Waited 5001ms for MotionEvent)"
             );
@@ -838,7 +1005,14 @@ impl SimPhone {
                 &format!("ANR in {package} ({package}/{activity})\nPID: {pid}\nReason: {subject}"),
             );
             let uptime = state.uptime_ms();
-            let headers = format::app_error_headers(&state.profile, &process, info.as_ref(), Some(&subject), now, uptime);
+            let headers = format::app_error_headers(
+                &state.profile,
+                &process,
+                info.as_ref(),
+                Some(&subject),
+                now,
+                uptime,
+            );
             let mut body = String::from(
                 "CPU usage from 0ms to 5012ms later (2026-01-01 00:00:00.000 to 2026-01-01 00:00:05.012):\n  48% 1532/system_server: 30% user + 18% kernel / faults: 10530 minor\n",
             );
@@ -851,17 +1025,34 @@ impl SimPhone {
                 ),
             );
             let _ = body.len();
-            body.push_str(&format::anr_process_section(&state.profile, &process, now, true));
+            body.push_str(&format::anr_process_section(
+                &state.profile,
+                &process,
+                now,
+                true,
+            ));
             let others: Vec<Process> = state
                 .processes
                 .iter()
-                .filter(|other| other.pid != pid && (other.name == "system_server" || other.name == "com.android.systemui"))
+                .filter(|other| {
+                    other.pid != pid
+                        && (other.name == "system_server" || other.name == "com.android.systemui")
+                })
                 .cloned()
                 .collect();
             for other in &others {
-                body.push_str(&format::anr_process_section(&state.profile, other, now, false));
+                body.push_str(&format::anr_process_section(
+                    &state.profile,
+                    other,
+                    now,
+                    false,
+                ));
             }
-            let tag = if info.as_ref().is_some_and(|info| info.system) { "system_app_anr" } else { "data_app_anr" };
+            let tag = if info.as_ref().is_some_and(|info| info.system) {
+                "system_app_anr"
+            } else {
+                "data_app_anr"
+            };
             state.dropbox.push(DropBoxEntry {
                 tag: tag.to_string(),
                 time_ms: (now / 1_000_000) as i64,
@@ -878,7 +1069,10 @@ impl SimPhone {
                 importance: 100,
                 description: format!("user request after error: {subject}"),
                 time_ms: (now / 1_000_000) as i64,
-                trace: Some(format!("/data/system/procexitstore/{}/anr_{pid}.gz", process.uid)),
+                trace: Some(format!(
+                    "/data/system/procexitstore/{}/anr_{pid}.gz",
+                    process.uid
+                )),
             });
         }
         self.remove_process(pid);
@@ -892,7 +1086,10 @@ impl SimPhone {
         {
             let mut state = self.lock();
             state.catch_up_noise();
-            let process = state.process(pid).cloned().ok_or_else(|| Error::NotRunning(package.to_string()))?;
+            let process = state
+                .process(pid)
+                .cloned()
+                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
             let info = state.package(package).cloned();
             let now = state.now_ns();
             let signal_name = match signal {
@@ -914,21 +1111,36 @@ impl SimPhone {
             );
             let tombstone = format::tombstone(&state.profile, &process, signal, now);
             let dump_pid = state.allocate_pid();
-            state.push_log(Buffer::Crash, now + 80_000_000, (0, dump_pid, dump_pid), Priority::Fatal, "DEBUG", &tombstone);
+            state.push_log(
+                Buffer::Crash,
+                now + 80_000_000,
+                (0, dump_pid, dump_pid),
+                Priority::Fatal,
+                "DEBUG",
+                &tombstone,
+            );
             let uptime = state.uptime_ms();
-            let headers = format::app_error_headers(&state.profile, &process, info.as_ref(), None, now, uptime);
+            let headers = format::app_error_headers(
+                &state.profile,
+                &process,
+                info.as_ref(),
+                None,
+                now,
+                uptime,
+            );
             state.dropbox.push(DropBoxEntry {
                 tag: "data_app_native_crash".to_string(),
                 time_ms: (now / 1_000_000) as i64,
                 text: format!("{headers}{tombstone}"),
             });
             let fingerprint = state.profile.fingerprint();
+            let hardware = state.profile.device.clone();
             state.dropbox.push(DropBoxEntry {
                 tag: "SYSTEM_TOMBSTONE".to_string(),
                 time_ms: (now / 1_000_000) as i64 + 1,
                 text: format!(
                     "isPrevious: false\nBuild: {fingerprint}\nHardware: {}\nRevision: MP1.0\nBootloader: slider-1.2-9152140\nRadio: g5300q-230626-230818-B-10689513\nKernel: Linux version 6.1.99-android14-11\n\n{tombstone}",
-                    state.profile.device
+                    hardware
                 ),
             });
             state.exits.push(ExitRecord {
@@ -1041,6 +1253,11 @@ impl SimPhone {
 
     /// The pids `adb jdwp` lists, in start order.
     pub fn jdwp_pids(&self) -> Vec<u32> {
-        self.lock().processes.iter().filter(|process| process.jdwp).map(|process| process.pid).collect()
+        self.lock()
+            .processes
+            .iter()
+            .filter(|process| process.jdwp)
+            .map(|process| process.pid)
+            .collect()
     }
 }

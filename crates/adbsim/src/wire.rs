@@ -47,7 +47,12 @@ pub struct Message {
 impl Message {
     /// Builds a message from its parts.
     pub fn new(command: u32, arg0: u32, arg1: u32, data: Vec<u8>) -> Self {
-        Self { command, arg0, arg1, data }
+        Self {
+            command,
+            arg0,
+            arg1,
+            data,
+        }
     }
 
     /// Encodes header and payload into one buffer, with a correct checksum and magic.
@@ -90,7 +95,8 @@ pub fn command_name(command: u32) -> &'static str {
 
 /// The payload checksum adb uses: the wrapping sum of all bytes.
 pub fn checksum(data: &[u8]) -> u32 {
-    data.iter().fold(0u32, |sum, byte| sum.wrapping_add(u32::from(*byte)))
+    data.iter()
+        .fold(0u32, |sum, byte| sum.wrapping_add(u32::from(*byte)))
 }
 
 /// Reads one message, refusing payloads above `max_payload` and a wrong magic word.
@@ -114,18 +120,28 @@ pub async fn read_message<R: AsyncRead + Unpin>(
     let (command, arg0, arg1, length, _check, magic) =
         (word(0), word(1), word(2), word(3), word(4), word(5));
     if magic != command ^ 0xffff_ffff {
-        return Err(Error::Protocol(format!("bad magic {magic:#010x} for command {command:#010x}")));
+        return Err(Error::Protocol(format!(
+            "bad magic {magic:#010x} for command {command:#010x}"
+        )));
     }
     if length > max_payload {
-        return Err(Error::Protocol(format!("payload of {length} bytes exceeds {max_payload}")));
+        return Err(Error::Protocol(format!(
+            "payload of {length} bytes exceeds {max_payload}"
+        )));
     }
     let mut data = vec![0u8; length as usize];
     reader.read_exact(&mut data).await?;
     // The host may send version 0x01000001 and skip checksums, so they are not verified here.
-    Ok(Some(Message { command, arg0, arg1, data }))
+    Ok(Some(Message {
+        command,
+        arg0,
+        arg1,
+        data,
+    }))
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -136,7 +152,10 @@ mod tests {
         assert_eq!(bytes.len(), 29);
         assert_eq!(&bytes[16..20], &checksum(b"hello").to_le_bytes());
         let mut reader = &bytes[..];
-        let back = read_message(&mut reader, MAX_PAYLOAD).await.unwrap().unwrap();
+        let back = read_message(&mut reader, MAX_PAYLOAD)
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(back, message);
     }
 

@@ -1,2 +1,1 @@
-//! Placeholder until the bench is written.
 fn main() {}

@@ -142,7 +142,9 @@ pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
                 current.user_id = value.split_whitespace().next().and_then(|v| v.parse().ok());
             }
         } else if let Some(value) = trimmed.strip_prefix("sharedUser=") {
-            current.shared_user.get_or_insert_with(|| value.trim().to_owned());
+            current
+                .shared_user
+                .get_or_insert_with(|| value.trim().to_owned());
         } else if let Some(list) = trimmed
             .strip_prefix("flags=")
             .or_else(|| trimmed.strip_prefix("pkgFlags="))
@@ -241,6 +243,7 @@ pub fn parse_jdwp(text: &str) -> Vec<u32> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -154,14 +154,14 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
             .push("no process section of the app in the trace".to_owned());
     }
     if dropped > 0 {
-        cut.warnings.push(format!(
-            "left out {dropped} section(s) of other processes"
-        ));
+        cut.warnings
+            .push(format!("left out {dropped} section(s) of other processes"));
     }
     cut
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -176,7 +176,13 @@ Cmd line: com.example.app
 sysTid=20         do_freezer_trap
 ----- end 20 -----
 ";
-        let cut = cut_anr(trace, AnrTarget { pid: None, process: Some("com.example.app") });
+        let cut = cut_anr(
+            trace,
+            AnrTarget {
+                pid: None,
+                process: Some("com.example.app"),
+            },
+        );
         // A frozen app's trace has only a waiting-channels section; it is the app's.
         assert!(!cut.text.contains("other"));
         assert!(cut.text.contains("do_freezer_trap"));

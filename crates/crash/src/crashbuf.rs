@@ -114,7 +114,9 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             if let Some(draft) = java.get_mut(index).and_then(Option::take) {
                 let mut report = draft.report;
                 if report.summary.is_empty() {
-                    report.warnings.push("no exception line after FATAL EXCEPTION".into());
+                    report
+                        .warnings
+                        .push("no exception line after FATAL EXCEPTION".into());
                 }
                 reports.push(report);
             }
@@ -245,11 +247,12 @@ fn read_debug_line(
     {
         draft.signal = format!("signal {rest}");
     } else if let Some(message) = text.strip_prefix("Abort message: ") {
-        draft.abort_message = Some(message.trim_matches('\'').to_owned());
+        draft.abort_message = Some(message.trim_matches('\'').trim().to_owned());
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -266,7 +269,10 @@ mod tests {
         assert_eq!(reports.len(), 1);
         let report = &reports[0];
         assert_eq!(report.pid, Some(1778));
-        assert_eq!(report.process, "com.google.android.googlequicksearchbox:search");
+        assert_eq!(
+            report.process,
+            "com.google.android.googlequicksearchbox:search"
+        );
         assert_eq!(
             report.summary,
             "Fatal signal 4 (SIGILL), code 2 (ILL_ILLOPN), fault addr 0x7a: bad thing"

@@ -87,7 +87,10 @@ impl DropBoxEntry {
     /// Whether the entry is the app's: by `UID:` when the entry has one (a phone before
     /// Android ~12 prints none), else by `Process:` or `Package:`.
     pub fn matches(&self, app: &AppMatch<'_>) -> bool {
-        if let Some(uid) = self.header("UID").and_then(|v| v.trim().parse::<u32>().ok()) {
+        if let Some(uid) = self
+            .header("UID")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+        {
             return app.uid == Some(uid);
         }
         if app.package.is_empty() {
@@ -124,7 +127,9 @@ impl DropBoxEntry {
         let pid = self.header("PID").and_then(|v| v.trim().parse().ok());
         let process = self.header("Process").unwrap_or("").trim().to_owned();
         match self.contents {
-            EntryContents::ContentsLost => warnings.push("the phone lost the entry's contents".into()),
+            EntryContents::ContentsLost => {
+                warnings.push("the phone lost the entry's contents".into())
+            }
             EntryContents::NoFile => warnings.push("the entry has no file".into()),
             EntryContents::Data { .. } => warnings.push("the entry is binary data".into()),
             _ => {}
@@ -168,6 +173,15 @@ impl DropBoxEntry {
                 text.push_str(&self.body);
                 first_body_line(&self.body).to_owned()
             }
+        };
+        // An entry without contents still gets a heading that says why it is empty.
+        let summary = match (
+            summary.is_empty() || self.body.trim().is_empty(),
+            self.contents,
+        ) {
+            (true, EntryContents::ContentsLost) => "(contents lost)".to_owned(),
+            (true, EntryContents::NoFile) => "(no file)".to_owned(),
+            _ => summary,
         };
         Some(Report {
             kind,
@@ -327,15 +341,23 @@ pub fn dropbox_reports(text: &str, app: Option<&AppMatch<'_>>, clock: &PhoneCloc
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     #[test]
     fn header_variants() {
         let (_, tag, contents) =
-            read_entry_header("2026-11-30 10:00:00 data_app_anr (compressed text, 5 bytes)").unwrap();
+            read_entry_header("2026-11-30 10:00:00 data_app_anr (compressed text, 5 bytes)")
+                .unwrap();
         assert_eq!(tag, "data_app_anr");
-        assert_eq!(contents, EntryContents::Text { compressed: true, bytes: 5 });
+        assert_eq!(
+            contents,
+            EntryContents::Text {
+                compressed: true,
+                bytes: 5
+            }
+        );
         let (_, _, contents) = read_entry_header("2026-11-30 10:00:00 x (contents lost)").unwrap();
         assert_eq!(contents, EntryContents::ContentsLost);
         let (_, _, contents) = read_entry_header("2026-11-30 10:00:00 x (no file)").unwrap();
@@ -348,17 +370,29 @@ mod tests {
         let entry = DropBoxEntry {
             time: "2026-11-30 10:00:00".into(),
             tag: "data_app_crash".into(),
-            contents: EntryContents::Text { compressed: false, bytes: 1 },
+            contents: EntryContents::Text {
+                compressed: false,
+                bytes: 1,
+            },
             headers: vec![
                 ("Process".into(), "com.example.app:remote".into()),
                 ("Package".into(), "com.example.app v3 (1.2)".into()),
             ],
             body: String::new(),
         };
-        assert!(entry.matches(&AppMatch { uid: None, package: "com.example.app" }));
-        assert!(!entry.matches(&AppMatch { uid: None, package: "com.example" }));
+        assert!(entry.matches(&AppMatch {
+            uid: None,
+            package: "com.example.app"
+        }));
+        assert!(!entry.matches(&AppMatch {
+            uid: None,
+            package: "com.example"
+        }));
         let mut with_uid = entry.clone();
         with_uid.headers.push(("UID".into(), "10200".into()));
-        assert!(!with_uid.matches(&AppMatch { uid: Some(10127), package: "com.example.app" }));
+        assert!(!with_uid.matches(&AppMatch {
+            uid: Some(10127),
+            package: "com.example.app"
+        }));
     }
 }

@@ -200,6 +200,7 @@ fn record_from_pairs(pairs: &[(String, String)]) -> ExitRecord {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

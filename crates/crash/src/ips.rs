@@ -134,7 +134,7 @@ pub fn parse_ips(bytes: &[u8]) -> Result<IpsFile, Error> {
     let body = if body_text.is_empty() {
         IpsBody::Missing
     } else if body_text.starts_with('{') {
-        match serde_json::from_str::<Value>(body_text) {
+        match parse_json_body(body_text) {
             Ok(value) => IpsBody::Json(value),
             Err(error) => {
                 warnings.push(format!("the JSON body is damaged: {error}"));
@@ -156,11 +156,85 @@ pub fn parse_ips(bytes: &[u8]) -> Result<IpsFile, Error> {
     })
 }
 
+/// The top level of a 309 body with every value left unparsed, and `threads` split into its
+/// threads, also unparsed. Repeated keys keep their last value, as a JSON object read into a
+/// map does.
+struct RawBody<'a> {
+    fields: Vec<(String, &'a serde_json::value::RawValue)>,
+    threads: Option<Vec<&'a serde_json::value::RawValue>>,
+}
+
+impl<'de> Deserialize<'de> for RawBody<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BodyVisitor;
+        impl<'de> serde::de::Visitor<'de> for BodyVisitor {
+            type Value = RawBody<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut body = RawBody {
+                    fields: Vec::new(),
+                    threads: None,
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "threads" {
+                        body.threads = Some(map.next_value()?);
+                    } else {
+                        let value = map.next_value()?;
+                        body.fields.retain(|(known, _)| *known != key);
+                        body.fields.push((key, value));
+                    }
+                }
+                Ok(body)
+            }
+        }
+        deserializer.deserialize_map(BodyVisitor)
+    }
+}
+
+/// Reads a 309 body. A report of a busy app is megabytes of threads, so only the crashed
+/// thread is parsed into a value; the others become `null` (their index is kept).
+fn parse_json_body(text: &str) -> Result<Value, serde_json::Error> {
+    let raw: RawBody<'_> = serde_json::from_str(text)?;
+    let mut object = serde_json::Map::new();
+    for (key, value) in &raw.fields {
+        object.insert(key.clone(), serde_json::from_str(value.get())?);
+    }
+    if let Some(threads) = raw.threads {
+        let faulting = object
+            .get("faultingThread")
+            .and_then(Value::as_u64)
+            .and_then(|i| usize::try_from(i).ok())
+            .filter(|&i| i < threads.len());
+        let mut parsed = Vec::with_capacity(threads.len());
+        for (index, thread) in threads.iter().enumerate() {
+            // Without a valid `faultingThread` every thread is read, to find `triggered`.
+            if faulting.is_none_or(|f| f == index) {
+                parsed.push(serde_json::from_str(thread.get())?);
+            } else {
+                parsed.push(Value::Null);
+            }
+        }
+        object.insert("threads".to_owned(), Value::Array(parsed));
+    }
+    Ok(Value::Object(object))
+}
+
 fn looks_like_report_body(body: &IpsBody) -> bool {
     match body {
         IpsBody::Json(value) => value.get("exception").is_some() || value.get("procName").is_some(),
-        IpsBody::DamagedJson(text) => text.contains("\"procName\"") || text.contains("\"exception\""),
-        IpsBody::Text(text) => text.contains("Exception Type:") || text.contains("Incident Identifier:"),
+        IpsBody::DamagedJson(text) => {
+            text.contains("\"procName\"") || text.contains("\"exception\"")
+        }
+        IpsBody::Text(text) => {
+            text.contains("Exception Type:") || text.contains("Incident Identifier:")
+        }
         IpsBody::Missing => false,
     }
 }
@@ -375,7 +449,10 @@ fn json_summary(body: &Value) -> String {
     if let Some(reason) = exception_reason(body) {
         return reason;
     }
-    if let Some((_, line)) = asi_lines(body).into_iter().find(|(_, l)| !l.trim().is_empty()) {
+    if let Some((_, line)) = asi_lines(body)
+        .into_iter()
+        .find(|(_, l)| !l.trim().is_empty())
+    {
         return line.trim().to_owned();
     }
     if let Some(explanation) = body.get("termination").and_then(termination_explanation) {
@@ -431,7 +508,11 @@ fn push_frames(out: &mut String, frames: &[Value], images: &[Image<'_>], limit: 
         let _ = write!(out, "{index:<4}{:<30}\t0x{address:x}", image_label(image));
         match str_at(frame, "symbol") {
             Some(symbol) => {
-                let _ = write!(out, " {symbol} + {}", u64_at(frame, "symbolLocation").unwrap_or(0));
+                let _ = write!(
+                    out,
+                    " {symbol} + {}",
+                    u64_at(frame, "symbolLocation").unwrap_or(0)
+                );
             }
             None => {
                 let base = image.map_or(0, |image| image.base);
@@ -439,7 +520,11 @@ fn push_frames(out: &mut String, frames: &[Value], images: &[Image<'_>], limit: 
             }
         }
         if let Some(file) = str_at(frame, "sourceFile") {
-            let _ = write!(out, " ({file}:{})", u64_at(frame, "sourceLine").unwrap_or(0));
+            let _ = write!(
+                out,
+                " ({file}:{})",
+                u64_at(frame, "sourceLine").unwrap_or(0)
+            );
         }
         out.push('\n');
     }
@@ -548,7 +633,8 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
             }
         }
         if let Some(by) = str_at(termination, "byProc") {
-            let by_pid = u64_at(termination, "byPid").map_or_else(String::new, |p| format!(" [{p}]"));
+            let by_pid =
+                u64_at(termination, "byPid").map_or_else(String::new, |p| format!(" [{p}]"));
             let _ = writeln!(out, "Terminating Process: {by}{by_pid}");
         }
     }
@@ -598,22 +684,21 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
     }
     // The app's own binary images: those inside its bundle, else the one with its UUID.
     let own_dir = str_at(body, "procPath").and_then(bundle_dir);
-    let own: Vec<&Image<'_>> = images
-        .iter()
-        .filter(|image| match own_dir {
-            Some(dir) => {
-                let path = image.path.strip_prefix("/private").unwrap_or(image.path);
-                path.starts_with(dir)
-            }
-            None => {
-                header
-                    .slice_uuid
-                    .as_deref()
-                    .is_some_and(|uuid| !uuid.is_empty() && image.uuid.eq_ignore_ascii_case(uuid))
-                    || (!process.is_empty() && image.name == process)
-            }
-        })
-        .collect();
+    let own: Vec<&Image<'_>> =
+        images
+            .iter()
+            .filter(|image| match own_dir {
+                Some(dir) => {
+                    let path = image.path.strip_prefix("/private").unwrap_or(image.path);
+                    path.starts_with(dir)
+                }
+                None => {
+                    header.slice_uuid.as_deref().is_some_and(|uuid| {
+                        !uuid.is_empty() && image.uuid.eq_ignore_ascii_case(uuid)
+                    }) || (!process.is_empty() && image.name == process)
+                }
+            })
+            .collect();
     if !own.is_empty() {
         out.push_str("\nBinary Images:\n");
         for image in own {
@@ -915,6 +1000,7 @@ pub fn parse_crash_file_name(path: &str) -> Option<CrashFileName> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -932,8 +1018,16 @@ mod tests {
   "reasons":["RBSTerminateContext| domain:10 code:0x8BADF00D explanation:scene-create watchdog transgression: app exhausted real (wall clock) time allowance of 19.97 seconds","WatchdogEvent: process-exit"]}}"#;
         let report = ips_report(file).unwrap().unwrap();
         assert_eq!(report.kind, ReportKind::Watchdog);
-        assert!(report.summary.starts_with("scene-create watchdog transgression"));
-        assert!(report.text.contains("Termination Reason:  FRONTBOARD 0x8badf00d"));
+        assert!(
+            report
+                .summary
+                .starts_with("scene-create watchdog transgression")
+        );
+        assert!(
+            report
+                .text
+                .contains("Termination Reason:  FRONTBOARD 0x8badf00d")
+        );
     }
 
     #[test]
@@ -943,7 +1037,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(json_summary(&body), "Segmentation fault: 11");
-        let body: Value = serde_json::from_str(r#"{"exception":{"type":"EXC_BAD_ACCESS"}}"#).unwrap();
+        let body: Value =
+            serde_json::from_str(r#"{"exception":{"type":"EXC_BAD_ACCESS"}}"#).unwrap();
         assert_eq!(json_summary(&body), "EXC_BAD_ACCESS");
         let body: Value = serde_json::from_str(
             r#"{"exceptionReason":{"composed_message":"boom"},"asi":{"a":["b"]}}"#,

@@ -150,7 +150,10 @@ pub fn detect_format(bytes: &[u8]) -> Format {
         }
         if trimmed.starts_with("----- pid ") {
             pid_sections = true;
-        } else if trimmed.starts_with('"') && trimmed.contains(" sysTid=") && !trimmed.contains(" prio=") {
+        } else if trimmed.starts_with('"')
+            && trimmed.contains(" sysTid=")
+            && !trimmed.contains(" prio=")
+        {
             native_threads = true;
         } else if trimmed.starts_with('"') && trimmed.contains(" prio=")
             || trimmed.starts_with("DALVIK THREADS")
@@ -180,9 +183,9 @@ fn has_dropbox_entry(text: &str) -> bool {
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         if line.trim() == dropbox::ENTRY_SEPARATOR {
-            return lines
-                .next()
-                .is_some_and(|next| android::parse_local_date_time(next.get(..19).unwrap_or("")).is_some());
+            return lines.next().is_some_and(|next| {
+                android::parse_local_date_time(next.get(..19).unwrap_or("")).is_some()
+            });
         }
     }
     false
@@ -244,10 +247,16 @@ impl ParsedFile {
                 record.pid.map_or_else(|| "?".to_owned(), |p| p.to_string()),
                 record.process.as_deref().unwrap_or("?"),
                 record.reason.as_deref().unwrap_or("?"),
-                record.reason_code.map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                record
+                    .reason_code
+                    .map_or_else(|| "?".to_owned(), |c| c.to_string()),
                 record.subreason.as_deref().unwrap_or("?"),
-                record.status.map_or_else(|| "?".to_owned(), |c| c.to_string()),
-                record.importance.map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                record
+                    .status
+                    .map_or_else(|| "?".to_owned(), |c| c.to_string()),
+                record
+                    .importance
+                    .map_or_else(|| "?".to_owned(), |c| c.to_string()),
                 record.description.as_deref().unwrap_or("?"),
             );
         }

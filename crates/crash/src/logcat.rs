@@ -254,7 +254,8 @@ fn parse_time(text: &str) -> Option<(LogTime, &str)> {
         if hb[5] != b' ' || hb[8] != b':' || hb[11] != b':' || hb[14] != b'.' {
             return None;
         }
-        let number = |range: std::ops::Range<usize>| -> Option<u8> { text.get(range)?.parse().ok() };
+        let number =
+            |range: std::ops::Range<usize>| -> Option<u8> { text.get(range)?.parse().ok() };
         let month = number(0..2)?;
         let day = number(3..5)?;
         let hour = number(6..8)?;
@@ -374,8 +375,32 @@ impl UidFilter {
     }
 
     /// The lines of `dump` (without their newlines) whose uid is the filter's.
-    pub fn filter<'a>(&'a self, dump: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
-        split_lines(dump).filter(move |line| self.matches(line))
+    ///
+    /// A line can only match if the uid's digits occur in it, so the dump is searched for them
+    /// with `memchr::memmem` (vectorised), and only the lines with a hit are checked with
+    /// [`UidFilter::matches`]. Lines without the digits are skipped at memory speed.
+    pub fn filter<'a>(&'a self, dump: &'a [u8]) -> Box<dyn Iterator<Item = &'a [u8]> + 'a> {
+        if self.name.is_some() {
+            // A uid printed as a name can be matched by two spellings: check every line.
+            return Box::new(split_lines(dump).filter(move |line| self.matches(line)));
+        }
+        let finder = memchr::memmem::Finder::new(self.number.as_slice());
+        let mut position = 0usize;
+        Box::new(std::iter::from_fn(move || {
+            while position < dump.len() {
+                let hit = position + finder.find(&dump[position..])?;
+                let start = memchr::memrchr(b'\n', &dump[position..hit])
+                    .map_or(position, |at| position + at + 1);
+                let end = memchr::memchr(b'\n', &dump[hit..]).map_or(dump.len(), |at| hit + at);
+                position = end + 1;
+                let line = &dump[start..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if self.matches(line) {
+                    return Some(line);
+                }
+            }
+            None
+        }))
     }
 }
 
@@ -406,6 +431,7 @@ pub fn parse_lines(text: &str) -> Vec<LogcatLine> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -420,7 +446,10 @@ mod tests {
     fn threadtime_with_uid_name_and_number() {
         let parsed = line("05-20 07:44:12.591 shell  1390  1390 I adbd    : started");
         assert_eq!(parsed.uid, Some(UidField::Name("shell".into())));
-        assert_eq!(parsed.uid.as_ref().and_then(UidField::as_number), Some(2000));
+        assert_eq!(
+            parsed.uid.as_ref().and_then(UidField::as_number),
+            Some(2000)
+        );
         let parsed = line("05-20 08:02:10.572 10127 23031 23285 E AndroidRuntime: boom");
         assert_eq!(parsed.uid, Some(UidField::Number(10127)));
         assert_eq!(parsed.tag, "AndroidRuntime");
@@ -462,14 +491,22 @@ mod tests {
         assert_eq!(epoch_uid_field(text.as_bytes()), Some(&b"1010127"[..]));
         assert!(UidFilter::new(0).matches(b"         1783239714.320  root   811   822 I t: m"));
         assert!(!UidFilter::new(1012).matches(b"         1783239714.320 10127 1 1 I t: m"));
-        assert_eq!(epoch_uid_field(b"05-20 07:44:12.591 shell 1 1 I t: m"), None);
+        assert_eq!(
+            epoch_uid_field(b"05-20 07:44:12.591 shell 1 1 I t: m"),
+            None
+        );
     }
 
     #[test]
     fn month_day_time_needs_a_year() {
         let parsed = line("12-31 23:59:59.999  1390  1390 I t: m");
-        assert_eq!(parsed.time.to_offset_date_time(None, time::UtcOffset::UTC), None);
-        let when = parsed.time.to_offset_date_time(Some(2026), time::UtcOffset::UTC);
+        assert_eq!(
+            parsed.time.to_offset_date_time(None, time::UtcOffset::UTC),
+            None
+        );
+        let when = parsed
+            .time
+            .to_offset_date_time(Some(2026), time::UtcOffset::UTC);
         assert_eq!(when.map(|t| t.year()), Some(2026));
     }
 }

@@ -85,7 +85,11 @@ fn sized_string(bytes: &[u8], at: usize, size: usize) -> Result<(String, usize),
     let end = at
         .checked_add(size)
         .filter(|&end| end <= bytes.len())
-        .ok_or_else(|| Error::Damaged(format!("a string of {size} bytes at {at} runs past the entry")))?;
+        .ok_or_else(|| {
+            Error::Damaged(format!(
+                "a string of {size} bytes at {at} runs past the entry"
+            ))
+        })?;
     let raw = &bytes[at..end];
     let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
     Ok((String::from_utf8_lossy(raw).into_owned(), end))
@@ -136,6 +140,7 @@ pub fn parse_entry(entry: &[u8]) -> Result<OsTraceEntry, Error> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -148,6 +148,7 @@ pub fn cut_text(text: &str, max_bytes: usize, marker: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

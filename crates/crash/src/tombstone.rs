@@ -110,8 +110,9 @@ pub(crate) fn read_pid_line(line: &str) -> Option<PidLine> {
     })
 }
 
+/// A quoted value such as `'arm64'` without its quotes and the padding inside them.
 fn quoted(value: &str) -> String {
-    value.trim().trim_matches('\'').to_owned()
+    value.trim().trim_matches('\'').trim().to_owned()
 }
 
 /// Whether a line is a frame line, `#00 pc …` in any indentation (including `#00  pc`).
@@ -164,9 +165,13 @@ pub fn parse_tombstone_header(text: &str) -> TombstoneHeader {
         if let Some(value) = trimmed.strip_prefix("ABI: ") {
             header.abi.get_or_insert_with(|| quoted(value));
         } else if let Some(value) = trimmed.strip_prefix("Timestamp: ") {
-            header.timestamp.get_or_insert_with(|| value.trim().to_owned());
+            header
+                .timestamp
+                .get_or_insert_with(|| value.trim().to_owned());
         } else if let Some(value) = trimmed.strip_prefix("Cmdline: ") {
-            header.process_name.get_or_insert_with(|| value.trim().to_owned());
+            header
+                .process_name
+                .get_or_insert_with(|| value.trim().to_owned());
         } else if let Some(value) = trimmed.strip_prefix("uid: ") {
             if header.uid.is_none() {
                 header.uid = value.trim().parse().ok();
@@ -308,24 +313,30 @@ pub fn parse_backtrace(text: &str) -> NativeBacktrace {
                 trace.pid = rest[..digits].parse().ok();
             }
         } else if let Some(value) = trimmed.strip_prefix("Cmd line: ") {
-            trace.process_name.get_or_insert_with(|| value.trim().to_owned());
+            trace
+                .process_name
+                .get_or_insert_with(|| value.trim().to_owned());
         } else if let Some(value) = trimmed.strip_prefix("ABI: ") {
             trace.abi.get_or_insert_with(|| quoted(value));
         } else if trimmed.starts_with('"') {
             if let Some(thread) = read_thread_line(trimmed) {
                 trace.threads.push(thread);
             } else {
-                trace.warnings.push(format!("unreadable thread line: {trimmed}"));
+                trace
+                    .warnings
+                    .push(format!("unreadable thread line: {trimmed}"));
             }
-        } else if is_frame_line(trimmed) {
-            if let Some(thread) = trace.threads.last_mut() {
-                thread.frame_count += 1;
-            }
+        } else if is_frame_line(trimmed)
+            && let Some(thread) = trace.threads.last_mut()
+        {
+            thread.frame_count += 1;
         }
     }
     trace.thread_count = u32::try_from(trace.threads.len()).unwrap_or(u32::MAX);
     if trace.pid.is_none() {
-        trace.warnings.push("no `----- pid N at … -----` line".to_owned());
+        trace
+            .warnings
+            .push("no `----- pid N at … -----` line".to_owned());
     }
     trace
 }
@@ -345,6 +356,7 @@ fn read_thread_line(line: &str) -> Option<BacktraceThread> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

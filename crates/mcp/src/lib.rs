@@ -1,10 +1,50 @@
 //! # phonelogs-mcp-frontend
 //!
-//! MCP tools (phone_logs, list_devices, the six debugging aids) over the phonelogs gateway.
+//! The MCP face of phonelogs: [`PhoneLogsServer`] serves `phone_logs`, `list_devices` and the six
+//! Android debugging aids over one gateway [`Session`](phonelogs_gateway::Session) (one MCP
+//! session is one task). It parses the agent's arguments, asks the person through the client
+//! when the gateway says an approval is pending, and renders the gateway's answers; the gateway
+//! decides everything else.
 //!
-//! This crate is being built up issue by issue; see `ARCHITECTURE.md` for its invariants.
+//! Asking the person, by what the client can do:
+//! - a client with form elicitation (protocol 2025-06-18 to 2025-11-25) is asked "Read the logs
+//!   of <app>?" with Allow once, Allow for this task, Always allow and Deny, and the call
+//!   completes with the answer;
+//! - a 2026-07-28 client that declares elicitation gets an `input_required` result with the same
+//!   form, and its retry carries the answer and a sealed `requestState` (HMAC-SHA256 under a
+//!   per-process secret, bound to the task, tool and arguments, valid 15 minutes);
+//! - any other client gets `approval_pending` and an `approval_id`, which the person answers with
+//!   `phonelogs approvals answer <ID> once|task|always|deny`. Nothing is ever allowed by default.
+//!
+//! Every result stays under [`render::RESULT_BUDGET`] (64 KB less room for the JSON-RPC
+//! envelope): the newest lines and reports are kept.
 //!
 //! ```
-//! // The crate builds and can be named.
-//! use phonelogs_mcp_frontend as _;
+//! use std::sync::Arc;
+//! use phonelogs_driver::{DeviceId, conformance::Scenario};
+//! use phonelogs_fake::FakePhone;
+//! use phonelogs_gateway::{Agent, Gateway, Mode, TaskSpec};
+//! use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
+//!
+//! let phone = FakePhone::with_scenario(&Scenario::standard(
+//!     DeviceId::new("emulator-5554"),
+//!     time::OffsetDateTime::now_utc(),
+//! ));
+//! let gateway = Gateway::builder().driver(Arc::new(phone)).build()?;
+//! let task = TaskSpec::new(Agent::new("my-agent", Mode::ReadOnly));
+//! let server = PhoneLogsServer::new(gateway, task, ServerOptions::default())?;
+//! assert!(!server.session().task_id().is_empty());
+//! // `server.serve((tokio::io::stdin(), tokio::io::stdout())).await` serves it on stdio.
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+pub mod args;
+pub mod ask;
+pub mod debug;
+mod error;
+pub mod output;
+pub mod render;
+mod server;
+
+pub use error::Error;
+pub use server::{INSTRUCTIONS, PhoneLogsServer, ServerOptions, logs_result};

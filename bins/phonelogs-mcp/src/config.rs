@@ -1,0 +1,266 @@
+//! The server's settings: command-line flags, the same keys in a TOML `--config FILE`, and the
+//! defaults. A flag wins over the file, the file over the environment, the environment over the
+//! default.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use phonelogs_driver::AppId;
+use phonelogs_policy::{Agent, Mode, Policy};
+use serde::Deserialize;
+
+/// The environment variable the source document names for the tombstone root.
+pub const LOCAL_ROOT_ENV: &str = "ADB_AUTOMATION_LOCAL_ROOT";
+/// The environment variable that moves the state directory (shared with `phonelogs`).
+pub const STATE_DIR_ENV: &str = "PHONELOGS_STATE_DIR";
+
+/// The phonelogs MCP server: lets a coding agent read one app's own logs and crash reports from
+/// a connected phone, under rules a person controls. Speaks MCP on stdio.
+#[derive(Debug, Parser)]
+#[command(name = "phonelogs-mcp", version)]
+pub struct Args {
+    /// Serve a built-in simulated phone (Crash Test and a few other apps) instead of real
+    /// phones: see real results with no phone connected.
+    #[arg(long)]
+    pub demo: bool,
+    /// Where approvals, Always-allow rules and history live (SQLite), shared with the
+    /// `phonelogs` command. Default: $PHONELOGS_STATE_DIR, else the user's state directory.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The agent's name, as the person sees it in questions and history. Default: agent.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// What the agent may do: full, read-only or watch-only (no logs). Default: full.
+    #[arg(long = "agent-mode", alias = "mode", value_name = "MODE")]
+    pub agent_mode: Option<String>,
+    /// The apps the agent may touch (its scope), comma-separated. Default: any app.
+    #[arg(long = "agent-apps", alias = "apps", value_name = "A,B", value_delimiter = ',')]
+    pub agent_apps: Option<Vec<String>>,
+    /// This task's apps, comma-separated. Default: the agent's scope.
+    #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
+    pub task_apps: Option<Vec<String>>,
+    /// A TOML file with the same keys (state_dir, agent, agent_mode, agent_apps, task_apps,
+    /// local_root) and the block rules and extra refused apps under [policy].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where capture_native_tombstone may write (under tombstones/). Default:
+    /// $ADB_AUTOMATION_LOCAL_ROOT; none means the tool is refused.
+    #[arg(long, value_name = "DIR")]
+    pub local_root: Option<PathBuf>,
+}
+
+/// The keys of a `--config` file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// As `--state-dir`.
+    pub state_dir: Option<PathBuf>,
+    /// As `--agent`.
+    pub agent: Option<String>,
+    /// As `--agent-mode`.
+    pub agent_mode: Option<String>,
+    /// As `--agent-apps`.
+    pub agent_apps: Option<Vec<String>>,
+    /// As `--task-apps`.
+    pub task_apps: Option<Vec<String>>,
+    /// As `--local-root`.
+    pub local_root: Option<PathBuf>,
+    /// Block rules and extra refused apps (`block`, `finance_apps`, `password_managers`,
+    /// `phone_apps`, `helpers`, `agents`).
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+/// Everything the server needs, resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Serve the simulated phone.
+    pub demo: bool,
+    /// The state directory.
+    pub state_dir: PathBuf,
+    /// The agent.
+    pub agent: Agent,
+    /// The task's apps.
+    pub task_apps: Option<Vec<AppId>>,
+    /// The tombstone root.
+    pub local_root: Option<PathBuf>,
+    /// The policy.
+    pub policy: Policy,
+}
+
+impl Settings {
+    /// Resolves flags, the config file, the environment and the defaults.
+    pub fn resolve(args: Args) -> anyhow::Result<Settings> {
+        let file = match &args.config {
+            Some(path) => read_config(path)?,
+            None => FileConfig::default(),
+        };
+        Settings::merge(args, file, |name| std::env::var_os(name))
+    }
+
+    /// The merge itself, with the environment passed in so it can be tested.
+    pub fn merge(
+        args: Args,
+        file: FileConfig,
+        env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> anyhow::Result<Settings> {
+        let policy = file.policy;
+        policy.validate().context("the [policy] of the config file")?;
+
+        let name = args.agent.or(file.agent).unwrap_or_else(|| "agent".to_owned());
+        // A named agent of the policy gives its mode and scope unless flags say otherwise.
+        let named = policy.agent(&name).cloned();
+        let mode = match args.agent_mode.or(file.agent_mode) {
+            Some(text) => parse_mode(&text)?,
+            None => named.as_ref().map_or(Mode::Full, |a| a.mode),
+        };
+        let scope = match args.agent_apps.or(file.agent_apps) {
+            Some(apps) => Some(parse_apps(&apps, "agent apps")?),
+            None => named.and_then(|a| a.scope),
+        };
+        let mut agent = Agent::new(name, mode);
+        agent.scope = scope;
+        let task_apps = args
+            .task_apps
+            .or(file.task_apps)
+            .map(|apps| parse_apps(&apps, "task apps"))
+            .transpose()?;
+
+        let state_dir = match args.state_dir.or(file.state_dir) {
+            Some(dir) => dir,
+            None => default_state_dir(&env)?,
+        };
+        let local_root = args
+            .local_root
+            .or(file.local_root)
+            .or_else(|| env(LOCAL_ROOT_ENV).filter(|v| !v.is_empty()).map(PathBuf::from));
+        Ok(Settings {
+            demo: args.demo,
+            state_dir,
+            agent,
+            task_apps,
+            local_root,
+            policy,
+        })
+    }
+}
+
+fn read_config(path: &Path) -> anyhow::Result<FileConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the config file {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("reading the config file {}", path.display()))
+}
+
+fn parse_mode(text: &str) -> anyhow::Result<Mode> {
+    match text.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+        "full" => Ok(Mode::Full),
+        "read-only" => Ok(Mode::ReadOnly),
+        "watch-only" => Ok(Mode::WatchOnly),
+        other => bail!("the agent mode {other:?} is not one of full, read-only, watch-only"),
+    }
+}
+
+fn parse_apps(apps: &[String], what: &str) -> anyhow::Result<Vec<AppId>> {
+    apps.iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| AppId::parse(s).with_context(|| format!("the {what} list names {s:?}")))
+        .collect()
+}
+
+/// `$PHONELOGS_STATE_DIR`, else the platform's per-user state directory plus `phonelogs`:
+/// `$XDG_STATE_HOME` or `~/.local/state` on Linux and other Unixes, `~/Library/Application
+/// Support` on macOS, `%LOCALAPPDATA%` on Windows.
+pub fn default_state_dir(env: &impl Fn(&str) -> Option<std::ffi::OsString>) -> anyhow::Result<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set(STATE_DIR_ENV) {
+        return Ok(dir);
+    }
+    let base = if cfg!(windows) {
+        set("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        set("HOME").map(|h| h.join("Library").join("Application Support"))
+    } else {
+        set("XDG_STATE_HOME").or_else(|| set("HOME").map(|h| h.join(".local").join("state")))
+    };
+    match base {
+        Some(base) => Ok(base.join("phonelogs")),
+        None => bail!("no state directory: pass --state-dir or set {STATE_DIR_ENV}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn args(list: &[&str]) -> Args {
+        Args::parse_from(std::iter::once("phonelogs-mcp").chain(list.iter().copied()))
+    }
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into())
+    }
+
+    #[test]
+    fn defaults_are_a_full_agent_named_agent_under_the_state_home() {
+        let s = Settings::merge(args(&[]), FileConfig::default(), env(&[("HOME", "/home/p")])).unwrap();
+        assert_eq!(s.agent.name, "agent");
+        assert_eq!(s.agent.mode, Mode::Full);
+        assert_eq!(s.agent.scope, None);
+        assert_eq!(s.task_apps, None);
+        assert_eq!(s.local_root, None);
+        if cfg!(all(unix, not(target_os = "macos"))) {
+            assert_eq!(s.state_dir, PathBuf::from("/home/p/.local/state/phonelogs"));
+        }
+    }
+
+    #[test]
+    fn flags_win_over_the_file_and_the_file_over_the_environment() {
+        let file: FileConfig = toml::from_str(
+            r#"
+            agent = "from-file"
+            agent_mode = "watch-only"
+            agent_apps = ["com.file.app"]
+            local_root = "/file/root"
+            [[policy.block]]
+            name = "Chat apps"
+            apps = ["com.whatsapp"]
+            "#,
+        )
+        .unwrap();
+        let s = Settings::merge(
+            args(&["--mode", "read-only", "--apps", "dev.phonelogs.crashtest,com.example.store", "--state-dir", "/s"]),
+            file,
+            env(&[(LOCAL_ROOT_ENV, "/env/root")]),
+        )
+        .unwrap();
+        assert_eq!(s.agent.name, "from-file");
+        assert_eq!(s.agent.mode, Mode::ReadOnly);
+        assert_eq!(
+            s.agent.scope,
+            Some(vec![AppId::new("dev.phonelogs.crashtest"), AppId::new("com.example.store")])
+        );
+        assert_eq!(s.local_root, Some(PathBuf::from("/file/root")));
+        assert_eq!(s.state_dir, PathBuf::from("/s"));
+        assert_eq!(s.policy.block.len(), 1);
+
+        let s = Settings::merge(args(&[]), FileConfig::default(), env(&[(LOCAL_ROOT_ENV, "/env/root"), (STATE_DIR_ENV, "/e")]))
+            .unwrap();
+        assert_eq!(s.local_root, Some(PathBuf::from("/env/root")));
+        assert_eq!(s.state_dir, PathBuf::from("/e"));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_a_clear_error() {
+        let err = Settings::merge(args(&["--agent-mode", "root"]), FileConfig::default(), env(&[("HOME", "/h")]))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("full, read-only, watch-only"), "{err}");
+        assert!(Settings::merge(args(&["--task-apps", "a;b"]), FileConfig::default(), env(&[("HOME", "/h")])).is_err());
+        assert!(toml::from_str::<FileConfig>("unknown_key = 1").is_err());
+    }
+}

@@ -1,0 +1,159 @@
+//! `phonelogs doctor`: what works and what does not, each with the fix.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// One finding of the doctor.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// What was checked.
+    pub check: String,
+    /// Whether it works.
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+    /// What to do when it does not work.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(check: &str, detail: impl Into<String>) -> Self {
+        Finding {
+            check: check.into(),
+            ok: true,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn bad(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Finding {
+            check: check.into(),
+            ok: false,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// The adb server's address as adb's own tools find it: `ADB_SERVER_SOCKET=tcp:host:port`, else
+/// `ANDROID_ADB_SERVER_PORT`, else 127.0.0.1:5037.
+pub fn adb_server_address() -> (String, Option<SocketAddr>) {
+    if let Ok(socket) = std::env::var("ADB_SERVER_SOCKET")
+        && let Some(rest) = socket.strip_prefix("tcp:")
+    {
+        let resolved = rest.to_socket_addrs().ok().and_then(|mut a| a.next());
+        return (rest.to_owned(), resolved);
+    }
+    let port = std::env::var("ANDROID_ADB_SERVER_PORT")
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(5037);
+    let text = format!("127.0.0.1:{port}");
+    let resolved = text.parse().ok();
+    (text, resolved)
+}
+
+/// Checks the adb binary: present and its version.
+pub fn check_adb_binary() -> Finding {
+    match Command::new("adb").arg("version").output() {
+        Ok(output) if output.status.success() => {
+            let text = String::from_utf8_lossy(&output.stdout);
+            let first = text.lines().next().unwrap_or("adb").trim().to_owned();
+            let version = text
+                .lines()
+                .find(|l| l.starts_with("Version"))
+                .map(|l| format!(", {}", l.trim()))
+                .unwrap_or_default();
+            Finding::ok("adb binary", format!("{first}{version}"))
+        }
+        Ok(output) => Finding::bad(
+            "adb binary",
+            format!("`adb version` failed: {}", String::from_utf8_lossy(&output.stderr).trim()),
+            "reinstall the Android platform tools (Debian: `apt-get install adb`)",
+        ),
+        Err(_) => Finding::bad(
+            "adb binary",
+            "`adb` is not on PATH",
+            "install the Android platform tools (Debian: `apt-get install adb`; macOS: `brew install android-platform-tools`); phonelogs can still reach an adb server that is already running",
+        ),
+    }
+}
+
+/// Checks that an adb server answers on its port.
+pub fn check_adb_server() -> Finding {
+    let (text, address) = adb_server_address();
+    let Some(address) = address else {
+        return Finding::bad(
+            "adb server",
+            format!("cannot resolve the adb server address {text}"),
+            "fix ADB_SERVER_SOCKET (tcp:host:port) or ANDROID_ADB_SERVER_PORT",
+        );
+    };
+    match TcpStream::connect_timeout(&address, Duration::from_millis(500)) {
+        Ok(_) => Finding::ok("adb server", format!("answering on {text}")),
+        Err(error) => Finding::bad(
+            "adb server",
+            format!("nothing answers on {text} ({error})"),
+            "run `adb start-server` (phonelogs also starts it when it needs it and `adb` is installed)",
+        ),
+    }
+}
+
+/// Checks that usbmuxd's socket is reachable (`USBMUXD_SOCKET_ADDRESS`, else the platform's
+/// default path).
+pub fn check_usbmuxd() -> Finding {
+    if let Ok(address) = std::env::var("USBMUXD_SOCKET_ADDRESS") {
+        let target = address.strip_prefix("UNIX:").unwrap_or(&address);
+        if let Ok(mut resolved) = target.to_socket_addrs()
+            && let Some(socket) = resolved.next()
+        {
+            return match TcpStream::connect_timeout(&socket, Duration::from_millis(500)) {
+                Ok(_) => Finding::ok("usbmuxd", format!("answering on {address}")),
+                Err(error) => Finding::bad(
+                    "usbmuxd",
+                    format!("nothing answers on {address} ({error})"),
+                    "start usbmuxd, or fix USBMUXD_SOCKET_ADDRESS",
+                ),
+            };
+        }
+        return unix_socket("usbmuxd", Path::new(target));
+    }
+    unix_socket("usbmuxd", Path::new("/var/run/usbmuxd"))
+}
+
+#[cfg(unix)]
+fn unix_socket(check: &str, path: &Path) -> Finding {
+    match std::os::unix::net::UnixStream::connect(path) {
+        Ok(_) => Finding::ok(check, format!("answering on {}", path.display())),
+        Err(error) => Finding::bad(
+            check,
+            format!("cannot reach {} ({error})", path.display()),
+            "for iPhones, install and start usbmuxd (Debian: `apt-get install usbmuxd`; it starts when an iPhone is plugged in) and trust this computer on the phone",
+        ),
+    }
+}
+
+#[cfg(not(unix))]
+fn unix_socket(check: &str, path: &Path) -> Finding {
+    Finding::bad(
+        check,
+        format!("cannot check {} on this platform", path.display()),
+        "set USBMUXD_SOCKET_ADDRESS to host:port",
+    )
+}
+
+/// Renders findings for a person: one line each, with the fix under a problem.
+pub fn render(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for finding in findings {
+        let mark = if finding.ok { "ok " } else { "NO " };
+        out.push_str(&format!("{mark} {}: {}\n", finding.check, finding.detail));
+        if let Some(fix) = &finding.fix {
+            out.push_str(&format!("    fix: {fix}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,771 @@
+//! A small async client of the adb server's smart-socket host protocol.
+//!
+//! Each request opens a TCP connection to the server, sends `"%04x" + service`, and reads `OKAY`
+//! or `FAIL` + a hex length + a message. `host:transport:<serial>` turns the connection into a
+//! pipe to that device, and the next request names a device service (`shell,v2,raw:…`,
+//! `shell:…`, `exec:…`, `jdwp`). Every read runs under a timeout and a whole call under a
+//! deadline; dropping a call's future drops its socket, and the server then closes the stream
+//! on the device, so a cancelled call leaves nothing running.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+
+/// The adb server's default port.
+pub const DEFAULT_PORT: u16 = 5037;
+
+/// Where the adb server listens, and how long to wait for it and the devices behind it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdbConfig {
+    /// The server's host name or address.
+    pub host: String,
+    /// The server's port.
+    pub port: u16,
+    /// Start a local server with `adb start-server` when none answers (only for a loopback
+    /// address: a remote server cannot be started from here).
+    pub start_server: bool,
+    /// How long to wait for the TCP connection to the server.
+    pub connect_timeout: Duration,
+    /// How long any single read may wait for the next bytes.
+    pub read_timeout: Duration,
+    /// How long a whole call (connect, request, every read) may take.
+    pub call_timeout: Duration,
+    /// How long `jdwp` collects pids before taking its snapshot.
+    pub jdwp_settle: Duration,
+    /// The most output one command may return; more is an error rather than unbounded memory.
+    pub max_output: usize,
+    /// The `adb` program that starts a server; `None` looks for `adb` on `PATH`.
+    pub adb_program: Option<PathBuf>,
+}
+
+impl Default for AdbConfig {
+    fn default() -> Self {
+        AdbConfig {
+            host: "127.0.0.1".into(),
+            port: DEFAULT_PORT,
+            start_server: true,
+            connect_timeout: Duration::from_secs(3),
+            read_timeout: Duration::from_secs(15),
+            call_timeout: Duration::from_secs(60),
+            jdwp_settle: Duration::from_millis(500),
+            max_output: 64 * 1024 * 1024,
+            adb_program: None,
+        }
+    }
+}
+
+impl AdbConfig {
+    /// The configuration adb's own tools use: `ADB_SERVER_SOCKET=tcp:host:port` (a remote server,
+    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037.
+    pub fn from_env() -> Self {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`AdbConfig::from_env`] with the variables looked up by `var` (for tests).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+        let mut config = AdbConfig::default();
+        if let Some(socket) = var("ADB_SERVER_SOCKET") {
+            match parse_server_socket(&socket) {
+                Some((host, port)) => {
+                    config.host = host;
+                    config.port = port;
+                    return config;
+                }
+                None => tracing::warn!(%socket, "ADB_SERVER_SOCKET is not tcp:host:port; ignored"),
+            }
+        }
+        if let Some(port) = var("ANDROID_ADB_SERVER_PORT") {
+            match port.trim().parse::<u16>() {
+                Ok(port) if port > 0 => config.port = port,
+                _ => tracing::warn!(%port, "ANDROID_ADB_SERVER_PORT is not a port; ignored"),
+            }
+        }
+        config
+    }
+
+    /// The default configuration for a server on 127.0.0.1 at `port`.
+    pub fn local(port: u16) -> Self {
+        AdbConfig {
+            port,
+            ..AdbConfig::default()
+        }
+    }
+
+    /// `host:port`, as printed in messages.
+    pub fn address(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    fn is_loopback(&self) -> bool {
+        matches!(self.host.as_str(), "127.0.0.1" | "localhost" | "::1")
+    }
+}
+
+/// Reads `tcp:host:port` (also `tcp:port` for localhost) as adb does.
+fn parse_server_socket(text: &str) -> Option<(String, u16)> {
+    let rest = text.trim().strip_prefix("tcp:")?;
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) => (host.trim_matches(['[', ']']).to_owned(), port),
+        None => ("127.0.0.1".to_owned(), rest),
+    };
+    let port: u16 = port.parse().ok().filter(|p| *p > 0)?;
+    if host.is_empty() {
+        return Some(("127.0.0.1".into(), port));
+    }
+    Some((host, port))
+}
+
+/// What a shell command printed and how it ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellOutput {
+    /// Its standard output.
+    pub stdout: Vec<u8>,
+    /// Its standard error (empty on the legacy shell, which merges it into stdout).
+    pub stderr: Vec<u8>,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+}
+
+impl ShellOutput {
+    /// Whether it exited with 0.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+
+    /// Standard output as text (invalid UTF-8 replaced).
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    /// Standard error as text (invalid UTF-8 replaced).
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// One device as `host:devices-l` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdbDevice {
+    /// Its serial.
+    pub serial: String,
+    /// Its state as adb names it: `device`, `offline`, `unauthorized`, `authorizing`, …
+    pub state: String,
+    /// `model:` (underscores as adb prints them).
+    pub model: Option<String>,
+    /// `product:`.
+    pub product: Option<String>,
+    /// `device:`.
+    pub device: Option<String>,
+    /// `transport_id:`.
+    pub transport_id: Option<u64>,
+}
+
+/// Reads `host:devices-l` output: `SERIAL  STATE key:value…` per line.
+pub fn parse_devices_long(text: &str) -> Vec<AdbDevice> {
+    let mut devices = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let Some((serial, rest)) = line.split_once(char::is_whitespace) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        // "no permissions (…)" is the one state with spaces.
+        let (state, rest) = if let Some(after) = rest.strip_prefix("no permissions") {
+            let after = match after.trim_start().strip_prefix('(') {
+                Some(inner) => inner.split_once(')').map_or("", |(_, tail)| tail),
+                None => after,
+            };
+            ("no permissions".to_owned(), after)
+        } else {
+            match rest.split_once(char::is_whitespace) {
+                Some((state, tail)) => (state.to_owned(), tail),
+                None => (rest.to_owned(), ""),
+            }
+        };
+        if state.is_empty() {
+            continue;
+        }
+        let mut device = AdbDevice {
+            serial: serial.to_owned(),
+            state,
+            model: None,
+            product: None,
+            device: None,
+            transport_id: None,
+        };
+        for pair in rest.split_whitespace() {
+            match pair.split_once(':') {
+                Some(("model", value)) => device.model = Some(value.to_owned()),
+                Some(("product", value)) => device.product = Some(value.to_owned()),
+                Some(("device", value)) => device.device = Some(value.to_owned()),
+                Some(("transport_id", value)) => device.transport_id = value.parse().ok(),
+                _ => {}
+            }
+        }
+        devices.push(device);
+    }
+    devices
+}
+
+/// Sorts a `FAIL` message from `host:transport:` and friends into the errors callers act on.
+fn classify_fail(serial: &str, service: &str, message: String) -> Error {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("not found") || lower.contains("no devices") {
+        Error::DeviceNotFound(serial.to_owned())
+    } else if ["offline", "unauthorized", "authorizing", "connecting", "no permissions"]
+        .iter()
+        .any(|word| lower.contains(word))
+    {
+        Error::DeviceUnavailable {
+            serial: serial.to_owned(),
+            reason: message,
+        }
+    } else {
+        Error::Refused {
+            service: service.to_owned(),
+            message,
+        }
+    }
+}
+
+/// The marker the legacy shell prints the exit code after.
+const LEGACY_EXIT_MARKER: &str = "__PHONELOGS_EXIT__";
+
+/// A client of one adb server. Cheap to share: each call opens its own connection.
+#[derive(Debug)]
+pub struct AdbServer {
+    config: AdbConfig,
+    /// The features of each device, asked once (they decide shell v2 or legacy).
+    features: Mutex<HashMap<String, Vec<String>>>,
+    /// Serialises starting a server, so concurrent calls start one, not many.
+    start_lock: tokio::sync::Mutex<()>,
+}
+
+impl AdbServer {
+    /// A client for the server `config` names.
+    pub fn new(config: AdbConfig) -> Self {
+        AdbServer {
+            config,
+            features: Mutex::new(HashMap::new()),
+            start_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AdbConfig {
+        &self.config
+    }
+
+    /// Runs `op` under the call deadline.
+    async fn within_deadline<T>(
+        &self,
+        what: &str,
+        op: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
+        match tokio::time::timeout(self.config.call_timeout, op).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout {
+                what: what.to_owned(),
+                after: self.config.call_timeout,
+            }),
+        }
+    }
+
+    /// Opens a connection to the server, starting a local one if none answers.
+    async fn connect(&self) -> Result<Connection> {
+        match self.try_connect().await {
+            Ok(connection) => Ok(connection),
+            Err(Error::Io { source, .. })
+                if self.config.start_server
+                    && self.config.is_loopback()
+                    && source.kind() == std::io::ErrorKind::ConnectionRefused =>
+            {
+                self.start_server().await?;
+                self.try_connect().await
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    async fn try_connect(&self) -> Result<Connection> {
+        let address = (self.config.host.as_str(), self.config.port);
+        let stream = match tokio::time::timeout(self.config.connect_timeout, TcpStream::connect(address)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                return Err(Error::io(format!("connecting to the adb server at {}", self.config.address()), error));
+            }
+            Err(_) => {
+                return Err(Error::ServerUnavailable {
+                    address: self.config.address(),
+                    reason: format!("no answer within {:?}", self.config.connect_timeout),
+                });
+            }
+        };
+        // Requests are small and answered one at a time: do not let Nagle delay them.
+        let _ = stream.set_nodelay(true);
+        Ok(Connection {
+            stream: BufReader::with_capacity(64 * 1024, stream),
+            read_timeout: self.config.read_timeout,
+        })
+    }
+
+    /// Starts a local server the way adb's own tools do: `adb -P <port> start-server`.
+    async fn start_server(&self) -> Result<()> {
+        let _guard = self.start_lock.lock().await;
+        // Another call may have started it while this one waited for the lock.
+        if self.try_connect().await.is_ok() {
+            return Ok(());
+        }
+        let address = self.config.address();
+        let adb = match &self.config.adb_program {
+            Some(program) => Some(program.clone()).filter(|p| p.is_file()),
+            None => find_on_path("adb"),
+        };
+        let Some(adb) = adb else {
+            return Err(Error::ServerUnavailable {
+                address,
+                reason: "adb is not installed (no `adb` on PATH), so no server could be started; install Android platform-tools or start an adb server".into(),
+            });
+        };
+        tracing::info!(adb = %adb.display(), port = self.config.port, "starting the adb server");
+        let mut command = tokio::process::Command::new(&adb);
+        command
+            .arg("-P")
+            .arg(self.config.port.to_string())
+            .arg("start-server")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let child = command
+            .spawn()
+            .map_err(|error| Error::io(format!("running {} start-server", adb.display()), error))?;
+        let output = match tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await {
+            Ok(Ok(output)) => output,
+            Ok(Err(error)) => return Err(Error::io("waiting for adb start-server", error)),
+            Err(_) => {
+                return Err(Error::ServerUnavailable {
+                    address,
+                    reason: "`adb start-server` did not finish within 20 s".into(),
+                });
+            }
+        };
+        if !output.status.success() {
+            return Err(Error::ServerUnavailable {
+                address,
+                reason: format!(
+                    "`adb start-server` failed: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// `host:version`: the server's protocol version (41 for current servers).
+    pub async fn version(&self) -> Result<u32> {
+        self.within_deadline("host:version", async {
+            let mut connection = self.connect().await?;
+            connection.request("host:version", "").await?;
+            let text = connection.read_length_prefixed("the version").await?;
+            u32::from_str_radix(text.trim(), 16)
+                .map_err(|_| Error::Protocol(format!("host:version answered {text:?}")))
+        })
+        .await
+    }
+
+    /// `host:devices-l`: every device the server knows, in any state.
+    pub async fn devices(&self) -> Result<Vec<AdbDevice>> {
+        self.within_deadline("host:devices-l", async {
+            let mut connection = self.connect().await?;
+            connection.request("host:devices-l", "").await?;
+            let text = connection.read_length_prefixed("the device list").await?;
+            Ok(parse_devices_long(&text))
+        })
+        .await
+    }
+
+    /// `host-serial:<serial>:features`, cached per device.
+    pub async fn features(&self, serial: &str) -> Result<Vec<String>> {
+        if let Some(known) = self.cached_features(serial) {
+            return Ok(known);
+        }
+        let features = self
+            .within_deadline("the device's features", async {
+                let mut connection = self.connect().await?;
+                let service = format!("host-serial:{serial}:features");
+                connection.request(&service, serial).await?;
+                let text = connection.read_length_prefixed("the features").await?;
+                Ok(text
+                    .trim()
+                    .split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        if let Ok(mut cache) = self.features.lock() {
+            cache.insert(serial.to_owned(), features.clone());
+        }
+        Ok(features)
+    }
+
+    fn cached_features(&self, serial: &str) -> Option<Vec<String>> {
+        self.features.lock().ok()?.get(serial).cloned()
+    }
+
+    /// Forgets what was learnt about a device (after it went away).
+    pub fn forget(&self, serial: &str) {
+        if let Ok(mut cache) = self.features.lock() {
+            cache.remove(serial);
+        }
+    }
+
+    /// Opens a connection to `serial` and asks for `service` on it.
+    async fn open_service(&self, serial: &str, service: &str, what: &str) -> Result<Connection> {
+        let mut connection = self.connect().await?;
+        connection
+            .request(&format!("host:transport:{serial}"), serial)
+            .await?;
+        connection.request(service, serial).await.map_err(|error| match error {
+            Error::Refused { message, .. } => Error::Refused {
+                service: what.to_owned(),
+                message,
+            },
+            other => other,
+        })?;
+        Ok(connection)
+    }
+
+    /// Runs `command` (one already quoted string, see [`crate::command_line`]) in the device's
+    /// shell: shell v2 when the device has it (stdout, stderr and the exit code apart), else the
+    /// legacy shell.
+    pub async fn shell(&self, serial: &str, command: &str) -> Result<ShellOutput> {
+        let features = self.features(serial).await?;
+        if features.iter().any(|f| f == "shell_v2") {
+            self.shell_v2(serial, command).await
+        } else {
+            self.shell_legacy(serial, command).await
+        }
+    }
+
+    /// `shell,v2,raw:<command>`.
+    pub async fn shell_v2(&self, serial: &str, command: &str) -> Result<ShellOutput> {
+        let result = self
+            .within_deadline(&format!("shell {command:?}"), async {
+                let service = format!("shell,v2,raw:{command}");
+                let mut connection = self.open_service(serial, &service, "shell,v2").await?;
+                connection.read_shell_v2(self.config.max_output).await
+            })
+            .await;
+        self.note_failure(serial, &result);
+        result
+    }
+
+    /// `shell:<command>`: the legacy shell, which merges stderr into stdout and keeps no exit
+    /// code, so the command prints its own exit code after a marker.
+    pub async fn shell_legacy(&self, serial: &str, command: &str) -> Result<ShellOutput> {
+        let result = self
+            .within_deadline(&format!("shell {command:?}"), async {
+                let service = format!("shell:{command}; printf '\\n{LEGACY_EXIT_MARKER}%d\\n' $?");
+                let mut connection = self.open_service(serial, &service, "shell").await?;
+                let mut stdout = connection.read_to_end(self.config.max_output).await?;
+                let exit_code = split_legacy_exit(&mut stdout);
+                if exit_code.is_none() {
+                    return Err(Error::Disconnected("reading a legacy shell's output".into()));
+                }
+                Ok(ShellOutput {
+                    stdout,
+                    stderr: Vec::new(),
+                    exit_code,
+                })
+            })
+            .await;
+        self.note_failure(serial, &result);
+        result
+    }
+
+    /// `exec:<command>`: raw stdout (with stderr merged on most devices), no exit code.
+    pub async fn exec(&self, serial: &str, command: &str) -> Result<Vec<u8>> {
+        self.within_deadline(&format!("exec {command:?}"), async {
+            let service = format!("exec:{command}");
+            let mut connection = self.open_service(serial, &service, "exec").await?;
+            connection.read_to_end(self.config.max_output).await
+        })
+        .await
+    }
+
+    /// `jdwp`: the pids with a JDWP transport, as the text the device sent within the settle
+    /// window (the service streams on newer devices and never ends on its own).
+    pub async fn jdwp(&self, serial: &str) -> Result<String> {
+        self.within_deadline("jdwp", async {
+            let mut connection = self.open_service(serial, "jdwp", "jdwp").await?;
+            let bytes = connection.read_for(self.config.jdwp_settle, 1024 * 1024).await?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        })
+        .await
+    }
+
+    fn note_failure<T>(&self, serial: &str, result: &Result<T>) {
+        if matches!(
+            result,
+            Err(Error::DeviceNotFound(_) | Error::DeviceUnavailable { .. } | Error::Disconnected(_))
+        ) {
+            self.forget(serial);
+        }
+    }
+}
+
+/// Strips the legacy shell's exit marker line and returns the code.
+fn split_legacy_exit(stdout: &mut Vec<u8>) -> Option<i32> {
+    let marker = format!("\n{LEGACY_EXIT_MARKER}");
+    let text = stdout.as_slice();
+    let at = text
+        .windows(marker.len())
+        .rposition(|window| window == marker.as_bytes())?;
+    let tail = String::from_utf8_lossy(&text[at + marker.len()..]).into_owned();
+    let code = tail.trim().parse().ok()?;
+    stdout.truncate(at);
+    Some(code)
+}
+
+/// Where `name` is on `PATH`, if anywhere.
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// One connection to the server.
+struct Connection {
+    stream: BufReader<TcpStream>,
+    read_timeout: Duration,
+}
+
+impl Connection {
+    /// Sends a request and reads `OKAY`, or turns `FAIL` into an error about `serial`.
+    async fn request(&mut self, service: &str, serial: &str) -> Result<()> {
+        let length = service.len();
+        if length > 0xffff {
+            return Err(Error::Protocol(format!("a request of {length} bytes is too long")));
+        }
+        let mut message = format!("{length:04x}").into_bytes();
+        message.extend_from_slice(service.as_bytes());
+        let what = service.split(':').next().unwrap_or(service).to_owned();
+        timed(self.read_timeout, &what, self.stream.get_mut().write_all(&message))
+            .await?
+            .map_err(|error| Error::io(format!("sending {what}"), error))?;
+        let mut status = [0u8; 4];
+        self.read_exact(&mut status, &format!("the answer to {what}")).await?;
+        match &status {
+            b"OKAY" => Ok(()),
+            b"FAIL" => {
+                let message = self.read_length_prefixed("the failure message").await?;
+                Err(classify_fail(serial, &what, message))
+            }
+            other => Err(Error::Protocol(format!(
+                "{what} answered {:?} instead of OKAY or FAIL",
+                String::from_utf8_lossy(other)
+            ))),
+        }
+    }
+
+    async fn read_exact(&mut self, buffer: &mut [u8], what: &str) -> Result<()> {
+        match timed(self.read_timeout, what, self.stream.read_exact(buffer)).await? {
+            Ok(_) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Err(Error::Disconnected(format!("reading {what}")))
+            }
+            Err(error) => Err(Error::io(format!("reading {what}"), error)),
+        }
+    }
+
+    /// Reads a 4-hex-digit length and that many bytes.
+    async fn read_length_prefixed(&mut self, what: &str) -> Result<String> {
+        let mut length = [0u8; 4];
+        self.read_exact(&mut length, what).await?;
+        let length = std::str::from_utf8(&length)
+            .ok()
+            .and_then(|hex| usize::from_str_radix(hex, 16).ok())
+            .ok_or_else(|| Error::Protocol(format!("a bad length {length:?} before {what}")))?;
+        let mut body = vec![0u8; length];
+        self.read_exact(&mut body, what).await?;
+        Ok(String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// Reads shell v2 packets until the exit packet: `u8 id + u32 LE length + bytes`.
+    async fn read_shell_v2(&mut self, max_output: usize) -> Result<ShellOutput> {
+        let mut output = ShellOutput::default();
+        loop {
+            let mut header = [0u8; 5];
+            match timed(self.read_timeout, "shell output", self.stream.read_exact(&mut header)).await? {
+                Ok(_) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Err(Error::Disconnected(
+                        "reading a shell's output: the stream ended before the exit code".into(),
+                    ));
+                }
+                Err(error) => return Err(Error::io("reading shell output", error)),
+            }
+            let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]) as usize;
+            if output.stdout.len() + output.stderr.len() + length > max_output {
+                return Err(Error::Protocol(format!(
+                    "the command printed more than {max_output} bytes"
+                )));
+            }
+            match header[0] {
+                1 => self.read_append(&mut output.stdout, length).await?,
+                2 => self.read_append(&mut output.stderr, length).await?,
+                3 => {
+                    let mut code = vec![0u8; length];
+                    self.read_exact(&mut code, "the exit code").await?;
+                    output.exit_code = Some(code.first().copied().map_or(0, i32::from));
+                    return Ok(output);
+                }
+                _ => {
+                    // Window-size and stdin packets never come from the device; skip anything
+                    // unknown rather than fail.
+                    let mut skip = vec![0u8; length];
+                    self.read_exact(&mut skip, "a shell packet").await?;
+                }
+            }
+        }
+    }
+
+    async fn read_append(&mut self, into: &mut Vec<u8>, length: usize) -> Result<()> {
+        let start = into.len();
+        into.resize(start + length, 0);
+        self.read_exact(&mut into[start..], "shell output").await
+    }
+
+    /// Reads until the server closes the stream.
+    async fn read_to_end(&mut self, max_output: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let read = timed(self.read_timeout, "output", self.stream.read(&mut chunk))
+                .await?
+                .map_err(|error| Error::io("reading output", error))?;
+            if read == 0 {
+                return Ok(out);
+            }
+            if out.len() + read > max_output {
+                return Err(Error::Protocol(format!(
+                    "the command printed more than {max_output} bytes"
+                )));
+            }
+            out.extend_from_slice(&chunk[..read]);
+        }
+    }
+
+    /// Reads until the stream ends or `window` has passed, whichever is first.
+    async fn read_for(&mut self, window: Duration, max_output: usize) -> Result<Vec<u8>> {
+        let end = Instant::now() + window;
+        let mut out = Vec::new();
+        let mut chunk = vec![0u8; 4096];
+        loop {
+            match tokio::time::timeout_at(end, self.stream.read(&mut chunk)).await {
+                Err(_) => return Ok(out),
+                Ok(Ok(0)) => return Ok(out),
+                Ok(Ok(read)) => {
+                    if out.len() + read > max_output {
+                        return Ok(out);
+                    }
+                    out.extend_from_slice(&chunk[..read]);
+                }
+                Ok(Err(error)) => return Err(Error::io("reading jdwp", error)),
+            }
+        }
+    }
+}
+
+/// Awaits `op` for at most `after`.
+async fn timed<T>(after: Duration, what: &str, op: impl std::future::Future<Output = T>) -> Result<T> {
+    tokio::time::timeout(after, op).await.map_err(|_| Error::Timeout {
+        what: what.to_owned(),
+        after,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_address_from_the_environment() {
+        let config = AdbConfig::from_vars(|_| None);
+        assert_eq!((config.host.as_str(), config.port), ("127.0.0.1", 5037));
+        let config = AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "5555".into()));
+        assert_eq!(config.port, 5555);
+        let config = AdbConfig::from_vars(|name| match name {
+            "ADB_SERVER_SOCKET" => Some("tcp:farm.example:7000".into()),
+            "ANDROID_ADB_SERVER_PORT" => Some("5555".into()),
+            _ => None,
+        });
+        assert_eq!((config.host.as_str(), config.port), ("farm.example", 7000));
+        assert!(!config.is_loopback());
+        let config = AdbConfig::from_vars(|name| (name == "ADB_SERVER_SOCKET").then(|| "unix:/x".into()));
+        assert_eq!(config.port, 5037);
+        let config = AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "x".into()));
+        assert_eq!(config.port, 5037);
+    }
+
+    #[test]
+    fn device_lists() {
+        // As adb 29.0.6 prints `host:devices-l` for a TCP device, an emulator, an unauthorized
+        // phone and one without USB permissions.
+        let text = "127.0.0.1:40123        device product:panther model:Pixel_7 device:panther transport_id:3\n\
+emulator-5554          offline transport_id:1\n\
+0A1B2C3D               unauthorized usb:1-1 transport_id:2\n\
+0A1B2C3E               no permissions (user in plugdev group; are your udev rules wrong?); see [http://developer.android.com/tools/device.html] usb:1-2 transport_id:4\n";
+        let devices = parse_devices_long(text);
+        assert_eq!(devices.len(), 4);
+        assert_eq!(devices[0].serial, "127.0.0.1:40123");
+        assert_eq!(devices[0].state, "device");
+        assert_eq!(devices[0].model.as_deref(), Some("Pixel_7"));
+        assert_eq!(devices[0].transport_id, Some(3));
+        assert_eq!(devices[1].state, "offline");
+        assert_eq!(devices[2].state, "unauthorized");
+        assert_eq!(devices[3].state, "no permissions");
+        assert_eq!(devices[3].transport_id, Some(4));
+        assert!(parse_devices_long("").is_empty());
+    }
+
+    #[test]
+    fn failures_are_sorted() {
+        assert!(matches!(
+            classify_fail("x", "host", "device 'x' not found".into()),
+            Error::DeviceNotFound(_)
+        ));
+        assert!(matches!(
+            classify_fail("x", "host", "device offline".into()),
+            Error::DeviceUnavailable { .. }
+        ));
+        assert!(matches!(
+            classify_fail("x", "host", "device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set".into()),
+            Error::DeviceUnavailable { .. }
+        ));
+        assert!(matches!(classify_fail("x", "host", "closed".into()), Error::Refused { .. }));
+    }
+
+    #[test]
+    fn legacy_exit_marker() {
+        let mut out = b"hello\n\n__PHONELOGS_EXIT__3\n".to_vec();
+        assert_eq!(split_legacy_exit(&mut out), Some(3));
+        assert_eq!(out, b"hello\n");
+        let mut out = b"no marker".to_vec();
+        assert_eq!(split_legacy_exit(&mut out), None);
+    }
+}

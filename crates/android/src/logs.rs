@@ -1,0 +1,498 @@
+//! The pure half of the driver: the commands it sends, and what it makes of their output (no
+//! I/O here, so every rule is unit-tested on captured text).
+
+use phonelogs_crash::android::{PackageInfo, parse_dumpsys_package, parse_pm_list_packages};
+use phonelogs_crash::dropbox::{AppMatch, parse_dropbox};
+use phonelogs_crash::logcat::{LogcatItem, UidFilter, parse_line, split_lines};
+use phonelogs_crash::{PhoneClock, Report, ReportKind};
+use phonelogs_driver::{CrashKind, CrashReport, LogLevel, LogLine, LogQuery, LogResult};
+use time::OffsetDateTime;
+
+use crate::quote::quote;
+
+/// A fresh marker for the line that ends each command's output in a multi-command script,
+/// followed by that command's exit code. Several commands share one shell, and so one adb round
+/// trip. The marker changes every call, so an app that puts a marker-like line in its crash
+/// message cannot move the boundaries between sections.
+pub(crate) fn new_marker() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mixed = nanos ^ count.rotate_left(32) ^ u64::from(std::process::id()).rotate_left(16);
+    format!("__PHONELOGS_{mixed:016x}__")
+}
+
+/// The three drop box tags of an app's crash reports.
+pub(crate) const DROPBOX_TAGS: [&str; 3] = ["data_app_crash", "data_app_native_crash", "data_app_anr"];
+
+/// Joins already-quoted commands into one script whose output [`split_sections`] takes apart.
+///
+/// After each command the script prints the marker and `0` or `1` (`cmd && echo M 0 || echo M
+/// 1`): whether it succeeded, without relying on `$?`, which the smallest shells (and the
+/// simulated phone's) do not expand. The marker need not start a line: it is unique per call.
+pub(crate) fn script<S: AsRef<str>>(commands: &[S], marker: &str) -> String {
+    let mut out = String::new();
+    for command in commands {
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(command.as_ref());
+        out.push_str(&format!(" && echo {marker} 0 || echo {marker} 1"));
+    }
+    out
+}
+
+/// One command's output within a script, and whether it succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Section<'a> {
+    /// What the command printed.
+    pub output: &'a [u8],
+    /// 0 when it succeeded, 1 when it failed, `None` when the marker line was unreadable.
+    pub exit_code: Option<i32>,
+}
+
+/// Splits a script's stdout into its commands' outputs. A section whose marker is missing (the
+/// device went away mid-script) is absent, so callers count what they got.
+pub(crate) fn split_sections<'a>(stdout: &'a [u8], marker: &str) -> Vec<Section<'a>> {
+    let marker = format!("{marker} ");
+    let mut sections = Vec::new();
+    let mut rest = stdout;
+    while let Some(at) = find(rest, marker.as_bytes()) {
+        let output = &rest[..at];
+        let after = &rest[at + marker.len()..];
+        let line_end = after.iter().position(|&b| b == b'\n').unwrap_or(after.len());
+        let exit_code = std::str::from_utf8(&after[..line_end])
+            .ok()
+            .and_then(|code| code.trim().parse().ok());
+        sections.push(Section { output, exit_code });
+        rest = after.get(line_end + 1..).unwrap_or(&[]);
+    }
+    sections
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return None;
+    }
+    haystack.windows(needle.len()).position(|window| window == needle)
+}
+
+/// What the driver learns about an app once and keeps for the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AppFacts {
+    /// Its uids, one per user it is installed for (an app clone adds one).
+    pub uids: Vec<u32>,
+    /// `SYSTEM` in its flags.
+    pub system: bool,
+    /// `DEBUGGABLE` in its flags.
+    pub debuggable: bool,
+    /// The shared user, when it has one.
+    pub shared_user: Option<String>,
+}
+
+/// What `pm list packages -U <pkg>` says: the package's uids, or `None` when it is not
+/// installed. The command matches substrings, so only the exact name counts.
+pub(crate) fn uids_of(pm_output: &str, package: &str) -> Option<Vec<u32>> {
+    parse_pm_list_packages(pm_output)
+        .into_iter()
+        .find(|entry| entry.package == package)
+        .map(|entry| entry.uids)
+        .filter(|uids| !uids.is_empty())
+}
+
+/// Builds an app's facts from `pm list packages -U` and `dumpsys package`.
+pub(crate) fn app_facts(uids: Vec<u32>, dumpsys: &str, package: &str) -> AppFacts {
+    let info: PackageInfo = parse_dumpsys_package(dumpsys, package).unwrap_or_default();
+    AppFacts {
+        system: info.is_system(),
+        debuggable: info.is_debuggable(),
+        shared_user: info.shared_user.clone(),
+        uids,
+    }
+}
+
+/// The logcat command of one `app_logs` call: the spec's
+/// `logcat -d -b main,system,crash -v epoch -v uid --uid=<uid> -t <count> *:<level>`.
+///
+/// Without `--uid` (Android 10) every line is read and `-t` is left out, since it would count
+/// other apps' lines. With a text filter `-t` is left out too: the filter is applied here, after
+/// logcat, and `-t` would cut before it.
+pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -> String {
+    let mut words: Vec<String> = ["logcat", "-d", "-b", "main,system,crash", "-v", "epoch", "-v", "uid"]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .collect();
+    if uid_option {
+        let list: Vec<String> = uids.iter().map(u32::to_string).collect();
+        words.push(format!("--uid={}", list.join(",")));
+        if query.filter.is_none() {
+            words.push("-t".into());
+            words.push(query.count.max(1).to_string());
+        }
+    }
+    let level = query.level.unwrap_or(LogLevel::Verbose).android_char();
+    words.push(format!("*:{level}"));
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// The crash buffer's lines of the app: `logcat -d -b crash -v epoch -v uid [--uid=…]`.
+pub(crate) fn crash_buffer_command(uids: &[u32], uid_option: bool) -> String {
+    let mut command = String::from("logcat -d -b crash -v epoch -v uid");
+    if uid_option {
+        let list: Vec<String> = uids.iter().map(u32::to_string).collect();
+        command.push_str(&format!(" --uid={}", list.join(",")));
+    }
+    command
+}
+
+/// Whether a logcat's complaint says it does not know `--uid`.
+pub(crate) fn logcat_lacks_uid_option(stderr: &str, stdout: &str) -> bool {
+    let text = format!("{stderr}\n{stdout}").to_ascii_lowercase();
+    (text.contains("uid") && (text.contains("unrecognized") || text.contains("unknown") || text.contains("invalid option")))
+        || text.contains("unrecognized option")
+}
+
+/// The filters that decide whether a line is one of the app's uids.
+pub(crate) fn uid_filters(uids: &[u32]) -> Vec<UidFilter> {
+    uids.iter().map(|uid| UidFilter::new(*uid)).collect()
+}
+
+/// Whether a dump asked for with `--uid` holds lines of other uids: a logcat that ignored the
+/// option, whose `-t` then counted everyone's lines.
+pub(crate) fn has_foreign_lines(dump: &[u8], uids: &[u32]) -> bool {
+    let filters = uid_filters(uids);
+    split_lines(dump).any(|line| {
+        phonelogs_crash::logcat::epoch_uid_field(line).is_some()
+            && !filters.iter().any(|filter| filter.matches(line))
+    })
+}
+
+/// The app's lines in a `-v epoch -v uid` dump that match `query`, the newest `query.count`,
+/// oldest first. Every line's uid is checked here whatever logcat was asked, so a logcat that
+/// ignored `--uid` (or had none) passes on nothing of another uid.
+pub(crate) fn app_lines(dump: &[u8], uids: &[u32], query: &LogQuery) -> LogResult {
+    let filters = uid_filters(uids);
+    let mut lines: Vec<LogLine> = Vec::new();
+    for raw in split_lines(dump) {
+        if !filters.iter().any(|filter| filter.matches(raw)) {
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(raw) else {
+            // Invalid UTF-8 is rare in logs; read it with replacements rather than drop it.
+            let lossy = String::from_utf8_lossy(raw);
+            if let Some(line) = to_log_line(&lossy, uids) {
+                push_if_matching(&mut lines, line, query);
+            }
+            continue;
+        };
+        if let Some(line) = to_log_line(text, uids) {
+            push_if_matching(&mut lines, line, query);
+        }
+    }
+    // logcat prints its buffers merged in time order; sort anyway (stable) so the contract's
+    // "oldest first" holds for any device.
+    lines.sort_by_key(|line| line.time);
+    let omitted = lines.len().saturating_sub(query.count);
+    if omitted > 0 {
+        lines.drain(..omitted);
+    }
+    LogResult { lines, omitted }
+}
+
+fn push_if_matching(lines: &mut Vec<LogLine>, line: LogLine, query: &LogQuery) {
+    if query.matches(&line) {
+        lines.push(line);
+    }
+}
+
+/// One `-v epoch -v uid` line as a [`LogLine`], when it parses and its uid is one of `uids`.
+fn to_log_line(text: &str, uids: &[u32]) -> Option<LogLine> {
+    let LogcatItem::Line(line) = parse_line(text) else {
+        return None;
+    };
+    let uid = line.uid.as_ref().and_then(|uid| uid.as_number())?;
+    if !uids.contains(&uid) {
+        return None;
+    }
+    let time = line.time.to_offset_date_time(None, time::UtcOffset::UTC)?;
+    let level = LogLevel::from_android_char(line.level as u8)?;
+    Some(LogLine {
+        time,
+        level,
+        tag: line.tag,
+        text: line.text,
+        pid: Some(line.pid),
+        tid: Some(line.tid),
+        uid: Some(uid),
+    })
+}
+
+/// The app's crash reports from the drop box dumps and the crash buffer, newest first, since
+/// `since`, at most `limit`.
+///
+/// Drop box entries are matched by their `UID:` (by `Process:`/`Package:` on phones that print
+/// none). Java crashes the drop box left out (it drops entries that come too fast) come from
+/// the crash buffer, one per pid; a crash buffer crash whose pid has a drop box Java crash close
+/// in time is the same crash and is left out.
+pub(crate) fn app_crashes(
+    dropbox_dumps: &[&str],
+    crash_buffer: &[u8],
+    package: &str,
+    uids: &[u32],
+    clock: &PhoneClock,
+    since: OffsetDateTime,
+    limit: usize,
+) -> Vec<CrashReport> {
+    let mut reports: Vec<Report> = Vec::new();
+    for dump in dropbox_dumps {
+        for entry in parse_dropbox(dump) {
+            if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
+                continue;
+            }
+            let matches = uids.iter().any(|uid| {
+                entry.matches(&AppMatch {
+                    uid: Some(*uid),
+                    package,
+                })
+            });
+            if !matches {
+                continue;
+            }
+            if let Some(mut report) = entry.to_report(clock) {
+                if report.pid.is_none() && report.kind == ReportKind::Anr {
+                    report.pid = first_section_pid(&report.text);
+                }
+                reports.push(report);
+            }
+        }
+    }
+    // The crash buffer: only the app's own lines reach the parser.
+    let filters = uid_filters(uids);
+    let mut own = String::new();
+    for raw in split_lines(crash_buffer) {
+        if filters.iter().any(|filter| filter.matches(raw)) {
+            own.push_str(&String::from_utf8_lossy(raw));
+            own.push('\n');
+        }
+    }
+    let dropbox_java: Vec<(Option<u32>, Option<OffsetDateTime>)> = reports
+        .iter()
+        .filter(|r| r.kind == ReportKind::JavaCrash)
+        .map(|r| (r.pid, r.time))
+        .collect();
+    for report in phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock) {
+        if report.kind != ReportKind::JavaCrash {
+            continue;
+        }
+        let already = dropbox_java.iter().any(|(pid, time)| {
+            *pid == report.pid
+                && match (time, report.time) {
+                    (Some(a), Some(b)) => (*a - b).abs() <= time::Duration::minutes(2),
+                    _ => true,
+                }
+        });
+        if !already {
+            reports.push(report);
+        }
+    }
+    let mut out: Vec<CrashReport> = reports
+        .into_iter()
+        .filter_map(|report| {
+            let Some(time) = report.time else {
+                tracing::warn!(summary = %report.summary, "a crash report without a readable time is left out");
+                return None;
+            };
+            (time >= since).then(|| CrashReport {
+                kind: crash_kind(report.kind),
+                time,
+                pid: report.pid,
+                process: report.process,
+                summary: report.summary,
+                text: report.text,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.time.cmp(&a.time));
+    out.truncate(limit);
+    out
+}
+
+/// The pid of the first `----- pid N at … -----` section of a cut ANR: the app's, for entries
+/// of phones that print no `PID:` header (Android 10).
+// TODO(crash): move to phonelogs-crash (`DropBoxEntry::to_report` could take the pid from
+// `AnrCut::pid` when the entry has no `PID:` header).
+fn first_section_pid(text: &str) -> Option<u32> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix("----- pid ")?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        rest[..digits].parse().ok()
+    })
+}
+
+fn crash_kind(kind: ReportKind) -> CrashKind {
+    match kind {
+        ReportKind::JavaCrash => CrashKind::JavaCrash,
+        ReportKind::NativeCrash => CrashKind::NativeCrash,
+        ReportKind::Anr => CrashKind::Anr,
+        ReportKind::Watchdog => CrashKind::Watchdog,
+        ReportKind::Crash => CrashKind::Crash,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn sections_carry_their_exit_codes() {
+        let m = "__PHONELOGS_SECTION__";
+        let stdout = b"+0100\n__PHONELOGS_SECTION__ 0\npackage:a uid:1\n__PHONELOGS_SECTION__ 0\n__PHONELOGS_SECTION__ 1\n";
+        let sections = split_sections(stdout, m);
+        assert_eq!(sections.len(), 3);
+        assert_eq!(sections[0].output, b"+0100\n");
+        assert_eq!(sections[1].output, b"package:a uid:1\n");
+        assert_eq!(sections[2].output, b"");
+        assert_eq!(sections[2].exit_code, Some(1));
+        // Output without a final newline.
+        let sections = split_sections(b"x__PHONELOGS_SECTION__ 0\n", m);
+        assert_eq!(sections[0].output, b"x");
+        // A cut-off script gives fewer sections.
+        assert_eq!(split_sections(b"+0100\n__PHONELOGS_SECTION__ 0\npartial", m).len(), 1);
+        let built = script(&["date +%z", "true"], m);
+        assert_eq!(
+            built,
+            "date +%z && echo __PHONELOGS_SECTION__ 0 || echo __PHONELOGS_SECTION__ 1; true && echo __PHONELOGS_SECTION__ 0 || echo __PHONELOGS_SECTION__ 1"
+        );
+        assert_ne!(new_marker(), new_marker());
+    }
+
+    #[test]
+    fn the_logcat_command_is_the_specs() {
+        let mut query = LogQuery::since(datetime!(2026-11-30 10:00 UTC), 200);
+        assert_eq!(
+            logcat_command(&[10123], &query, true),
+            "logcat -d -b main,system,crash -v epoch -v uid --uid=10123 -t 200 '*:V'"
+        );
+        query.level = Some(LogLevel::Warn);
+        assert_eq!(
+            logcat_command(&[10123, 1010123], &query, false),
+            "logcat -d -b main,system,crash -v epoch -v uid '*:W'"
+        );
+        query.filter = Some("x".into());
+        assert!(!logcat_command(&[10123], &query, true).contains(" -t "));
+    }
+
+    // Lines as logcat -v epoch -v uid prints them (19-column seconds, uid %5s/%5d), per
+    // shared/notes/android-formats.md §1.
+    const DUMP: &str = "--------- beginning of main\n\
+         1764496801.000 10123  4242  4242 I CrashTest: started\n\
+         1764496801.500 10200  5151  5151 I Store   : OTHER user=alice\n\
+         1764496802.100 10123  4242  4250 D CrashTest: loading config\n\
+         1764496803.200 10123  4242  4242 W Net     : slow response\n\
+         1764496803.700  1000   600   600 I ActivityManager: Process dev.phonelogs.crashtest (pid 4242) has died\n\
+--------- beginning of crash\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: FATAL EXCEPTION: main\n\
+garbage line\n";
+
+    #[test]
+    fn only_the_apps_uid_comes_out() {
+        let query = LogQuery::since(datetime!(2025-01-01 0:00 UTC), 500);
+        let result = app_lines(DUMP.as_bytes(), &[10123], &query);
+        let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["started", "loading config", "slow response", "FATAL EXCEPTION: main"]);
+        assert!(result.lines.iter().all(|l| l.uid == Some(10123)));
+        assert_eq!(result.lines[1].tid, Some(4250));
+        assert_eq!(result.lines[0].time.unix_timestamp(), 1_764_496_801);
+        assert_eq!(result.omitted, 0);
+        assert!(has_foreign_lines(DUMP.as_bytes(), &[10123]));
+        assert!(!has_foreign_lines(b"         1764496801.000 10123  4242  4242 I CrashTest: started\n--------- beginning of main\n", &[10123]));
+        let none = app_lines(DUMP.as_bytes(), &[10999], &query);
+        assert!(none.lines.is_empty());
+    }
+
+    #[test]
+    fn count_level_filter_and_since() {
+        let since = datetime!(2025-01-01 0:00 UTC);
+        let result = app_lines(DUMP.as_bytes(), &[10123], &LogQuery::since(since, 2));
+        let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["slow response", "FATAL EXCEPTION: main"]);
+        assert_eq!(result.omitted, 2);
+        let mut query = LogQuery::since(since, 500);
+        query.level = Some(LogLevel::Warn);
+        assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
+        let mut query = LogQuery::since(since, 500);
+        query.filter = Some("CrashTest".into());
+        assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
+        let cut = OffsetDateTime::from_unix_timestamp(1_764_496_803).unwrap();
+        assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &LogQuery::since(cut, 500)).lines.len(), 2);
+    }
+
+    #[test]
+    fn packages_and_flags() {
+        assert_eq!(
+            uids_of("package:com.example.app uid:10127\npackage:com.example.app.pro uid:10128\n", "com.example.app"),
+            Some(vec![10127])
+        );
+        assert_eq!(uids_of("package:com.example.app.pro uid:10128\n", "com.example.app"), None);
+        assert_eq!(
+            uids_of("package:com.example.app uid:10127\npackage:com.example.app uid:1010127\n", "com.example.app"),
+            Some(vec![10127, 1010127])
+        );
+        // dumpsys package layout per android-formats.md §6.
+        let dumpsys = "Packages:\n  Package [com.example.app] (c0ffee):\n    userId=10127\n    pkg=Package{c0ffee com.example.app}\n    flags=[ DEBUGGABLE HAS_CODE ALLOW_CLEAR_USER_DATA ]\n    pkgFlags=[ DEBUGGABLE HAS_CODE ALLOW_CLEAR_USER_DATA ]\n";
+        let facts = app_facts(vec![10127], dumpsys, "com.example.app");
+        assert!(facts.debuggable && !facts.system && facts.shared_user.is_none());
+        let shared = "Packages:\n  Package [com.example.app] (c0ffee):\n    userId=1000\n    sharedUser=SharedUserSetting{1 android.uid.system/1000}\n    pkgFlags=[ SYSTEM HAS_CODE ]\n";
+        let facts = app_facts(vec![1000], shared, "com.example.app");
+        assert!(facts.system && facts.shared_user.is_some());
+    }
+
+    #[test]
+    fn crashes_from_the_drop_box_and_the_crash_buffer() {
+        // Drop box entries as `dumpsys dropbox --print <tag>` prints them (§2), one per tag.
+        let java = "Drop box contents: 2 entries\nMax entries: 1000\n\nSearching for: data_app_crash\n\n\
+========================================\n\
+2025-11-30 11:00:06 data_app_crash (text, 300 bytes)\n\
+Process: dev.phonelogs.crashtest\nPID: 4242\nUID: 10123\nFlags: 0x38d83e46\nPackage: dev.phonelogs.crashtest v1 (1.0)\n\n\
+java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n\n\
+========================================\n\
+2025-11-30 11:00:07 data_app_crash (text, 200 bytes)\n\
+Process: com.example.store\nPID: 5151\nUID: 10200\n\n\
+java.lang.RuntimeException: OTHER-APP-SECRET\n";
+        let anr = "Drop box contents: 1 entries\n\n========================================\n\
+2025-11-30 11:00:20 data_app_anr (text, 400 bytes)\n\
+Process: dev.phonelogs.crashtest\nPID: 4243\nUID: 10123\nSubject: Input dispatching timed out\n\n\
+CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
+----- pid 4243 at 2025-11-30 11:00:19.123456789+0100 -----\nCmd line: dev.phonelogs.crashtest\n\"main\" prio=5 tid=1 Sleeping\n----- end 4243 -----\n\n\
+----- pid 600 at 2025-11-30 11:00:19.223456789+0100 -----\nCmd line: system_server\n\"main\" prio=5 tid=1 Native\n----- end 600 -----\n";
+        // The crash buffer: the same crash as the drop box's (pid 4242), one the drop box
+        // dropped (pid 4300), and another app's.
+        let buffer = "--------- beginning of crash\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: Process: dev.phonelogs.crashtest, PID: 4242\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: java.lang.IllegalStateException: Crash button tapped\n\
+         1764496830.000 10123  4300  4300 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         1764496830.000 10123  4300  4300 E AndroidRuntime: Process: dev.phonelogs.crashtest, PID: 4300\n\
+         1764496830.000 10123  4300  4300 E AndroidRuntime: java.lang.NullPointerException: second\n\
+         1764496831.000 10200  5151  5151 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         1764496831.000 10200  5151  5151 E AndroidRuntime: java.lang.RuntimeException: OTHER-APP-SECRET\n";
+        let clock = PhoneClock { offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(), year: None };
+        let since = datetime!(2025-11-30 9:00 UTC);
+        let reports = app_crashes(&[java, "", anr], buffer.as_bytes(), "dev.phonelogs.crashtest", &[10123], &clock, since, 10);
+        let kinds: Vec<CrashKind> = reports.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [CrashKind::JavaCrash, CrashKind::Anr, CrashKind::JavaCrash]);
+        assert_eq!(reports[0].pid, Some(4300));
+        assert_eq!(reports[1].summary, "Input dispatching timed out");
+        assert!(!reports[1].text.contains("system_server"), "{}", reports[1].text);
+        assert_eq!(reports[2].time, datetime!(2025-11-30 11:00:06 +1));
+        assert!(reports.iter().all(|r| !r.text.contains("OTHER-APP") && !r.summary.contains("OTHER-APP")));
+        let newest = app_crashes(&[java, "", anr], buffer.as_bytes(), "dev.phonelogs.crashtest", &[10123], &clock, since, 1);
+        assert_eq!(newest.len(), 1);
+        let later = datetime!(2025-11-30 12:00 UTC);
+        assert!(app_crashes(&[java, "", anr], buffer.as_bytes(), "dev.phonelogs.crashtest", &[10123], &clock, later, 10).is_empty());
+    }
+}

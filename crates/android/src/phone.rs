@@ -1,0 +1,562 @@
+//! [`AdbPhone`]: the driver contract over the adb server.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use phonelogs_crash::PhoneClock;
+use phonelogs_crash::android::parse_date_offset;
+use phonelogs_driver::{
+    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
+    DeviceId, DeviceInfo, DeviceState, Error, JdwpProcessList, LogQuery, LogResult,
+    NativeBacktrace, Platform, ProcessExitHistory, Result, SetDebugAppResult, ThreadSummary,
+    TombstoneCapture, check_pid,
+};
+use time::OffsetDateTime;
+
+use crate::client::{AdbConfig, AdbServer, ShellOutput};
+use crate::logs::{
+    AppFacts, DROPBOX_TAGS, Section, app_facts, crash_buffer_command, has_foreign_lines, logcat_command,
+    logcat_lacks_uid_option, new_marker, script, split_sections, uids_of,
+};
+use crate::quote::{command_line, quote};
+
+/// The most text of a native backtrace returned whole; the rest is cut.
+const MAX_BACKTRACE_TEXT: usize = 256 * 1024;
+
+/// What the driver keeps about a device: whether its logcat knows `--uid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DeviceFacts {
+    uid_option: bool,
+}
+
+/// An Android phone (or several) reached through the adb server: one app's lines, crash reports
+/// and development-build flag, plus the six debugging aids.
+///
+/// What cannot change while an app stays installed (its uids and flags) is kept per device and
+/// app, so a repeated `app_logs` call is one shell command: the logcat dump and, in the same
+/// shell, `pm list packages -U` to notice a reinstalled app (a new uid). Call
+/// [`AdbPhone::forget_device`] when a task ends to start the next one fresh.
+#[derive(Debug)]
+pub struct AdbPhone {
+    server: AdbServer,
+    apps: Mutex<HashMap<(String, String), AppFacts>>,
+    devices: Mutex<HashMap<String, DeviceFacts>>,
+    round_trips: AtomicU64,
+}
+
+impl AdbPhone {
+    /// A driver talking to the adb server `config` names.
+    pub fn new(config: AdbConfig) -> Self {
+        AdbPhone {
+            server: AdbServer::new(config),
+            apps: Mutex::new(HashMap::new()),
+            devices: Mutex::new(HashMap::new()),
+            round_trips: AtomicU64::new(0),
+        }
+    }
+
+    /// A driver for the server adb's own tools would use (see [`AdbConfig::from_env`]).
+    pub fn from_env() -> Self {
+        Self::new(AdbConfig::from_env())
+    }
+
+    /// The adb client underneath.
+    pub fn server(&self) -> &AdbServer {
+        &self.server
+    }
+
+    /// How many device commands (adb round trips to a device) this driver has made.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// Forgets everything kept about `device` (app uids and flags, the device's features).
+    pub fn forget_device(&self, device: &DeviceId) {
+        if let Ok(mut apps) = self.apps.lock() {
+            apps.retain(|(serial, _), _| serial != device.as_str());
+        }
+        if let Ok(mut devices) = self.devices.lock() {
+            devices.remove(device.as_str());
+        }
+        self.server.forget(device.as_str());
+    }
+
+    async fn shell(&self, device: &DeviceId, command: &str) -> Result<ShellOutput> {
+        let serial = serial_of(device)?;
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(%serial, %command, "adb shell");
+        Ok(self.server.shell(serial, command).await?)
+    }
+
+    fn cached(&self, device: &DeviceId, app: &AppId) -> Option<(DeviceFacts, AppFacts)> {
+        let apps = self.apps.lock().ok()?;
+        let devices = self.devices.lock().ok()?;
+        let facts = apps.get(&(device.to_string(), app.to_string()))?.clone();
+        let device = *devices.get(device.as_str())?;
+        Some((device, facts))
+    }
+
+    fn forget_app(&self, device: &DeviceId, app: &AppId) {
+        if let Ok(mut apps) = self.apps.lock() {
+            apps.remove(&(device.to_string(), app.to_string()));
+        }
+    }
+
+    fn set_uid_option(&self, device: &DeviceId, uid_option: bool) {
+        if let Ok(mut devices) = self.devices.lock() {
+            devices.insert(device.to_string(), DeviceFacts { uid_option });
+        }
+    }
+
+    /// The app's facts: kept ones, or read with one shell command (`getprop`,
+    /// `pm list packages -U`, `dumpsys package`).
+    async fn facts(&self, device: &DeviceId, app: &AppId) -> Result<(DeviceFacts, AppFacts)> {
+        if let Some(known) = self.cached(device, app) {
+            return Ok(known);
+        }
+        let marker = new_marker();
+        let package = quote(app.as_str());
+        let commands = [
+            "getprop ro.build.version.sdk".to_owned(),
+            format!("pm list packages -U {package}"),
+            format!("dumpsys package {package}"),
+        ];
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, 3)?;
+        let sdk: Option<u32> = text(&sections[0]).trim().parse().ok();
+        // Android 10 (API 29) and older have no `logcat --uid`.
+        let uid_option = sdk.is_none_or(|sdk| sdk >= 30);
+        let Some(uids) = uids_of(&text(&sections[1]), app.as_str()) else {
+            return Err(Error::NotFound(format!("{app} is not installed on {device}")));
+        };
+        let facts = app_facts(uids, &text(&sections[2]), app.as_str());
+        let device_facts = {
+            let mut devices = self
+                .devices
+                .lock()
+                .map_err(|_| Error::backend("a lock was poisoned"))?;
+            *devices
+                .entry(device.to_string())
+                .or_insert(DeviceFacts { uid_option })
+        };
+        if let Ok(mut apps) = self.apps.lock() {
+            apps.insert((device.to_string(), app.to_string()), facts.clone());
+        }
+        Ok((device_facts, facts))
+    }
+
+    /// The facts of an app whose lines may be read: not one that shares its uid.
+    async fn readable_facts(&self, device: &DeviceId, app: &AppId) -> Result<(DeviceFacts, AppFacts)> {
+        let (device_facts, facts) = self.facts(device, app).await?;
+        if let Some(shared) = &facts.shared_user {
+            return Err(Error::Unsupported(format!(
+                "{app} shares its uid with other packages ({shared}), so its lines cannot be told apart from theirs"
+            )));
+        }
+        Ok((device_facts, facts))
+    }
+
+    /// Checks the `pm list packages -U` section of a call against the kept uids. `Ok(true)`: the
+    /// same; `Ok(false)`: the app was reinstalled and the facts are forgotten.
+    fn same_install(&self, device: &DeviceId, app: &AppId, pm: &Section<'_>, facts: &AppFacts) -> Result<bool> {
+        match uids_of(&text(pm), app.as_str()) {
+            None => {
+                self.forget_app(device, app);
+                Err(Error::NotFound(format!("{app} is not installed on {device}")))
+            }
+            Some(uids) if uids != facts.uids => {
+                tracing::info!(%app, old = ?facts.uids, new = ?uids, "the app was reinstalled with a new uid");
+                self.forget_app(device, app);
+                Ok(false)
+            }
+            Some(_) => Ok(true),
+        }
+    }
+}
+
+fn serial_of(device: &DeviceId) -> Result<&str> {
+    let serial = device.as_str();
+    if serial.trim().is_empty() || serial.contains(['\0', '\n']) {
+        return Err(Error::InvalidArgument(format!("{serial:?} is not a device serial")));
+    }
+    Ok(serial)
+}
+
+fn text(section: &Section<'_>) -> String {
+    String::from_utf8_lossy(section.output).into_owned()
+}
+
+fn checked_app(app: &AppId) -> Result<AppId> {
+    AppId::parse(app.as_str())
+}
+
+/// Splits a script's output and insists on `count` sections: fewer means the device went away
+/// before the script ended.
+fn expect_sections<'a>(output: &'a ShellOutput, marker: &str, count: usize) -> Result<Vec<Section<'a>>> {
+    let sections = split_sections(&output.stdout, marker);
+    if sections.len() < count {
+        return Err(Error::Disconnected(format!(
+            "the device's answer ended after {} of {count} commands: {}",
+            sections.len(),
+            output.stderr_text().trim()
+        )));
+    }
+    Ok(sections)
+}
+
+/// Turns a failed command into the contract's kinds: a refusal is `PermissionDenied`,
+/// anything else a backend error with what the device said.
+fn command_failure(what: &str, output: &ShellOutput) -> Error {
+    let said = format!("{} {}", output.stderr_text().trim(), output.stdout_text().trim());
+    let said = said.trim();
+    if is_refusal(said) {
+        Error::PermissionDenied(format!("{what}: {said}"))
+    } else {
+        Error::backend(format!(
+            "{what} failed (exit code {}): {said}",
+            output.exit_code.map_or_else(|| "unknown".to_owned(), |c| c.to_string())
+        ))
+    }
+}
+
+fn is_refusal(said: &str) -> bool {
+    let lower = said.to_ascii_lowercase();
+    [
+        "permission denied",
+        "permission denial",
+        "securityexception",
+        "security exception",
+        "not permitted",
+        "must be root",
+        "requires root",
+        "not allowed",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+}
+
+#[async_trait]
+impl AppLogger for AdbPhone {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            platform: Platform::Android,
+            logs: true,
+            crashes: true,
+            listener: false,
+            debugger: true,
+            log_history: true,
+        }
+    }
+
+    async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        let devices = self.server.devices().await?;
+        Ok(devices
+            .into_iter()
+            .map(|device| DeviceInfo {
+                id: DeviceId::new(device.serial),
+                platform: Platform::Android,
+                model: device.model.map(|m| m.replace('_', " ")),
+                state: match device.state.as_str() {
+                    "device" => DeviceState::Online,
+                    "offline" => DeviceState::Offline,
+                    "unauthorized" | "authorizing" => DeviceState::Unauthorized,
+                    other => DeviceState::Other(other.to_owned()),
+                },
+            })
+            .collect())
+    }
+
+    async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+        let app = checked_app(app)?;
+        let (_, facts) = self.facts(device, &app).await?;
+        Ok(AppInfo {
+            uid: facts.uids.first().copied(),
+            system: facts.system,
+            dev_build: facts.debuggable,
+            label: None,
+            app,
+        })
+    }
+
+    async fn app_logs(&self, device: &DeviceId, app: &AppId, query: &LogQuery) -> Result<LogResult> {
+        let app = checked_app(app)?;
+        // At most: a reinstall noticed, a logcat without --uid noticed, then the real read.
+        for _ in 0..3 {
+            let (device_facts, facts) = self.readable_facts(device, &app).await?;
+            let marker = new_marker();
+            let commands = [
+                logcat_command(&facts.uids, query, device_facts.uid_option),
+                format!("pm list packages -U {}", quote(app.as_str())),
+            ];
+            let output = self.shell(device, &script(&commands, &marker)).await?;
+            let sections = expect_sections(&output, &marker, 2)?;
+            if !self.same_install(device, &app, &sections[1], &facts)? {
+                continue;
+            }
+            let logs = &sections[0];
+            if logs.exit_code != Some(0) {
+                if device_facts.uid_option && logcat_lacks_uid_option(&output.stderr_text(), &text(logs)) {
+                    tracing::info!(%device, "logcat has no --uid; reading every line and keeping the app's");
+                    self.set_uid_option(device, false);
+                    continue;
+                }
+                return Err(command_failure("logcat", &output));
+            }
+            if device_facts.uid_option && has_foreign_lines(logs.output, &facts.uids) {
+                // The lines of others are never passed on (app_lines checks every uid), but
+                // `-t` counted them too, so the app's newest lines may be missing: read as on a
+                // phone without `--uid` from now on.
+                tracing::warn!(%device, "logcat ignored --uid; reading every line and keeping the app's");
+                self.set_uid_option(device, false);
+                continue;
+            }
+            return Ok(crate::logs::app_lines(logs.output, &facts.uids, query));
+        }
+        Err(Error::backend(format!("the facts of {app} kept changing while reading its logs")))
+    }
+
+    async fn app_crashes(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Vec<CrashReport>> {
+        let app = checked_app(app)?;
+        for _ in 0..3 {
+            let (device_facts, facts) = self.readable_facts(device, &app).await?;
+            let marker = new_marker();
+            let mut commands = vec![
+                // The phone's offset, read in the same shell as the dumps whose local times it
+                // turns into instants.
+                "date +%z".to_owned(),
+                format!("pm list packages -U {}", quote(app.as_str())),
+            ];
+            // The drop box ANDs its search words, so each tag is asked for on its own.
+            commands.extend(DROPBOX_TAGS.iter().map(|tag| format!("dumpsys dropbox --print {tag}")));
+            commands.push(crash_buffer_command(&facts.uids, device_facts.uid_option));
+            let output = self.shell(device, &script(&commands, &marker)).await?;
+            let sections = expect_sections(&output, &marker, commands.len())?;
+            if !self.same_install(device, &app, &sections[1], &facts)? {
+                continue;
+            }
+            let crash_buffer = &sections[5];
+            if crash_buffer.exit_code != Some(0) {
+                if device_facts.uid_option && logcat_lacks_uid_option(&output.stderr_text(), &text(crash_buffer)) {
+                    self.set_uid_option(device, false);
+                    continue;
+                }
+                return Err(command_failure("logcat -b crash", &output));
+            }
+            for section in &sections[2..5] {
+                if section.exit_code != Some(0) {
+                    return Err(command_failure("dumpsys dropbox", &output));
+                }
+            }
+            let offset = parse_date_offset(&text(&sections[0])).unwrap_or_else(|| {
+                tracing::warn!(said = %text(&sections[0]).trim(), "unreadable `date +%z`; reading local times as UTC");
+                time::UtcOffset::UTC
+            });
+            let clock = PhoneClock { offset, year: None };
+            let dumps: Vec<String> = sections[2..5].iter().map(text).collect();
+            let dumps: Vec<&str> = dumps.iter().map(String::as_str).collect();
+            return Ok(crate::logs::app_crashes(
+                &dumps,
+                crash_buffer.output,
+                app.as_str(),
+                &facts.uids,
+                &clock,
+                since,
+                limit,
+            ));
+        }
+        Err(Error::backend(format!("the facts of {app} kept changing while reading its crashes")))
+    }
+
+    async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+        let app = checked_app(app)?;
+        Ok(self.facts(device, &app).await?.1.debuggable)
+    }
+
+    fn debugger(&self) -> Option<&dyn AppDebugger> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl AppDebugger for AdbPhone {
+    async fn process_exit_history(&self, device: &DeviceId, package: &AppId) -> Result<ProcessExitHistory> {
+        let package = checked_app(package)?;
+        let command = command_line(&["dumpsys", "activity", "exit-info", package.as_str()])?;
+        let output = self.shell(device, &command).await?;
+        if !output.success() || is_refusal(&output.stderr_text()) {
+            return Err(command_failure("dumpsys activity exit-info", &output));
+        }
+        let records: Vec<phonelogs_driver::ExitRecord> = phonelogs_crash::exitinfo::parse_exit_info(&output.stdout_text())
+            .into_iter()
+            .map(|r| phonelogs_driver::ExitRecord {
+                timestamp: r.timestamp,
+                pid: r.pid.map(i64::from),
+                real_uid: r.real_uid.map(i64::from),
+                user: r.user.map(i64::from),
+                process: r.process,
+                reason_code: r.reason_code.map(i64::from),
+                reason: r.reason,
+                subreason_code: r.subreason_code.map(i64::from),
+                subreason: r.subreason,
+                status: r.status.map(i64::from),
+                importance: r.importance.map(i64::from),
+                pss: r.pss,
+                rss: r.rss,
+                state: r.state,
+                description: r.description,
+                trace_available: r.trace_available,
+                has_anr_info: r.has_anr_info,
+            })
+            .collect();
+        Ok(ProcessExitHistory {
+            serial: device.to_string(),
+            package: package.to_string(),
+            count: records.len(),
+            records,
+        })
+    }
+
+    async fn set_debug_app(
+        &self,
+        device: &DeviceId,
+        package: &AppId,
+        wait_for_debugger: bool,
+        persistent: bool,
+    ) -> Result<SetDebugAppResult> {
+        let package = checked_app(package)?;
+        let mut words = vec!["am", "set-debug-app"];
+        if wait_for_debugger {
+            words.push("-w");
+        }
+        if persistent {
+            words.push("--persistent");
+        }
+        words.push(package.as_str());
+        let output = self.shell(device, &command_line(&words)?).await?;
+        if !output.success() || said_error(&output) {
+            return Err(command_failure("am set-debug-app", &output));
+        }
+        Ok(SetDebugAppResult {
+            serial: device.to_string(),
+            package: package.to_string(),
+            wait_for_debugger,
+            persistent,
+        })
+    }
+
+    async fn clear_debug_app(&self, device: &DeviceId) -> Result<ClearDebugAppResult> {
+        let output = self.shell(device, "am clear-debug-app").await?;
+        if !output.success() || said_error(&output) {
+            return Err(command_failure("am clear-debug-app", &output));
+        }
+        Ok(ClearDebugAppResult {
+            serial: device.to_string(),
+            cleared: true,
+        })
+    }
+
+    async fn jdwp_processes(&self, device: &DeviceId) -> Result<JdwpProcessList> {
+        let serial = serial_of(device)?;
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let listing = self.server.jdwp(serial).await?;
+        let pids: Vec<i64> = phonelogs_crash::android::parse_jdwp(&listing)
+            .into_iter()
+            .map(i64::from)
+            .collect();
+        Ok(JdwpProcessList {
+            serial: device.to_string(),
+            count: pids.len(),
+            pids,
+        })
+    }
+
+    async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
+        let pid = check_pid(pid)?;
+        let output = self.shell(device, &format!("debuggerd -b {pid}")).await?;
+        let dump = output.stdout_text();
+        let parsed = phonelogs_crash::tombstone::parse_backtrace(&dump);
+        if is_refusal(&output.stderr_text()) || (!output.success() && is_refusal(&dump)) {
+            return Err(command_failure(&format!("debuggerd -b {pid}"), &output));
+        }
+        if !output.success() || parsed.threads.is_empty() {
+            return Err(Error::backend(format!(
+                "debuggerd produced no backtrace for pid {pid}: {}",
+                first_words(&output)
+            )));
+        }
+        Ok(NativeBacktrace {
+            serial: device.to_string(),
+            pid: i64::from(pid),
+            process_name: parsed.process_name,
+            abi: parsed.abi,
+            thread_count: parsed.threads.len(),
+            threads: parsed
+                .threads
+                .iter()
+                .map(|thread| ThreadSummary {
+                    name: thread.name.clone(),
+                    sys_tid: i64::from(thread.sys_tid),
+                    frame_count: thread.frame_count as usize,
+                })
+                .collect(),
+            text: phonelogs_crash::cut_text(&dump, MAX_BACKTRACE_TEXT, "\n[… cut: the backtrace is longer]\n"),
+        })
+    }
+
+    async fn native_tombstone(&self, device: &DeviceId, pid: i64) -> Result<TombstoneCapture> {
+        let pid = check_pid(pid)?;
+        let output = self.shell(device, &format!("debuggerd {pid}")).await?;
+        let dump = output.stdout_text();
+        if is_refusal(&output.stderr_text()) || (!output.success() && is_refusal(&dump)) {
+            return Err(command_failure(&format!("debuggerd {pid}"), &output));
+        }
+        let header = phonelogs_crash::tombstone::parse_tombstone_header(&dump);
+        if !output.success() || (header.pid.is_none() && header.signal.is_none()) {
+            return Err(Error::backend(format!(
+                "debuggerd produced no tombstone for pid {pid}: {}",
+                first_words(&output)
+            )));
+        }
+        Ok(TombstoneCapture {
+            serial: device.to_string(),
+            pid: i64::from(pid),
+            process_name: header.process_name,
+            abi: header.abi,
+            signal: header.signal,
+            frame_count: header.frame_count.map(|n| n as usize),
+            device_tombstone_ref: header.device_tombstone_ref,
+            bytes: output.stdout,
+        })
+    }
+}
+
+/// Whether `am` said it failed while exiting 0 (it prints `Error: …` and exits 255 on most
+/// releases, but not all).
+fn said_error(output: &ShellOutput) -> bool {
+    let said = format!("{}\n{}", output.stderr_text(), output.stdout_text());
+    said.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("Error") || line.starts_with("Exception") || line.contains("SecurityException")
+    })
+}
+
+/// The first line the device printed, for error messages.
+fn first_words(output: &ShellOutput) -> String {
+    let stderr = output.stderr_text();
+    let stdout = output.stdout_text();
+    let line = stderr
+        .lines()
+        .chain(stdout.lines())
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or("no output");
+    line.chars().take(300).collect()
+}

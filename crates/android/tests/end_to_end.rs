@@ -1,0 +1,315 @@
+//! End-to-end tests of `AdbPhone` against the simulated phone: round trips, the debugging aids,
+//! the privacy property, and the failure paths (no server, a device that vanishes mid-call, a
+//! stalled device, a server killed mid-call).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Front, ThroughAdb, config, free_port};
+use phonelogs_adbsim::{AndroidVersion, Buffer, BuildType, Fault, Package, Priority, Profile, SimPhone};
+use phonelogs_android::{AdbConfig, AdbPhone, AdbServer};
+use phonelogs_driver::{AppDebugger, AppId, AppLogger, DeviceId, ErrorKind, LogLevel, LogQuery};
+use proptest::prelude::*;
+use time::OffsetDateTime;
+
+fn crashtest() -> AppId {
+    AppId::new("dev.phonelogs.crashtest")
+}
+
+fn long_ago() -> OffsetDateTime {
+    OffsetDateTime::now_utc() - time::Duration::days(30)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_protocol_basics() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let server = front.driver.server();
+    assert_eq!(server.version().await.unwrap(), 41);
+    let devices = server.devices().await.unwrap();
+    assert_eq!(devices.len(), 1);
+    assert_eq!(devices[0].serial, front.device.as_str());
+    assert_eq!(devices[0].state, "device");
+    assert_eq!(devices[0].model.as_deref(), Some("Pixel_7"));
+    // Shell v2: stdout, stderr and the exit code apart.
+    let output = server.shell_v2(front.device.as_str(), "echo out; logcat --no-such-option").await.unwrap();
+    assert_eq!(output.stdout_text(), "out\n");
+    assert!(!output.stderr.is_empty());
+    assert_ne!(output.exit_code, Some(0));
+    let output = server.shell(front.device.as_str(), "true").await.unwrap();
+    assert_eq!(output.exit_code, Some(0));
+    // The legacy shell still learns the exit code.
+    let output = server.shell_legacy(front.device.as_str(), "false").await.unwrap();
+    assert_eq!(output.exit_code, Some(1));
+    let output = server.shell_legacy(front.device.as_str(), "echo hi").await.unwrap();
+    assert_eq!((output.stdout_text().as_str(), output.exit_code), ("hi\n", Some(0)));
+    let bytes = server.exec(front.device.as_str(), "echo raw").await.unwrap();
+    assert_eq!(bytes, b"raw\n");
+    // A hostile package name reaches the device as one word.
+    let app = AppId::new("x;reboot");
+    let error = front.driver.app_logs(&front.device, &app, &LogQuery::since(long_ago(), 10)).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidArgument);
+    assert!(!front.phone.commands_run().iter().any(|c| c.contains("reboot")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_call_is_one_round_trip_and_a_reinstall_is_noticed() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let query = LogQuery::since(long_ago(), 200);
+    let first = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
+    assert!(first.lines.iter().any(|l| l.text.contains("Crash Test ready")));
+    assert_eq!(front.driver.round_trips(), 2, "first call: facts, then the dump");
+    front.phone.clear_requests();
+    front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
+    assert_eq!(front.driver.round_trips(), 3, "a repeated call is one round trip");
+    let commands = front.phone.commands_run();
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    assert!(commands[0].contains("--uid=10234") && commands[0].contains("-t 200"), "{commands:?}");
+    // Reinstalled with a new uid: the old uid is not read again.
+    let mut package = Package::new("dev.phonelogs.crashtest", 10999);
+    package.debuggable = true;
+    front.phone.install(package);
+    front.phone.launch("dev.phonelogs.crashtest").unwrap();
+    front.phone.log("dev.phonelogs.crashtest", Priority::Info, "CrashTest", "after reinstall").unwrap();
+    let after = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
+    assert!(after.lines.iter().all(|l| l.uid == Some(10999)), "{:?}", after.lines);
+    assert!(after.lines.iter().any(|l| l.text == "after reinstall"));
+    let info = front.driver.app_info(&front.device, &crashtest()).await.unwrap();
+    assert_eq!(info.uid, Some(10999));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_uids_clones_and_system_apps() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let query = LogQuery::since(long_ago(), 50);
+    let shared = AppId::new("dev.phonelogs.suite.mail");
+    let error = front.driver.app_logs(&front.device, &shared, &query).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Unsupported, "{error}");
+    let error = front.driver.app_crashes(&front.device, &shared, long_ago(), 3).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Unsupported);
+    // The policy still learns what the app is.
+    let settings = front.driver.app_info(&front.device, &AppId::new("com.android.settings")).await.unwrap();
+    assert!(settings.system && !settings.dev_build);
+    // An app cloned into user 10: the clone's lines are the app's too, nobody else's are.
+    front.phone.launch_as_user("com.whatsapp", 10).unwrap();
+    front.phone.log("com.whatsapp", Priority::Info, "WA", "from user 0").unwrap();
+    let result = front.driver.app_logs(&front.device, &AppId::new("com.whatsapp"), &query).await.unwrap();
+    assert!(result.lines.iter().all(|l| matches!(l.uid, Some(10145 | 1_010_145))), "{:?}", result.lines);
+    assert!(result.lines.iter().any(|l| l.text == "from user 0"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_crashes_of_the_simulated_app() {
+    for android in [AndroidVersion::Android10, AndroidVersion::Android14, AndroidVersion::Android16] {
+        let phone = SimPhone::for_android(android);
+        let front = Front::start(phone, |_| {}).await;
+        let crash_pid = front.phone.crash("dev.phonelogs.crashtest", "java.lang.IllegalStateException", "Crash button tapped").unwrap();
+        front.phone.advance_clock(30.0);
+        let anr_pid = front.phone.hang("dev.phonelogs.crashtest").unwrap();
+        front.phone.advance_clock(30.0);
+        front.phone.native_crash("dev.phonelogs.crashtest", 11).unwrap();
+        front.phone.crash("com.spotify.music", "java.lang.RuntimeException", "someone else's").unwrap();
+        let reports = front.driver.app_crashes(&front.device, &crashtest(), long_ago(), 10).await.unwrap();
+        let kinds: Vec<_> = reports.iter().map(|r| r.kind.name()).collect();
+        assert_eq!(kinds, ["native_crash", "anr", "java_crash"], "Android {android:?}: {reports:#?}");
+        assert_eq!(reports[1].pid, Some(anr_pid));
+        assert!(!reports[1].text.contains("Cmd line: system_server"), "{}", reports[1].text);
+        assert!(reports[2].summary.contains("Crash button tapped"));
+        if android != AndroidVersion::Android10 {
+            assert_eq!(reports[2].pid, Some(crash_pid));
+        }
+        assert!(reports.iter().all(|r| !r.text.contains("someone else's")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_six_debugging_aids() {
+    let mut profile = Profile::default();
+    profile.build_type = BuildType::Userdebug;
+    let front = Front::start(SimPhone::with_profile(profile), |_| {}).await;
+    let debugger = front.driver.debugger().unwrap();
+    let pid = front.phone.pid_of("dev.phonelogs.crashtest").unwrap();
+    front.phone.crash("com.spotify.music", "java.lang.RuntimeException", "x").unwrap();
+    let history = debugger.process_exit_history(&front.device, &AppId::new("com.spotify.music")).await.unwrap();
+    assert_eq!(history.count, 1);
+    assert_eq!(history.records[0].reason.as_deref(), Some("APP CRASH(EXCEPTION)"));
+    let set = debugger.set_debug_app(&front.device, &crashtest(), true, true).await.unwrap();
+    assert!(set.wait_for_debugger && set.persistent);
+    let recorded = front.phone.debug_app().unwrap();
+    assert!(recorded.wait_for_debugger && recorded.persistent && recorded.package == "dev.phonelogs.crashtest");
+    assert!(debugger.clear_debug_app(&front.device).await.unwrap().cleared);
+    assert!(front.phone.debug_app().is_none());
+    let jdwp = debugger.jdwp_processes(&front.device).await.unwrap();
+    assert_eq!(jdwp.pids, front.phone.jdwp_pids().into_iter().map(i64::from).collect::<Vec<_>>());
+    assert!(jdwp.pids.contains(&i64::from(pid)));
+    let trace = debugger.native_backtrace(&front.device, i64::from(pid)).await.unwrap();
+    assert!(trace.thread_count > 0 && trace.threads.iter().all(|t| t.frame_count > 0), "{trace:?}");
+    assert_eq!(trace.process_name.as_deref(), Some("dev.phonelogs.crashtest"));
+    let tombstone = debugger.native_tombstone(&front.device, i64::from(pid)).await.unwrap();
+    assert_eq!(tombstone.process_name.as_deref(), Some("dev.phonelogs.crashtest"));
+    assert!(tombstone.signal.is_some() && !tombstone.bytes.is_empty());
+    // A dead pid is a backend error.
+    let error = debugger.native_backtrace(&front.device, 99_999).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Backend, "{error}");
+    // A user build refuses debuggerd.
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let debugger = front.driver.debugger().unwrap();
+    let pid = front.phone.pid_of("dev.phonelogs.crashtest").unwrap();
+    let error = debugger.native_backtrace(&front.device, i64::from(pid)).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::PermissionDenied, "{error}");
+    let error = debugger.native_tombstone(&front.device, i64::from(pid)).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::PermissionDenied, "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_offline_devices() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let nowhere = DeviceId::new("no-such-device");
+    let error = front.driver.app_info(&nowhere, &crashtest()).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::DeviceNotFound, "{error}");
+    front.phone.set_offline(true);
+    front.driver.forget_device(&front.device);
+    let error = front.driver.app_info(&front.device, &crashtest()).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::DeviceUnavailable, "{error}");
+    front.phone.set_offline(false);
+    assert!(front.driver.app_info(&front.device, &crashtest()).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_server_running() {
+    // Nothing listens, and no server is to be started: a clear "unavailable".
+    let driver = AdbPhone::new(config(free_port()));
+    let error = driver.devices().await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::DeviceUnavailable, "{error}");
+    // Nothing listens and adb is missing: the error says so.
+    let mut missing = AdbConfig::local(free_port());
+    missing.adb_program = Some("/nonexistent/adb".into());
+    let error = AdbServer::new(missing).version().await.unwrap_err();
+    assert!(error.to_string().contains("adb is not installed"), "{error}");
+    let error: phonelogs_driver::Error = error.into();
+    assert_eq!(error.kind(), ErrorKind::DeviceUnavailable);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_that_vanishes_mid_call_then_works_again() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    front.phone.fill_log("dev.phonelogs.crashtest", Buffer::Main, 256 * 1024).unwrap();
+    let query = LogQuery::since(long_ago(), 500);
+    front.driver.app_info(&front.device, &crashtest()).await.unwrap();
+    front.phone.inject_fault(Fault::DropAfterBytes(10_000));
+    let error = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Disconnected), "{error}");
+    let result = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
+    assert_eq!(result.lines.len(), 500);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_device_times_out_then_works_again() {
+    let front = Front::start(SimPhone::default_phone(), |config| {
+        config.read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let query = LogQuery::since(long_ago(), 50);
+    front.driver.app_info(&front.device, &crashtest()).await.unwrap();
+    front.phone.inject_fault(Fault::Stall(None));
+    let error = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
+    assert!(front.driver.app_logs(&front.device, &crashtest(), &query).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_real_server_killed_mid_call() {
+    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |config| {
+        config.read_timeout = Duration::from_secs(5);
+    })
+    .await
+    else {
+        return;
+    };
+    let query = LogQuery::since(long_ago(), 50);
+    let before = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap();
+    assert!(!before.lines.is_empty());
+    // The device stalls, and the server is killed while the call waits.
+    setup.phone.inject_fault(Fault::Stall(None));
+    let app = crashtest();
+    let call = setup.driver.app_logs(&setup.device, &app, &query);
+    let kill = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let output = setup.server.run(&["kill-server"]);
+        assert!(output.status.success(), "{output:?}");
+    };
+    let (result, ()) = tokio::join!(call, kill);
+    let error = result.unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Disconnected | ErrorKind::Timeout | ErrorKind::Backend), "{error}");
+    // With no server, the next call says the server is unavailable.
+    let error = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::DeviceUnavailable, "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_real_server_the_logs_and_aids_work() {
+    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |_| {}).await else { return };
+    let mut query = LogQuery::since(long_ago(), 200);
+    query.level = Some(LogLevel::Info);
+    let result = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap();
+    assert!(result.lines.iter().all(|l| l.uid == Some(10234) && l.level >= LogLevel::Info));
+    assert!(result.lines.iter().any(|l| l.text.contains("Crash Test ready")));
+    let jdwp = setup.driver.jdwp_processes(&setup.device).await.unwrap();
+    assert!(jdwp.pids.contains(&i64::from(setup.phone.pid_of("dev.phonelogs.crashtest").unwrap())));
+}
+
+/// One generated line: which app logged it, its level, tag and text.
+fn arbitrary_line() -> impl Strategy<Value = (usize, char, String, String)> {
+    (
+        0usize..4,
+        prop::sample::select(vec!['V', 'D', 'I', 'W', 'E', 'F']),
+        "[A-Za-z][A-Za-z0-9_.]{0,10}",
+        "[ -~]{0,40}",
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// With a logcat that ignores `--uid`, no line of another uid ever comes out, and every
+    /// line of the app that matches the query does.
+    #[test]
+    fn no_other_uids_line_ever_comes_out(
+        lines in proptest::collection::vec(arbitrary_line(), 1..40),
+        count in 1usize..50,
+        level in prop::option::of(prop::sample::select(LogLevel::ALL.to_vec())),
+    ) {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        runtime.block_on(async {
+            let mut profile = Profile::for_android(AndroidVersion::Android14);
+            profile.logcat_ignores_uid = true;
+            let phone = SimPhone::empty(profile);
+            phone.set_noise_rate(0.0);
+            // The app, an app whose uid starts with the app's digits, another app, the system.
+            let packages = [("dev.phonelogs.crashtest", 10123), ("com.example.prefix", 10_12), ("com.example.other", 10200), ("android", 1000)];
+            for (name, uid) in &packages[..3] {
+                phone.install(Package::new(name, *uid));
+            }
+            let start = OffsetDateTime::now_utc() - time::Duration::hours(1);
+            let mut expected = Vec::new();
+            for (index, (who, letter, tag, text)) in lines.iter().enumerate() {
+                phone.set_clock_ms((start.unix_timestamp_nanos() / 1_000_000) as i64 + index as i64 * 10);
+                let text = format!("{index} {text}");
+                phone.log(packages[*who].0, Priority::from_letter(*letter).unwrap(), tag, &text).unwrap();
+                let line_level = LogLevel::from_android_char(*letter as u8).unwrap();
+                if *who == 0 && level.is_none_or(|l| line_level >= l) {
+                    expected.push(text);
+                }
+            }
+            let front = Front::start(phone, |_| {}).await;
+            let mut query = LogQuery::since(start, count);
+            query.level = level;
+            let result = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
+            prop_assert!(result.lines.iter().all(|l| l.uid == Some(10123)), "{:?}", result.lines);
+            let got: Vec<String> = result.lines.iter().map(|l| l.text.clone()).collect();
+            let keep = expected.len().saturating_sub(count);
+            prop_assert_eq!(got, expected[keep..].to_vec());
+            Ok(())
+        })?;
+    }
+}

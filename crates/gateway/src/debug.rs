@@ -1,0 +1,598 @@
+//! The six Android debugging aids of `debugging_tools.txt`, under the same permission model as
+//! `phone_logs`, answered in the tools' envelope `{status, message, data, error}`.
+//!
+//! Reading aids (exit history, backtrace, tombstone) act on one app: the app is checked like a
+//! `phone_logs` read (scope, blocks, the phone's own apps) and a release build asks the person.
+//! `set_debug_app` and `clear_debug_app` change the phone, so only full agents may use them.
+//! A tombstone is written atomically under `<local_root>/tombstones/<local_path>`, and a path that
+//! could lead out of it is refused before anything runs.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use phonelogs_driver::{AppDebugger, AppId, AppInfo, DeviceId, ErrorKind, check_pid};
+use serde::{Deserialize, Serialize};
+
+use crate::session::{Gate, Session, Target};
+use crate::types::{LogsResponse, Status, StepArgs};
+use crate::{catalog, new_id};
+
+/// One call of a debugging aid, with the spec's parameter names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "tool", rename_all = "snake_case")]
+pub enum DebugRequest {
+    /// `get_process_exit_history`.
+    GetProcessExitHistory {
+        /// The device's adb serial.
+        serial: String,
+        /// The package.
+        package: String,
+        /// The approval this call picks up.
+        #[serde(default)]
+        approval_id: Option<String>,
+    },
+    /// `set_debug_app`.
+    SetDebugApp {
+        /// The device's adb serial.
+        serial: String,
+        /// The package.
+        package: String,
+        /// `-w`.
+        #[serde(default)]
+        wait_for_debugger: bool,
+        /// `--persistent`.
+        #[serde(default)]
+        persistent: bool,
+        /// The approval this call picks up.
+        #[serde(default)]
+        approval_id: Option<String>,
+    },
+    /// `clear_debug_app`.
+    ClearDebugApp {
+        /// The device's adb serial.
+        serial: String,
+    },
+    /// `list_jdwp_processes`.
+    ListJdwpProcesses {
+        /// The device's adb serial.
+        serial: String,
+    },
+    /// `capture_native_backtrace`.
+    CaptureNativeBacktrace {
+        /// The device's adb serial.
+        serial: String,
+        /// The process id.
+        pid: i64,
+        /// The approval this call picks up.
+        #[serde(default)]
+        approval_id: Option<String>,
+    },
+    /// `capture_native_tombstone`.
+    CaptureNativeTombstone {
+        /// The device's adb serial.
+        serial: String,
+        /// The process id.
+        pid: i64,
+        /// Where to save it, relative to `<local_root>/tombstones/`.
+        local_path: String,
+        /// The approval this call picks up.
+        #[serde(default)]
+        approval_id: Option<String>,
+    },
+}
+
+impl DebugRequest {
+    /// The tool's name, as the spec spells it.
+    pub fn tool(&self) -> &'static str {
+        match self {
+            DebugRequest::GetProcessExitHistory { .. } => "get_process_exit_history",
+            DebugRequest::SetDebugApp { .. } => "set_debug_app",
+            DebugRequest::ClearDebugApp { .. } => "clear_debug_app",
+            DebugRequest::ListJdwpProcesses { .. } => "list_jdwp_processes",
+            DebugRequest::CaptureNativeBacktrace { .. } => "capture_native_backtrace",
+            DebugRequest::CaptureNativeTombstone { .. } => "capture_native_tombstone",
+        }
+    }
+
+    fn serial(&self) -> &str {
+        match self {
+            DebugRequest::GetProcessExitHistory { serial, .. }
+            | DebugRequest::SetDebugApp { serial, .. }
+            | DebugRequest::ClearDebugApp { serial }
+            | DebugRequest::ListJdwpProcesses { serial }
+            | DebugRequest::CaptureNativeBacktrace { serial, .. }
+            | DebugRequest::CaptureNativeTombstone { serial, .. } => serial,
+        }
+    }
+}
+
+/// The envelope's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DebugStatus {
+    /// The aid ran; `data` holds its result.
+    Success,
+    /// The person has not answered yet; `data.approval_id` is the approval to pick up.
+    ApprovalPending,
+    /// It failed; `error` says why.
+    Error,
+}
+
+/// The spec's error codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// A bad argument, refused before anything ran.
+    InvalidArgument,
+    /// No such device.
+    DeviceNotFound,
+    /// adb (or the device's service) cannot be reached.
+    AdbUnavailable,
+    /// The device refused.
+    PermissionDenied,
+    /// phonelogs' policy refused (scope, blocks, local_root).
+    PolicyDenied,
+    /// Anything else.
+    BackendError,
+}
+
+impl ErrorCode {
+    /// The code as the spec spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorCode::DeviceNotFound => "DEVICE_NOT_FOUND",
+            ErrorCode::AdbUnavailable => "ADB_UNAVAILABLE",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::BackendError => "BACKEND_ERROR",
+        }
+    }
+
+    fn from_driver(error: &phonelogs_driver::Error) -> ErrorCode {
+        match error.kind() {
+            ErrorKind::InvalidArgument => ErrorCode::InvalidArgument,
+            ErrorKind::DeviceNotFound => ErrorCode::DeviceNotFound,
+            ErrorKind::DeviceUnavailable => ErrorCode::AdbUnavailable,
+            ErrorKind::PermissionDenied => ErrorCode::PermissionDenied,
+            _ => ErrorCode::BackendError,
+        }
+    }
+}
+
+/// The envelope's error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DebugError {
+    /// The code.
+    pub code: ErrorCode,
+    /// What went wrong, for the agent.
+    pub message: String,
+}
+
+/// A debugging aid's answer: `{status, message, data, error}`.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct DebugResponse {
+    /// How it ended.
+    pub status: DebugStatus,
+    /// One sentence for the agent.
+    pub message: String,
+    /// The result (or `{"approval_id": …}` while pending).
+    pub data: Option<serde_json::Value>,
+    /// The error, when it failed.
+    pub error: Option<DebugError>,
+}
+
+impl DebugResponse {
+    fn success(message: String, data: impl Serialize) -> Self {
+        match serde_json::to_value(data) {
+            Ok(data) => DebugResponse {
+                status: DebugStatus::Success,
+                message,
+                data: Some(data),
+                error: None,
+            },
+            Err(error) => DebugResponse::error(ErrorCode::BackendError, format!("the result could not be encoded: {error}")),
+        }
+    }
+
+    /// A failed call.
+    pub fn error(code: ErrorCode, message: impl Into<String>) -> Self {
+        let message = message.into();
+        DebugResponse {
+            status: DebugStatus::Error,
+            message: message.clone(),
+            data: None,
+            error: Some(DebugError { code, message }),
+        }
+    }
+
+    fn from_gate(response: LogsResponse) -> Self {
+        match response.status {
+            Status::ApprovalPending => DebugResponse {
+                status: DebugStatus::ApprovalPending,
+                message: response.message,
+                data: Some(serde_json::json!({ "approval_id": response.approval_id })),
+                error: None,
+            },
+            _ => DebugResponse::error(ErrorCode::PolicyDenied, response.message),
+        }
+    }
+}
+
+impl Session {
+    /// One call of a debugging aid, policy-checked, recorded in the history without content.
+    pub async fn debug(&self, request: DebugRequest) -> DebugResponse {
+        let tool = request.tool();
+        let mut args = StepArgs {
+            kind: tool.to_owned(),
+            ..StepArgs::default()
+        };
+        let serial = request.serial().trim().to_owned();
+        if serial.is_empty() {
+            return DebugResponse::error(ErrorCode::InvalidArgument, "serial must not be blank");
+        }
+        match request {
+            DebugRequest::GetProcessExitHistory { package, approval_id, .. } => {
+                let app = match parse_package(&package) {
+                    Ok(app) => app,
+                    Err(response) => return response,
+                };
+                args.app = app.to_string();
+                let target = match self.debug_target(&serial, &app, approval_id.as_deref(), &args, true).await {
+                    Ok(target) => target,
+                    Err(response) => return response,
+                };
+                let Some(debugger) = self.debugger(target.driver_index) else {
+                    return unsupported(tool);
+                };
+                match debugger.process_exit_history(&target.device, &app).await {
+                    Ok(history) => {
+                        self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
+                        let newest = history.records.first().and_then(|r| Some((r.reason.as_deref()?, r.timestamp.as_deref()?)));
+                        let message = catalog::exit_history_message(history.count, &history.package, &history.serial, newest);
+                        DebugResponse::success(message, &history)
+                    }
+                    Err(error) => self.debug_failed(&args, &target, error),
+                }
+            }
+            DebugRequest::SetDebugApp { package, wait_for_debugger, persistent, approval_id, .. } => {
+                let app = match parse_package(&package) {
+                    Ok(app) => app,
+                    Err(response) => return response,
+                };
+                args.app = app.to_string();
+                if !self.spec().agent.may_change_phone() {
+                    self.record(&args, None, Status::ScopeDenied, catalog::step_outside_scope(app.as_str()));
+                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::may_not_change_phone(tool));
+                }
+                let target = match self.debug_target(&serial, &app, approval_id.as_deref(), &args, true).await {
+                    Ok(target) => target,
+                    Err(response) => return response,
+                };
+                let Some(debugger) = self.debugger(target.driver_index) else {
+                    return unsupported(tool);
+                };
+                match debugger.set_debug_app(&target.device, &app, wait_for_debugger, persistent).await {
+                    Ok(result) => {
+                        self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
+                        let message = catalog::set_debug_app_message(&result.package, &result.serial, result.wait_for_debugger, result.persistent);
+                        DebugResponse::success(message, &result)
+                    }
+                    Err(error) => self.debug_failed(&args, &target, error),
+                }
+            }
+            DebugRequest::ClearDebugApp { .. } => {
+                if !self.spec().agent.may_change_phone() {
+                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::may_not_change_phone(tool));
+                }
+                let (index, device) = match self.debug_device(&serial).await {
+                    Ok(found) => found,
+                    Err(response) => return response,
+                };
+                let Some(debugger) = self.debugger(index) else {
+                    return unsupported(tool);
+                };
+                match debugger.clear_debug_app(&device).await {
+                    Ok(result) => {
+                        self.record(&args, Some(&device), Status::Ok, catalog::step_debug(tool, device.as_str()));
+                        DebugResponse::success(catalog::clear_debug_app_message(&result.serial), &result)
+                    }
+                    Err(error) => DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                }
+            }
+            DebugRequest::ListJdwpProcesses { .. } => {
+                if self.spec().agent.mode == phonelogs_policy::Mode::WatchOnly {
+                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::scope_message(phonelogs_policy::ScopeReason::WatchOnly, "any app"));
+                }
+                let (index, device) = match self.debug_device(&serial).await {
+                    Ok(found) => found,
+                    Err(response) => return response,
+                };
+                let Some(debugger) = self.debugger(index) else {
+                    return unsupported(tool);
+                };
+                match debugger.jdwp_processes(&device).await {
+                    Ok(result) => {
+                        self.record(&args, Some(&device), Status::Ok, catalog::step_debug(tool, device.as_str()));
+                        DebugResponse::success(catalog::jdwp_message(&result.pids, &result.serial), &result)
+                    }
+                    Err(error) => DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                }
+            }
+            DebugRequest::CaptureNativeBacktrace { pid, approval_id, .. } => {
+                if let Err(error) = check_pid(pid) {
+                    return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
+                }
+                let (index, device) = match self.debug_device(&serial).await {
+                    Ok(found) => found,
+                    Err(response) => return response,
+                };
+                let Some(debugger) = self.debugger(index) else {
+                    return unsupported(tool);
+                };
+                // The driver contract has no pid-to-package lookup yet, so the process is named
+                // by the dump's header; nothing of it leaves here before the policy agreed.
+                let backtrace = match debugger.native_backtrace(&device, pid).await {
+                    Ok(backtrace) => backtrace,
+                    Err(error) => return DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                };
+                let target = match self.process_target(index, &device, pid, backtrace.process_name.as_deref(), approval_id.as_deref(), &mut args).await {
+                    Ok(target) => target,
+                    Err(response) => return response,
+                };
+                self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
+                DebugResponse::success(catalog::backtrace_message(), &backtrace)
+            }
+            DebugRequest::CaptureNativeTombstone { pid, local_path, approval_id, .. } => {
+                if let Err(error) = check_pid(pid) {
+                    return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
+                }
+                let Some(root) = self.gateway().inner.local_root.clone() else {
+                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::no_local_root());
+                };
+                let relative = match check_local_path(&local_path) {
+                    Ok(relative) => relative,
+                    Err(why) => return DebugResponse::error(ErrorCode::PolicyDenied, catalog::bad_local_path(&local_path, &why)),
+                };
+                let (index, device) = match self.debug_device(&serial).await {
+                    Ok(found) => found,
+                    Err(response) => return response,
+                };
+                let Some(debugger) = self.debugger(index) else {
+                    return unsupported(tool);
+                };
+                let capture = match debugger.native_tombstone(&device, pid).await {
+                    Ok(capture) => capture,
+                    Err(error) => return DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                };
+                let target = match self.process_target(index, &device, pid, capture.process_name.as_deref(), approval_id.as_deref(), &mut args).await {
+                    Ok(target) => target,
+                    Err(response) => return response,
+                };
+                let written = match write_tombstone(&root, &relative, &capture.bytes) {
+                    Ok(path) => path,
+                    Err((code, why)) => return DebugResponse::error(code, catalog::bad_local_path(&local_path, &why)),
+                };
+                self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
+                let path = written.display().to_string();
+                let result = phonelogs_driver::NativeTombstone {
+                    serial: capture.serial,
+                    pid: capture.pid,
+                    process_name: capture.process_name,
+                    abi: capture.abi,
+                    signal: capture.signal,
+                    frame_count: capture.frame_count,
+                    device_tombstone_ref: capture.device_tombstone_ref,
+                    local_path: path.clone(),
+                    size_bytes: capture.bytes.len() as u64,
+                    success: true,
+                };
+                DebugResponse::success(catalog::tombstone_message(pid, &result.serial, &path), &result)
+            }
+        }
+    }
+
+    fn debugger(&self, index: usize) -> Option<&dyn AppDebugger> {
+        phonelogs_driver::AppLogger::debugger(self.driver(index))
+    }
+
+    fn debug_failed(&self, args: &StepArgs, target: &Target, error: phonelogs_driver::Error) -> DebugResponse {
+        self.record(args, Some(&target.device), Status::Error, catalog::step_failed(&target.label));
+        DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())
+    }
+
+    /// The serial's driver, or DEVICE_NOT_FOUND / ADB_UNAVAILABLE / POLICY_DENIED.
+    async fn debug_device(&self, serial: &str) -> Result<(usize, DeviceId), DebugResponse> {
+        if let Some(allowed) = &self.spec().devices
+            && !allowed.iter().any(|d| d.as_str() == serial)
+        {
+            return Err(DebugResponse::error(ErrorCode::PolicyDenied, catalog::device_outside_task(serial)));
+        }
+        let mut unavailable = None;
+        for (index, driver) in self.gateway().inner.drivers.iter().enumerate() {
+            match phonelogs_driver::AppLogger::devices(driver).await {
+                Ok(devices) => {
+                    if let Some(device) = devices.into_iter().find(|d| d.id.as_str() == serial) {
+                        return Ok((index, device.id));
+                    }
+                }
+                Err(error) => {
+                    unavailable.get_or_insert(error);
+                }
+            }
+        }
+        Err(match unavailable {
+            Some(error) if error.kind() == ErrorKind::DeviceUnavailable => DebugResponse::error(ErrorCode::AdbUnavailable, error.to_string()),
+            _ => DebugResponse::error(ErrorCode::DeviceNotFound, catalog::no_such_device(serial)),
+        })
+    }
+
+    /// The app a package-based aid acts on, through the same permission steps as `phone_logs`.
+    /// A package that is not installed is judged by its id alone and asks nothing: there is
+    /// nothing of it to read.
+    async fn debug_target(&self, serial: &str, app: &AppId, approval_id: Option<&str>, args: &StepArgs, _reads: bool) -> Result<Target, DebugResponse> {
+        let (driver_index, device) = self.debug_device(serial).await?;
+        let info = match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), &device, app).await {
+            Ok(info) => info,
+            Err(error) if error.kind() == ErrorKind::NotFound => AppInfo {
+                app: app.clone(),
+                label: None,
+                system: false,
+                // Nothing is installed, so there is nothing to ask about.
+                dev_build: true,
+                uid: None,
+            },
+            Err(error) => return Err(DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())),
+        };
+        let label = info.label.clone().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| app.to_string());
+        let target = Target { driver_index, device, info, label };
+        match self.permit(&target, approval_id, args).await {
+            Gate::Go => Ok(target),
+            Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
+        }
+    }
+
+    /// The app a pid belongs to, named by the dump's process name (`package` or
+    /// `package:process`), through the permission steps. A process that names no installed app
+    /// is one of the phone's own.
+    async fn process_target(
+        &self,
+        driver_index: usize,
+        device: &DeviceId,
+        pid: i64,
+        process_name: Option<&str>,
+        approval_id: Option<&str>,
+        args: &mut StepArgs,
+    ) -> Result<Target, DebugResponse> {
+        let package = process_name
+            .map(|name| name.split(':').next().unwrap_or(name).trim())
+            .and_then(|name| AppId::parse(name).ok());
+        let Some(app) = package else {
+            return Err(DebugResponse::error(ErrorCode::PolicyDenied, catalog::unknown_process(pid)));
+        };
+        args.app = app.to_string();
+        let info = match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), device, &app).await {
+            Ok(info) => info,
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                self.record(args, Some(device), Status::BlockedByPolicy, catalog::step_blocked(catalog::names::PHONE_OWN_APPS, app.as_str()));
+                return Err(DebugResponse::error(ErrorCode::PolicyDenied, catalog::unknown_process(pid)));
+            }
+            Err(error) => return Err(DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())),
+        };
+        let label = info.label.clone().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| app.to_string());
+        let target = Target { driver_index, device: device.clone(), info, label };
+        match self.permit(&target, approval_id, args).await {
+            Gate::Go => Ok(target),
+            Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
+        }
+    }
+}
+
+fn parse_package(package: &str) -> Result<AppId, DebugResponse> {
+    if package.trim().is_empty() {
+        return Err(DebugResponse::error(ErrorCode::InvalidArgument, "package must not be blank"));
+    }
+    AppId::parse(package).map_err(|error| DebugResponse::error(ErrorCode::InvalidArgument, error.to_string()))
+}
+
+fn unsupported(tool: &str) -> DebugResponse {
+    DebugResponse::error(ErrorCode::BackendError, format!("{tool} is not available for this phone's driver"))
+}
+
+/// Checks a `local_path` without touching the disk: a relative path of plain names, naming a
+/// file. Returns it as a relative path.
+pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
+    if local_path.contains('\0') {
+        return Err("it contains a NUL byte".into());
+    }
+    let trimmed = local_path.trim();
+    if trimmed.is_empty() {
+        return Err("it is empty".into());
+    }
+    if trimmed.ends_with('/') || trimmed.ends_with('\\') {
+        return Err("it names a directory".into());
+    }
+    let path = Path::new(trimmed);
+    if path.is_absolute() || path.has_root() {
+        return Err("it is absolute".into());
+    }
+    let mut relative = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => relative.push(name),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("it climbs out with ..".into()),
+            Component::RootDir | Component::Prefix(_) => return Err("it is absolute".into()),
+        }
+    }
+    if relative.file_name().is_none() {
+        return Err("it names a directory".into());
+    }
+    Ok(relative)
+}
+
+/// Writes `bytes` to `<root>/tombstones/<relative>`, atomically: a temporary file in the same
+/// directory, synced, then renamed. Every directory on the way is checked: a symlink that leads
+/// out of `<root>/tombstones`, or a file where a directory should be, is refused, and so is a
+/// final name that is a directory or a symlink.
+pub(crate) fn write_tombstone(root: &Path, relative: &Path, bytes: &[u8]) -> Result<PathBuf, (ErrorCode, String)> {
+    let policy = |why: &str| (ErrorCode::PolicyDenied, why.to_owned());
+    let io = |error: std::io::Error| (ErrorCode::BackendError, format!("the tombstone could not be written: {error}"));
+    std::fs::create_dir_all(root).map_err(io)?;
+    let root = root.canonicalize().map_err(io)?;
+    let tombstones = root.join("tombstones");
+    match std::fs::symlink_metadata(&tombstones) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            return Err(policy("local_root/tombstones is not a plain directory"));
+        }
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&tombstones).map_err(io)?,
+        Err(error) => return Err(io(error)),
+    }
+    let Some(file_name) = relative.file_name() else {
+        return Err(policy("it names a directory"));
+    };
+    let mut dir = tombstones.clone();
+    if let Some(parent) = relative.parent() {
+        for component in parent.components() {
+            let Component::Normal(name) = component else {
+                return Err(policy("it is not a plain relative path"));
+            };
+            let next = dir.join(name);
+            match std::fs::symlink_metadata(&next) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    let resolved = next.canonicalize().map_err(|_| policy("a symlink on the way leads nowhere"))?;
+                    if !resolved.starts_with(&tombstones) || !resolved.is_dir() {
+                        return Err(policy("a symlink on the way leads out of local_root"));
+                    }
+                    dir = resolved;
+                }
+                Ok(meta) if meta.is_dir() => dir = next,
+                Ok(_) => return Err(policy("a file stands where a directory should be")),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::create_dir(&next).map_err(io)?;
+                    dir = next;
+                }
+                Err(error) => return Err(io(error)),
+            }
+        }
+    }
+    let target = dir.join(file_name);
+    match std::fs::symlink_metadata(&target) {
+        Ok(meta) if meta.is_dir() => return Err(policy("it names a directory")),
+        Ok(meta) if meta.file_type().is_symlink() => return Err(policy("it names a symlink")),
+        _ => {}
+    }
+    let temporary = dir.join(format!(".{}.{}.partial", file_name.to_string_lossy(), new_id("tmp")));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, &target)
+    })();
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(io(error));
+    }
+    Ok(target)
+}

@@ -1,0 +1,66 @@
+//! The gateway's one error type.
+
+use std::path::PathBuf;
+
+/// What went wrong in the gateway or its state store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The state database exists but is not a readable phonelogs database. It is left as it is:
+    /// phonelogs never replaces it, so nothing the person allowed or blocked is lost silently.
+    #[error(
+        "the state database {path} is corrupt or not a phonelogs database, and was left untouched; move it away to start afresh"
+    )]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The database was written by a newer phonelogs.
+    #[error(
+        "the state database {path} has schema version {found}, newer than this phonelogs knows ({known}); update phonelogs"
+    )]
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// The version found.
+        found: i64,
+        /// The newest version this build knows.
+        known: i64,
+    },
+    /// The state directory cannot be created or read.
+    #[error("the state directory {path} cannot be used: {source}")]
+    StateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A database operation failed.
+    #[error("the state database failed: {0}")]
+    Database(#[from] rusqlite::Error),
+    /// No approval has this id.
+    #[error("no approval has the id {0:?}")]
+    UnknownApproval(String),
+    /// The approval was answered already.
+    #[error("approval {0:?} was answered already")]
+    AlreadyAnswered(String),
+    /// The approval's task has ended.
+    #[error("approval {0:?} expired when its task ended")]
+    ApprovalExpired(String),
+    /// No standing rule has this id.
+    #[error("no Always-allow rule has the id {0:?}")]
+    UnknownRule(String),
+    /// The app was not blocked.
+    #[error("{0} is not blocked")]
+    NotBlocked(String),
+    /// An argument that cannot be right.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A driver call failed.
+    #[error(transparent)]
+    Driver(#[from] phonelogs_driver::Error),
+}

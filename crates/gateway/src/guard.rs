@@ -1,0 +1,213 @@
+//! [`GuardedLogger`]: a driver wrapped so that every call has a timeout, every line's uid is
+//! checked again against the app's, and crash reports come newest first within the limit. The
+//! gateway reads every driver through one, and other embedders can too.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use phonelogs_driver::{
+    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
+    DeviceId, DeviceInfo, Error, JdwpProcessList, LogListener, LogQuery, LogResult,
+    NativeBacktrace, ProcessExitHistory, Result, SetDebugAppResult, TombstoneCapture,
+};
+use time::OffsetDateTime;
+
+use crate::render::own_lines;
+
+/// How long a driver call may take by default before it is abandoned.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A driver with timeouts and the gateway's own checks around it.
+#[derive(Clone)]
+pub struct GuardedLogger {
+    inner: Arc<dyn AppLogger>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for GuardedLogger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuardedLogger")
+            .field("platform", &self.inner.capabilities().platform)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl GuardedLogger {
+    /// Wraps `inner`; every call gives up after `timeout`.
+    pub fn new(inner: Arc<dyn AppLogger>, timeout: Duration) -> Self {
+        GuardedLogger { inner, timeout }
+    }
+
+    /// The wrapped driver.
+    pub fn inner(&self) -> &Arc<dyn AppLogger> {
+        &self.inner
+    }
+
+    async fn timed<T>(&self, what: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
+        match tokio::time::timeout(self.timeout, call).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout {
+                what: what.to_owned(),
+                after: self.timeout,
+            }),
+        }
+    }
+
+    /// The app's lines, each checked again against `info`'s uid: a driver that returns mixed
+    /// lines (a logcat that ignored `--uid`) leaks nothing.
+    pub async fn own_logs(&self, device: &DeviceId, info: &AppInfo, query: &LogQuery) -> Result<LogResult> {
+        let result = self
+            .timed("reading the app's log lines", self.inner.app_logs(device, &info.app, query))
+            .await?;
+        let (mut lines, dropped) = own_lines(result.lines, info);
+        if dropped > 0 {
+            tracing::warn!(app = %info.app, dropped, "the driver returned lines of other processes; they were dropped");
+        }
+        // Lines come oldest first, at most the count: enforce both whatever the driver did.
+        lines.sort_by_key(|line| line.time);
+        let extra = lines.len().saturating_sub(query.count);
+        lines.drain(..extra);
+        Ok(LogResult {
+            lines,
+            omitted: result.omitted + extra,
+        })
+    }
+
+    /// The app's reports, newest first, at most `limit`, each named after the app's process.
+    pub async fn own_crashes(
+        &self,
+        device: &DeviceId,
+        info: &AppInfo,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Vec<CrashReport>> {
+        let mut reports = self
+            .timed("reading the app's crash reports", self.inner.app_crashes(device, &info.app, since, limit))
+            .await?;
+        let before = reports.len();
+        reports.retain(|report| report.time >= since && report_is_the_apps(report, info, self.inner.capabilities()));
+        if reports.len() < before {
+            tracing::warn!(app = %info.app, dropped = before - reports.len(), "the driver returned reports of other processes; they were dropped");
+        }
+        reports.sort_by(|a, b| b.time.cmp(&a.time));
+        reports.truncate(limit);
+        Ok(reports)
+    }
+}
+
+/// Whether a report is the app's own. An Android report names the app's process (the package,
+/// or `package:name` for its other processes). An iPhone report names the executable, which the
+/// driver matched by the bundle id in the report's header, so the process name cannot be checked
+/// here.
+fn report_is_the_apps(report: &CrashReport, info: &AppInfo, capabilities: Capabilities) -> bool {
+    match capabilities.platform {
+        phonelogs_driver::Platform::Android => {
+            let app = info.app.as_str();
+            report.process == app
+                || report
+                    .process
+                    .strip_prefix(app)
+                    .is_some_and(|rest| rest.starts_with(':'))
+        }
+        phonelogs_driver::Platform::Ios => true,
+    }
+}
+
+#[async_trait]
+impl AppLogger for GuardedLogger {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+
+    async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        self.timed("listing devices", self.inner.devices()).await
+    }
+
+    async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+        self.timed("looking up the app", self.inner.app_info(device, app)).await
+    }
+
+    async fn app_logs(&self, device: &DeviceId, app: &AppId, query: &LogQuery) -> Result<LogResult> {
+        let info = self.app_info(device, app).await?;
+        self.own_logs(device, &info, query).await
+    }
+
+    async fn app_crashes(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Vec<CrashReport>> {
+        let info = self.app_info(device, app).await?;
+        self.own_crashes(device, &info, since, limit).await
+    }
+
+    async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+        self.timed("checking for a development build", self.inner.dev_build(device, app)).await
+    }
+
+    fn listener(&self) -> Option<&dyn LogListener> {
+        self.inner.listener().map(|_| self as &dyn LogListener)
+    }
+
+    fn debugger(&self) -> Option<&dyn AppDebugger> {
+        self.inner.debugger().map(|_| self as &dyn AppDebugger)
+    }
+}
+
+#[async_trait]
+impl LogListener for GuardedLogger {
+    async fn stop_app_logs(&self, device: &DeviceId, app: &AppId) -> Result<()> {
+        match self.inner.listener() {
+            Some(listener) => self.timed("stopping the listener", listener.stop_app_logs(device, app)).await,
+            None => Ok(()),
+        }
+    }
+}
+
+fn no_debugger() -> Error {
+    Error::Unsupported("this driver has no debugging aids".into())
+}
+
+#[async_trait]
+impl AppDebugger for GuardedLogger {
+    async fn process_exit_history(&self, device: &DeviceId, package: &AppId) -> Result<ProcessExitHistory> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed("dumpsys activity exit-info", debugger.process_exit_history(device, package)).await
+    }
+
+    async fn set_debug_app(
+        &self,
+        device: &DeviceId,
+        package: &AppId,
+        wait_for_debugger: bool,
+        persistent: bool,
+    ) -> Result<SetDebugAppResult> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed("am set-debug-app", debugger.set_debug_app(device, package, wait_for_debugger, persistent))
+            .await
+    }
+
+    async fn clear_debug_app(&self, device: &DeviceId) -> Result<ClearDebugAppResult> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed("am clear-debug-app", debugger.clear_debug_app(device)).await
+    }
+
+    async fn jdwp_processes(&self, device: &DeviceId) -> Result<JdwpProcessList> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed("adb jdwp", debugger.jdwp_processes(device)).await
+    }
+
+    async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed("debuggerd -b", debugger.native_backtrace(device, pid)).await
+    }
+
+    async fn native_tombstone(&self, device: &DeviceId, pid: i64) -> Result<TombstoneCapture> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed("debuggerd", debugger.native_tombstone(device, pid)).await
+    }
+}

@@ -1,0 +1,574 @@
+//! The state that must survive: standing rules, approvals and their answers, blocked apps and
+//! history, in one SQLite database shared by the MCP server and the `phonelogs` command line.
+//!
+//! The database runs in WAL mode with `synchronous=FULL`, so a commit that returned survives a
+//! kill -9 and readers never block the writer. Every write is one `BEGIN IMMEDIATE` transaction
+//! and every connection waits up to [`BUSY_TIMEOUT`] for another process's write, so two
+//! processes can work on it at once. Schema changes are numbered migrations recorded in
+//! `PRAGMA user_version`. A file that is not a readable database is an error
+//! ([`Error::Corrupt`]) and is never replaced. No table has a column for log text.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use phonelogs_driver::{AppId, DeviceId};
+use phonelogs_policy::StandingRule;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::types::{Answer, Approval, ApprovalState, HistoryFilter, HistoryStep, Status, StepArgs};
+use crate::{Error, new_id};
+
+/// The database's file name inside the state directory.
+pub const DB_FILE: &str = "phonelogs.db";
+/// How long a call waits for another process's write before failing.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema, one migration per version; version N is `MIGRATIONS[N - 1]`. Never edit a
+/// migration that shipped: add a new one.
+const MIGRATIONS: &[&str] = &[
+    // Version 1.
+    "CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT
+    );
+    CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        device TEXT NOT NULL,
+        app TEXT NOT NULL,
+        app_label TEXT NOT NULL,
+        question TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        state TEXT NOT NULL,
+        answer TEXT,
+        answered_at TEXT
+    );
+    CREATE INDEX approvals_by_call ON approvals (task_id, agent, device, app, state);
+    CREATE TABLE task_grants (
+        task_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        app TEXT NOT NULL,
+        PRIMARY KEY (task_id, device, app)
+    );
+    CREATE TABLE standing_rules (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        device TEXT NOT NULL,
+        app TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (agent, device, app)
+    );
+    CREATE TABLE blocked_apps (
+        app TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        device TEXT,
+        status TEXT NOT NULL,
+        step TEXT NOT NULL,
+        app TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        since TEXT,
+        filter TEXT,
+        level TEXT,
+        lim INTEGER
+    );",
+];
+
+/// The state store. Cloning shares the same connection.
+#[derive(Debug, Clone)]
+pub struct Store {
+    connection: Arc<Mutex<Connection>>,
+    path: Option<PathBuf>,
+}
+
+/// A history step to record.
+#[derive(Debug, Clone)]
+pub(crate) struct NewStep<'a> {
+    pub task_id: &'a str,
+    pub agent: &'a str,
+    pub device: Option<&'a str>,
+    pub status: Status,
+    pub step: String,
+    pub args: StepArgs,
+}
+
+fn now_text() -> String {
+    rfc3339(OffsetDateTime::now_utc())
+}
+
+pub(crate) fn rfc3339(time: OffsetDateTime) -> String {
+    time.format(&Rfc3339).unwrap_or_else(|_| time.to_string())
+}
+
+fn is_corruption(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+impl Store {
+    /// Opens (creating when missing) the database in `dir`, migrating it to the newest schema.
+    pub fn open(dir: &Path) -> Result<Store, Error> {
+        std::fs::create_dir_all(dir).map_err(|source| Error::StateDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let path = dir.join(DB_FILE);
+        let corrupt = |source: rusqlite::Error| {
+            if is_corruption(&source) {
+                Error::Corrupt {
+                    path: path.clone(),
+                    source,
+                }
+            } else {
+                Error::Database(source)
+            }
+        };
+        let connection = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(corrupt)?;
+        connection.busy_timeout(BUSY_TIMEOUT).map_err(corrupt)?;
+        // Reading the schema first finds a file that is not a database before anything writes.
+        connection
+            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get::<_, i64>(0))
+            .map_err(corrupt)?;
+        let mode: String = connection
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            .map_err(corrupt)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(%mode, "the state database could not switch to WAL mode");
+        }
+        connection
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(corrupt)?;
+        let mut store = Store {
+            connection: Arc::new(Mutex::new(connection)),
+            path: Some(path.clone()),
+        };
+        store.migrate().map_err(|error| match error {
+            Error::Database(source) if is_corruption(&source) => Error::Corrupt { path, source },
+            other => other,
+        })?;
+        store.path = Some(dir.join(DB_FILE));
+        Ok(store)
+    }
+
+    /// A store that lives in memory and dies with the process (tests, demos, embedding agents
+    /// without a state directory).
+    pub fn in_memory() -> Result<Store, Error> {
+        let connection = Connection::open_in_memory()?;
+        let store = Store {
+            connection: Arc::new(Mutex::new(connection)),
+            path: None,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The database file, when the store is on disk.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The schema version this build writes.
+    pub fn schema_version() -> i64 {
+        MIGRATIONS.len() as i64
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves the connection usable: SQLite rolls back an
+        // unfinished transaction when the next one begins.
+        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>) -> Result<T, Error> {
+        let mut connection = self.lock();
+        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&transaction)?;
+        transaction.commit()?;
+        Ok(value)
+    }
+
+    fn migrate(&self) -> Result<(), Error> {
+        let known = Store::schema_version();
+        let path = self.path.clone().unwrap_or_default();
+        self.write(|tx| {
+            let found: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+            if found > known {
+                return Err(Error::NewerSchema { path, found, known });
+            }
+            for (index, migration) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
+                tx.execute_batch(migration)?;
+                tracing::info!(version = index + 1, "migrated the state database");
+            }
+            if found < known {
+                tx.execute_batch(&format!("PRAGMA user_version = {known}"))?;
+            }
+            Ok(())
+        })
+    }
+
+    // --- For the person: approvals, rules, blocks, history. ---
+
+    /// The approvals waiting for the person, oldest first.
+    pub fn pending_approvals(&self) -> Result<Vec<Approval>, Error> {
+        let connection = self.lock();
+        let mut statement = connection.prepare(&format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_at, rowid"
+        ))?;
+        let rows = statement.query_map([], approval_from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One approval, in any state.
+    pub fn approval(&self, approval_id: &str) -> Result<Option<Approval>, Error> {
+        let connection = self.lock();
+        Ok(connection
+            .query_row(
+                &format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"),
+                [approval_id],
+                approval_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Answers an approval. "Allow for this task" covers the app for the rest of the task and
+    /// "Always allow" adds a standing rule, at once, so any later call sees them. Answering twice,
+    /// an unknown id or an expired approval is an error.
+    pub fn answer(&self, approval_id: &str, answer: Answer) -> Result<(), Error> {
+        self.write(|tx| {
+            let found = tx
+                .query_row(
+                    &format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"),
+                    [approval_id],
+                    approval_from_row,
+                )
+                .optional()?;
+            let Some(approval) = found else {
+                return Err(Error::UnknownApproval(approval_id.to_owned()));
+            };
+            match approval.state {
+                ApprovalState::Pending => {}
+                ApprovalState::Expired => return Err(Error::ApprovalExpired(approval_id.to_owned())),
+                ApprovalState::Answered | ApprovalState::Used => {
+                    return Err(Error::AlreadyAnswered(approval_id.to_owned()));
+                }
+            }
+            let now = now_text();
+            tx.execute(
+                "UPDATE approvals SET state = 'answered', answer = ?2, answered_at = ?3 WHERE id = ?1",
+                params![approval_id, answer.as_str(), now],
+            )?;
+            if matches!(answer, Answer::Task | Answer::Always) {
+                tx.execute(
+                    "INSERT OR IGNORE INTO task_grants (task_id, device, app) VALUES (?1, ?2, ?3)",
+                    params![approval.task_id, approval.device, approval.app],
+                )?;
+            }
+            if answer == Answer::Always {
+                tx.execute(
+                    "INSERT OR IGNORE INTO standing_rules (id, agent, device, app, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![new_id("rule"), approval.agent, approval.device, approval.app, now],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The history, oldest first (the newest `limit` when a limit is set).
+    pub fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
+        let connection = self.lock();
+        let mut statement = connection.prepare(
+            "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim
+             FROM history
+             WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 IS NULL OR app = ?3)
+             ORDER BY id DESC LIMIT ?4",
+        )?;
+        let limit = filter.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let rows = statement.query_map(
+            params![filter.task_id, filter.agent, filter.app, limit],
+            |row| {
+                let status: String = row.get(5)?;
+                Ok(HistoryStep {
+                    id: row.get(0)?,
+                    at: row.get(1)?,
+                    task_id: row.get(2)?,
+                    agent: row.get(3)?,
+                    device: row.get(4)?,
+                    status: Status::parse(&status).unwrap_or(Status::Error),
+                    step: row.get(6)?,
+                    args: StepArgs {
+                        app: row.get(7)?,
+                        kind: row.get(8)?,
+                        since: row.get(9)?,
+                        filter: row.get(10)?,
+                        level: row.get(11)?,
+                        limit: row.get(12)?,
+                    },
+                })
+            },
+        )?;
+        let mut steps: Vec<HistoryStep> = rows.collect::<Result<_, _>>()?;
+        steps.reverse();
+        Ok(steps)
+    }
+
+    /// The "Always allow" entries.
+    pub fn rules(&self) -> Result<Vec<StandingRule>, Error> {
+        let connection = self.lock();
+        let mut statement = connection.prepare(
+            "SELECT id, agent, device, app, created_at FROM standing_rules ORDER BY created_at, rowid",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok(StandingRule {
+                id: row.get(0)?,
+                agent: row.get(1)?,
+                device: DeviceId::new(row.get::<_, String>(2)?),
+                app: AppId::new(row.get::<_, String>(3)?),
+                created_at: row.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Revokes an "Always allow" entry: the next task asks again.
+    pub fn revoke_rule(&self, id: &str) -> Result<(), Error> {
+        self.write(|tx| {
+            match tx.execute("DELETE FROM standing_rules WHERE id = ?1", [id])? {
+                0 => Err(Error::UnknownRule(id.to_owned())),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    /// Blocks an app's logs for every agent ("Blocked apps"), even where the person allowed it.
+    pub fn block_app(&self, app: &AppId) -> Result<(), Error> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO blocked_apps (app, created_at) VALUES (?1, ?2)",
+                params![app.as_str(), now_text()],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Lifts a block.
+    pub fn unblock_app(&self, app: &AppId) -> Result<(), Error> {
+        self.write(|tx| match tx.execute("DELETE FROM blocked_apps WHERE app = ?1", [app.as_str()])? {
+            0 => Err(Error::NotBlocked(app.to_string())),
+            _ => Ok(()),
+        })
+    }
+
+    /// The blocked apps.
+    pub fn blocked_apps(&self) -> Result<Vec<AppId>, Error> {
+        let connection = self.lock();
+        let mut statement = connection.prepare("SELECT app FROM blocked_apps ORDER BY app")?;
+        let rows = statement.query_map([], |row| Ok(AppId::new(row.get::<_, String>(0)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    // --- For the gateway. ---
+
+    pub(crate) fn is_blocked(&self, app: &AppId) -> Result<bool, Error> {
+        let connection = self.lock();
+        Ok(connection
+            .query_row("SELECT 1 FROM blocked_apps WHERE app = ?1", [app.as_str()], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    pub(crate) fn begin_task(&self, task_id: &str, agent: &str, started_at: OffsetDateTime) -> Result<(), Error> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO tasks (id, agent, started_at) VALUES (?1, ?2, ?3)",
+                params![task_id, agent, rfc3339(started_at)],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Ends a task: its pending approvals expire.
+    pub(crate) fn end_task(&self, task_id: &str) -> Result<(), Error> {
+        self.write(|tx| {
+            let now = now_text();
+            tx.execute(
+                "UPDATE tasks SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+                params![task_id, now],
+            )?;
+            tx.execute(
+                "UPDATE approvals SET state = 'expired' WHERE task_id = ?1 AND state = 'pending'",
+                [task_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Whether the task has ended (its session called `end`).
+    pub fn task_ended(&self, task_id: &str) -> Result<bool, Error> {
+        let connection = self.lock();
+        let ended: Option<Option<String>> = connection
+            .query_row("SELECT ended_at FROM tasks WHERE id = ?1", [task_id], |row| row.get(0))
+            .optional()?;
+        Ok(matches!(ended, Some(Some(_))))
+    }
+
+    /// Whether a grant covers a read without asking: this task's "Allow for this task", or a
+    /// standing rule for this agent, phone and app.
+    pub(crate) fn covered(&self, task_id: &str, agent: &str, device: &DeviceId, app: &AppId) -> Result<bool, Error> {
+        let connection = self.lock();
+        let task = connection
+            .query_row(
+                "SELECT 1 FROM task_grants WHERE task_id = ?1 AND device = ?2 AND app = ?3",
+                params![task_id, device.as_str(), app.as_str()],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        if task {
+            return Ok(true);
+        }
+        Ok(connection
+            .query_row(
+                "SELECT 1 FROM standing_rules WHERE agent = ?1 AND device = ?2 AND app = ?3",
+                params![agent, device.as_str(), app.as_str()],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// The pending approval for this call's task, agent, phone and app, made now when there is
+    /// none; one transaction, so concurrent calls (in any process) share one approval. Returns
+    /// it and whether it was made by this call.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn pending_or_create(
+        &self,
+        task_id: &str,
+        agent: &str,
+        device: &DeviceId,
+        app: &AppId,
+        app_label: &str,
+        question: &str,
+        rule: &str,
+        now: OffsetDateTime,
+    ) -> Result<(Approval, bool), Error> {
+        self.write(|tx| {
+            let existing = tx
+                .query_row(
+                    &format!(
+                        "SELECT {APPROVAL_COLUMNS} FROM approvals
+                         WHERE task_id = ?1 AND agent = ?2 AND device = ?3 AND app = ?4 AND state = 'pending'
+                         ORDER BY rowid LIMIT 1"
+                    ),
+                    params![task_id, agent, device.as_str(), app.as_str()],
+                    approval_from_row,
+                )
+                .optional()?;
+            if let Some(approval) = existing {
+                return Ok((approval, false));
+            }
+            let approval = Approval {
+                id: new_id("ap"),
+                task_id: task_id.to_owned(),
+                agent: agent.to_owned(),
+                device: device.to_string(),
+                app: app.to_string(),
+                app_label: app_label.to_owned(),
+                question: question.to_owned(),
+                rule: rule.to_owned(),
+                created_at: rfc3339(now),
+                answer: None,
+                state: ApprovalState::Pending,
+            };
+            tx.execute(
+                "INSERT INTO approvals (id, task_id, agent, device, app, app_label, question, rule, created_at, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending')",
+                params![
+                    approval.id,
+                    approval.task_id,
+                    approval.agent,
+                    approval.device,
+                    approval.app,
+                    approval.app_label,
+                    approval.question,
+                    approval.rule,
+                    approval.created_at
+                ],
+            )?;
+            Ok((approval, true))
+        })
+    }
+
+    /// Marks an "Allow once" as used by its call; false when another call used it first.
+    pub(crate) fn use_once(&self, approval_id: &str) -> Result<bool, Error> {
+        self.write(|tx| {
+            Ok(tx.execute(
+                "UPDATE approvals SET state = 'used' WHERE id = ?1 AND state = 'answered' AND answer = 'once'",
+                [approval_id],
+            )? == 1)
+        })
+    }
+
+    pub(crate) fn record_step(&self, step: &NewStep<'_>) -> Result<(), Error> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind, since, filter, level, lim)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    now_text(),
+                    step.task_id,
+                    step.agent,
+                    step.device,
+                    step.status.as_str(),
+                    step.step,
+                    step.args.app,
+                    step.args.kind,
+                    step.args.since,
+                    step.args.filter,
+                    step.args.level,
+                    step.args.limit
+                ],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+const APPROVAL_COLUMNS: &str =
+    "id, task_id, agent, device, app, app_label, question, rule, created_at, answer, state";
+
+fn approval_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
+    let answer: Option<String> = row.get(9)?;
+    let state: String = row.get(10)?;
+    Ok(Approval {
+        id: row.get(0)?,
+        task_id: row.get(1)?,
+        agent: row.get(2)?,
+        device: row.get(3)?,
+        app: row.get(4)?,
+        app_label: row.get(5)?,
+        question: row.get(6)?,
+        rule: row.get(7)?,
+        created_at: row.get(8)?,
+        answer: answer.as_deref().and_then(Answer::parse),
+        state: ApprovalState::parse(&state),
+    })
+}

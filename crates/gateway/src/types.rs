@@ -1,0 +1,316 @@
+//! The request and result types of the gateway's public API.
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::render::{LineView, ReportView};
+
+/// What a `phone_logs` call reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogsKind {
+    /// The app's log lines (the default).
+    #[default]
+    Logs,
+    /// The app's crash reports.
+    Crashes,
+}
+
+impl LogsKind {
+    /// `logs` or `crashes`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogsKind::Logs => "logs",
+            LogsKind::Crashes => "crashes",
+        }
+    }
+
+    /// Reads `logs` or `crashes` (case-insensitive); anything else is an error naming both.
+    pub fn parse(text: &str) -> Result<LogsKind, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "" | "logs" => Ok(LogsKind::Logs),
+            "crashes" => Ok(LogsKind::Crashes),
+            _ => Err(crate::catalog::kind_error(text)),
+        }
+    }
+}
+
+/// One `phone_logs` call, as the agent made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LogsRequest {
+    /// The app's package name or bundle id.
+    pub app: String,
+    /// The phone (serial or UDID); may be left out when one phone is connected.
+    #[serde(default)]
+    pub device: Option<String>,
+    /// Logs (the default) or crashes.
+    #[serde(default)]
+    pub kind: LogsKind,
+    /// An RFC 3339 time, a date and time or time of day on the computer's clock, or a duration
+    /// back (`10m`, `2h`, `1d`); the task's start when left out.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// Only lines whose tag or text contains this.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// Only lines of this level or more severe.
+    #[serde(default)]
+    pub level: Option<String>,
+    /// At most this many lines (200 by default, 500 at most) or reports (3, 10 at most).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The approval this call picks up.
+    #[serde(default)]
+    pub approval_id: Option<String>,
+}
+
+impl LogsRequest {
+    /// A request for `app`'s logs with every option left out.
+    pub fn new(app: impl Into<String>) -> Self {
+        LogsRequest {
+            app: app.into(),
+            ..LogsRequest::default()
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The text is there.
+    Ok,
+    /// The person has not answered yet: call again with the approval id.
+    ApprovalPending,
+    /// The person denied it.
+    Denied,
+    /// Outside the agent's scope or the task's apps.
+    ScopeDenied,
+    /// A rule blocks the app.
+    BlockedByPolicy,
+    /// The driver cannot do this (an app sharing its uid, a Simulator, …).
+    Unsupported,
+    /// Anything else: a bad argument, a device that is not there.
+    Error,
+}
+
+impl Status {
+    /// The status's name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::ApprovalPending => "approval_pending",
+            Status::Denied => "denied",
+            Status::ScopeDenied => "scope_denied",
+            Status::BlockedByPolicy => "blocked_by_policy",
+            Status::Unsupported => "unsupported",
+            Status::Error => "error",
+        }
+    }
+
+    /// Reads a status's name.
+    pub fn parse(text: &str) -> Option<Status> {
+        [
+            Status::Ok,
+            Status::ApprovalPending,
+            Status::Denied,
+            Status::ScopeDenied,
+            Status::BlockedByPolicy,
+            Status::Unsupported,
+            Status::Error,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// The whole answer to a `phone_logs` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LogsResponse {
+    /// How it ended.
+    pub status: Status,
+    /// One or two sentences for the agent.
+    pub message: String,
+    /// The approval to pick up later, when pending.
+    pub approval_id: Option<String>,
+    /// The rule the result falls under ("App logs", or the blocking rule).
+    pub rule: Option<String>,
+    /// The spec's `Result.Log`: the lines or reports as text, printed after the message.
+    pub log: String,
+    /// The lines, as structured data (oldest first).
+    pub lines: Vec<LineView>,
+    /// The reports, as structured data (newest first).
+    pub reports: Vec<ReportView>,
+    /// How many older lines were left out (count and size caps).
+    pub omitted: usize,
+}
+
+impl LogsResponse {
+    /// A result with a status and message and nothing read.
+    pub fn bare(status: Status, message: impl Into<String>) -> Self {
+        LogsResponse {
+            status,
+            message: message.into(),
+            approval_id: None,
+            rule: None,
+            log: String::new(),
+            lines: Vec::new(),
+            reports: Vec::new(),
+            omitted: 0,
+        }
+    }
+}
+
+/// The person's answer to an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    /// Allow once: this call.
+    Once,
+    /// Allow for this task: the app's logs and crash reports until the task ends.
+    Task,
+    /// Always allow: this app, this agent, this phone, later tasks too.
+    Always,
+    /// Deny.
+    Deny,
+}
+
+impl Answer {
+    /// `once`, `task`, `always` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Once => "once",
+            Answer::Task => "task",
+            Answer::Always => "always",
+            Answer::Deny => "deny",
+        }
+    }
+
+    /// Reads `once`, `task`, `always` or `deny` (case-insensitive).
+    pub fn parse(text: &str) -> Option<Answer> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "once" => Some(Answer::Once),
+            "task" => Some(Answer::Task),
+            "always" => Some(Answer::Always),
+            "deny" => Some(Answer::Deny),
+            _ => None,
+        }
+    }
+
+    /// The button's label ("Allow once", …).
+    pub fn label(self) -> &'static str {
+        crate::catalog::answer_label(self)
+    }
+}
+
+/// Where an approval stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalState {
+    /// Waiting for the person.
+    Pending,
+    /// Answered, not yet picked up (or picked up, for task and always answers).
+    Answered,
+    /// An "Allow once" that its call used.
+    Used,
+    /// Its task ended before the person answered.
+    Expired,
+}
+
+impl ApprovalState {
+    /// `pending`, `answered`, `used` or `expired`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalState::Pending => "pending",
+            ApprovalState::Answered => "answered",
+            ApprovalState::Used => "used",
+            ApprovalState::Expired => "expired",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> ApprovalState {
+        match text {
+            "answered" => ApprovalState::Answered,
+            "used" => ApprovalState::Used,
+            "expired" => ApprovalState::Expired,
+            _ => ApprovalState::Pending,
+        }
+    }
+}
+
+/// A question for the person, bound to one task, agent, phone and app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Approval {
+    /// Its id (what the agent passes back as `approval_id`).
+    pub id: String,
+    /// The task that asked.
+    pub task_id: String,
+    /// The agent that asked.
+    pub agent: String,
+    /// The phone.
+    pub device: String,
+    /// The app's id.
+    pub app: String,
+    /// The app's name as people know it.
+    pub app_label: String,
+    /// "Read the logs of Example?".
+    pub question: String,
+    /// "App logs".
+    pub rule: String,
+    /// When it was asked (RFC 3339).
+    pub created_at: String,
+    /// The person's answer, once given.
+    pub answer: Option<Answer>,
+    /// Where it stands.
+    pub state: ApprovalState,
+}
+
+/// Which history steps to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HistoryFilter {
+    /// Only this task's steps.
+    pub task_id: Option<String>,
+    /// Only this agent's steps.
+    pub agent: Option<String>,
+    /// Only steps about this app.
+    pub app: Option<String>,
+    /// At most this many steps (the newest); all when left out.
+    pub limit: Option<usize>,
+}
+
+/// What a step was asked for: never the text it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StepArgs {
+    /// The app's id.
+    pub app: String,
+    /// `logs`, `crashes`, or a debugging aid's name.
+    pub kind: String,
+    /// The `since` as given.
+    pub since: Option<String>,
+    /// The filter as given.
+    pub filter: Option<String>,
+    /// The level as given.
+    pub level: Option<String>,
+    /// The limit as given.
+    pub limit: Option<u32>,
+}
+
+/// One step of the history: what was read, in the spec's words, never the text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct HistoryStep {
+    /// Its number, rising.
+    pub id: i64,
+    /// When (RFC 3339).
+    pub at: String,
+    /// The task.
+    pub task_id: String,
+    /// The agent.
+    pub agent: String,
+    /// The phone, when one was chosen.
+    pub device: Option<String>,
+    /// How the call ended.
+    pub status: Status,
+    /// "Read 120 log lines of Example", …
+    pub step: String,
+    /// The call's arguments.
+    pub args: StepArgs,
+}

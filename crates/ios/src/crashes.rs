@@ -1,0 +1,207 @@
+//! The app's crash reports: `com.apple.crashreportmover`, then `com.apple.crashreportcopymobile`.
+//!
+//! The mover is asked first, so new reports become visible to the copy service. Then the `.ips`
+//! files in the copy service's root and in `Retired/` are listed. A file name's time is the
+//! phone's local time with no zone, so files up to 14 hours older than `since` are kept (no
+//! zone is further than that from UTC), newest first, and at most 50 are read per call. A file
+//! whose first-line header names the app's bundle id is parsed and cut by `phonelogs-crash` and
+//! judged by its header's `timestamp`, which has the zone. Other bug types (jetsam, resource
+//! use) are skipped; a `0x8badf00d` termination is kind `watchdog`. Reports are only copied,
+//! never moved or deleted. An extension's reports name the extension's bundle id, so they never
+//! match; the WebDriverAgent runner's are never read (see [`crate::follower::is_xctrunner`]).
+
+use std::time::Duration;
+
+use phonelogs_crash::ReportKind;
+use phonelogs_crash::ips::{CrashFileName, ips_report, parse_crash_file_name, parse_ips};
+use phonelogs_driver::{AppId, CrashKind, CrashReport, Error, Result};
+use time::OffsetDateTime;
+use tokio::time::timeout;
+
+use crate::services::{CrashDir, CrashFileSource};
+
+/// The most report files read in one call.
+pub const MAX_READS: usize = 50;
+
+/// How much older than `since` a file name's time may be and the file still be read: the
+/// name's time has no zone, and no zone is more than 14 hours from UTC.
+pub const NAME_TIME_SLACK: time::Duration = time::Duration::hours(14);
+
+/// The directory of older reports, next to the root's.
+pub const RETIRED: &str = "Retired";
+
+/// Runs one device call under a timeout, turning the timeout into [`Error::Timeout`].
+pub(crate) async fn within<T>(
+    what: &str,
+    after: Duration,
+    call: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match timeout(after, call).await {
+        Ok(result) => result,
+        Err(_) => Err(Error::Timeout {
+            what: what.to_owned(),
+            after,
+        }),
+    }
+}
+
+/// A report file found in a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Candidate {
+    path: String,
+    name: CrashFileName,
+}
+
+/// The crash-report files of a listing that could be the app's since `since`, newest first,
+/// at most [`MAX_READS`].
+fn candidates(
+    root: &[String],
+    retired: &[String],
+    since: OffsetDateTime,
+) -> Vec<Candidate> {
+    let earliest = since - NAME_TIME_SLACK;
+    let mut found: Vec<Candidate> = root
+        .iter()
+        .map(|name| name.trim_start_matches('/').to_owned())
+        .chain(retired.iter().map(|name| format!("{RETIRED}/{}", name.trim_start_matches('/'))))
+        .filter_map(|path| {
+            let name = parse_crash_file_name(&path)?;
+            // The name's local time is read as if it were UTC and compared with the slack.
+            (name.local_time.assume_utc() >= earliest).then_some(Candidate { path, name })
+        })
+        .collect();
+    found.sort_by(|a, b| b.name.local_time.cmp(&a.name.local_time).then(a.path.cmp(&b.path)));
+    found.truncate(MAX_READS);
+    found
+}
+
+/// Whether a report file's first-line header names `app` as its bundle id.
+fn names_app(bytes: &[u8], app: &AppId) -> bool {
+    let first = match memchr_newline(bytes) {
+        Some(at) => &bytes[..at],
+        None => bytes,
+    };
+    parse_ips(first)
+        .ok()
+        .and_then(|file| file.header.bundle_id)
+        .is_some_and(|id| id == app.as_str())
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+/// Reads the app's crash reports since `since`, newest first, at most `limit`.
+pub async fn read_crashes(
+    source: &dyn CrashFileSource,
+    app: &AppId,
+    since: OffsetDateTime,
+    limit: usize,
+    call_timeout: Duration,
+) -> Result<Vec<CrashReport>> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    // A mover that fails or is slow only means the newest reports may not be visible yet; the
+    // ones already moved can still be read.
+    if let Err(error) = within("the crash report mover", call_timeout, source.flush()).await {
+        tracing::warn!(%error, "com.apple.crashreportmover did not answer; reading what is there");
+    }
+    let mut dir = within("opening the crash report copy service", call_timeout, source.open()).await?;
+    let root = within("listing the crash reports", call_timeout, dir.list("")).await?;
+    let retired = match within("listing the retired crash reports", call_timeout, dir.list(RETIRED)).await {
+        Ok(names) => names,
+        Err(error) => {
+            tracing::debug!(%error, "no Retired directory");
+            Vec::new()
+        }
+    };
+    let mut reports = Vec::new();
+    for candidate in candidates(&root, &retired, since) {
+        let bytes = match read_one(dir.as_mut(), &candidate.path, call_timeout).await {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                tracing::warn!(path = %candidate.path, %error, "reading a crash report failed");
+                continue;
+            }
+        };
+        if !names_app(&bytes, app) {
+            continue;
+        }
+        let report = match ips_report(&bytes) {
+            Ok(Some(report)) => report,
+            Ok(None) => continue,
+            Err(error) => {
+                tracing::warn!(path = %candidate.path, %error, "a crash report could not be read");
+                continue;
+            }
+        };
+        let Some(time) = report.time else {
+            tracing::warn!(path = %candidate.path, "a crash report has no timestamp");
+            continue;
+        };
+        if time < since {
+            continue;
+        }
+        reports.push(CrashReport {
+            kind: match report.kind {
+                ReportKind::Watchdog => CrashKind::Watchdog,
+                _ => CrashKind::Crash,
+            },
+            time,
+            pid: report.pid,
+            process: report.process,
+            summary: report.summary,
+            text: report.text,
+        });
+    }
+    reports.sort_by(|a, b| b.time.cmp(&a.time));
+    reports.truncate(limit);
+    Ok(reports)
+}
+
+async fn read_one(dir: &mut dyn CrashDir, path: &str, call_timeout: Duration) -> Result<Vec<u8>> {
+    within("reading a crash report", call_timeout, dir.read(path)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn candidates_keep_the_fourteen_hour_window_newest_first_and_at_most_fifty() {
+        let since = datetime!(2026-11-30 12:00:00 UTC);
+        let root: Vec<String> = vec![
+            "Example-2026-11-29-220001.ips".into(),  // 13h59m before: kept
+            "Example-2026-11-29-215959.ips".into(),  // 14h00m01s before: left out
+            "Example-2026-11-30-130000.ips.synced".into(),
+            "Retired".into(),
+            "notes.txt".into(),
+        ];
+        let retired: Vec<String> = vec!["Example-2026-11-30-120000.ips".into()];
+        let paths: Vec<String> = candidates(&root, &retired, since).into_iter().map(|c| c.path).collect();
+        assert_eq!(
+            paths,
+            [
+                "Example-2026-11-30-130000.ips.synced",
+                "Retired/Example-2026-11-30-120000.ips",
+                "Example-2026-11-29-220001.ips",
+            ]
+        );
+        let many: Vec<String> = (0..80).map(|i| format!("Example-2026-11-30-12{:02}{:02}.ips", i / 60, i % 60)).collect();
+        let chosen = candidates(&many, &[], since);
+        assert_eq!(chosen.len(), MAX_READS);
+        assert_eq!(chosen[0].path, "Example-2026-11-30-120119.ips");
+    }
+
+    #[test]
+    fn only_the_apps_bundle_id_matches() {
+        let app = AppId::new("com.example.app");
+        assert!(names_app(b"{\"bug_type\":\"309\",\"bundleID\":\"com.example.app\"}\n{}", &app));
+        assert!(!names_app(b"{\"bug_type\":\"309\",\"bundleID\":\"com.example.app.widget\"}\n{}", &app));
+        assert!(!names_app(b"{\"bug_type\":\"309\",\"name\":\"app\"}\n{}", &app));
+        assert!(!names_app(b"not json at all", &app));
+        assert!(!names_app(b"", &app));
+    }
+}

@@ -1,0 +1,359 @@
+//! The real phone: devices from the host's usbmuxd, and the [`crate::services`] traits
+//! implemented with idevice (lockdown, TLS, AFC, the CoreDevice tunnel, instruments).
+//!
+//! Every call here is made under a timeout by its caller (the follower, the crash reader, the
+//! driver); this module adds none of its own policy. Nothing here has run against a real
+//! iPhone yet: see `docs/ios.md`.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use idevice::IdeviceService;
+use idevice::crashreportcopymobile::CrashReportCopyMobileClient;
+use idevice::provider::UsbmuxdProvider;
+use idevice::usbmuxd::{Connection, UsbmuxdAddr};
+use idevice::{Idevice, IdeviceError, ReadWrite};
+use phonelogs_crash::ostrace::OsTraceEntry;
+use phonelogs_driver::{
+    AppId, DeviceId, DeviceInfo, DeviceState, Error, Platform, Result,
+};
+use tokio::sync::Mutex;
+
+use crate::error::{NOT_PAIRED_ADVICE, device_error};
+use crate::protocol;
+use crate::services::{
+    AppLookup, AppRecord, CrashDir, CrashFileSource, DeviceBackend, DeviceServices, LogStream,
+    ProcessEntry, ProcessLister, StreamOpener,
+};
+
+/// The label idevice gives our connections (it shows in the phone's logs).
+const LABEL: &str = "phonelogs";
+/// CoreDevice's app service, as the RSD handshake names it.
+const APP_SERVICE: &str = "com.apple.coredevice.appservice";
+/// usbmuxd's message tag for our requests.
+const TAG: u32 = 0x706c;
+
+/// Declares a lockdown service by name, so idevice's `connect` starts it (lockdown session,
+/// StartService, TLS) and hands back the raw connection for [`crate::protocol`].
+macro_rules! raw_service {
+    ($name:ident, $service:expr) => {
+        #[derive(Debug)]
+        struct $name(Idevice);
+
+        impl IdeviceService for $name {
+            fn service_name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($service)
+            }
+
+            async fn from_stream(idevice: Idevice) -> std::result::Result<Self, IdeviceError> {
+                Ok($name(idevice))
+            }
+        }
+
+        impl $name {
+            async fn open(provider: &UsbmuxdProvider) -> Result<Box<dyn ReadWrite>> {
+                let service = $name::connect(provider)
+                    .await
+                    .map_err(|e| device_error(&format!("starting {}", $service), e))?;
+                service
+                    .0
+                    .get_socket()
+                    .ok_or_else(|| Error::Disconnected(format!("{} closed at once", $service)))
+            }
+        }
+    };
+}
+
+raw_service!(OsTraceService, protocol::OS_TRACE_RELAY);
+raw_service!(InstallationProxyService, protocol::INSTALLATION_PROXY);
+raw_service!(MoverService, protocol::CRASH_REPORT_MOVER);
+
+/// Whether a device id looks like a Simulator's (a UUID, 8-4-4-4-12), which usbmuxd never
+/// lists: its logs are on the Mac.
+pub fn looks_like_simulator(id: &str) -> bool {
+    let groups: Vec<&str> = id.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8usize, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The devices of the host's usbmuxd (`USBMUXD_SOCKET_ADDRESS` honoured: a socket path or
+/// `host:port`; `/var/run/usbmuxd` otherwise), cable and Wi-Fi.
+#[derive(Debug, Clone)]
+pub struct UsbmuxdBackend {
+    addr: std::result::Result<UsbmuxdAddr, String>,
+}
+
+impl UsbmuxdBackend {
+    /// The usbmuxd that `USBMUXD_SOCKET_ADDRESS` names, or the default socket.
+    pub fn from_env() -> Self {
+        let addr = match std::env::var("USBMUXD_SOCKET_ADDRESS") {
+            Ok(_) => UsbmuxdAddr::from_env_var()
+                .map_err(|e| format!("USBMUXD_SOCKET_ADDRESS is not a socket path or host:port: {e}")),
+            Err(_) => Ok(UsbmuxdAddr::UnixSocket(UsbmuxdAddr::SOCKET_FILE.to_owned())),
+        };
+        UsbmuxdBackend { addr }
+    }
+
+    /// The usbmuxd at `addr`.
+    pub fn with_addr(addr: UsbmuxdAddr) -> Self {
+        UsbmuxdBackend { addr: Ok(addr) }
+    }
+
+    fn addr(&self) -> Result<&UsbmuxdAddr> {
+        self.addr
+            .as_ref()
+            .map_err(|e| Error::InvalidArgument(e.clone()))
+    }
+
+    async fn usbmuxd(&self) -> Result<idevice::usbmuxd::UsbmuxdConnection> {
+        let addr = self.addr()?;
+        addr.connect(TAG).await.map_err(|e| {
+            Error::DeviceUnavailable(format!(
+                "usbmuxd is not reachable at {addr:?} ({e}): install and start usbmuxd (Debian: `apt install usbmuxd`), or set USBMUXD_SOCKET_ADDRESS"
+            ))
+        })
+    }
+
+    async fn listed(&self) -> Result<Vec<idevice::usbmuxd::UsbmuxdDevice>> {
+        let mut mux = self.usbmuxd().await?;
+        let mut devices = mux
+            .get_devices()
+            .await
+            .map_err(|e| device_error("listing usbmuxd's devices", e))?;
+        // A phone on cable and Wi-Fi is listed twice; the cable is preferred.
+        devices.sort_by_key(|d| !matches!(d.connection_type, Connection::Usb));
+        let mut seen = std::collections::HashSet::new();
+        devices.retain(|d| seen.insert(d.udid.clone()));
+        Ok(devices)
+    }
+}
+
+#[async_trait]
+impl DeviceBackend for UsbmuxdBackend {
+    async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        let mut infos = Vec::new();
+        for device in self.listed().await? {
+            let paired = match self.usbmuxd().await {
+                Ok(mut mux) => mux.get_pair_record(&device.udid).await.is_ok(),
+                Err(_) => false,
+            };
+            infos.push(DeviceInfo {
+                id: DeviceId::new(device.udid.clone()),
+                platform: Platform::Ios,
+                model: None,
+                state: if paired { DeviceState::Online } else { DeviceState::NotPaired },
+            });
+        }
+        Ok(infos)
+    }
+
+    async fn connect(&self, id: &DeviceId) -> Result<DeviceServices> {
+        let listed = self.listed().await?;
+        let Some(device) = listed.into_iter().find(|d| d.udid == id.as_str()) else {
+            if looks_like_simulator(id.as_str()) {
+                return Err(Error::Unsupported(format!(
+                    "{id} looks like a Simulator: its logs live on the Mac (`xcrun simctl spawn booted log stream`)"
+                )));
+            }
+            return Err(Error::DeviceNotFound(format!("no iPhone {id} through usbmuxd")));
+        };
+        let mut mux = self.usbmuxd().await?;
+        if let Err(error) = mux.get_pair_record(&device.udid).await {
+            return Err(Error::DeviceUnavailable(format!("{id}: {NOT_PAIRED_ADVICE} ({error})")));
+        }
+        let provider = device.to_provider(self.addr()?.clone(), LABEL);
+        let phone = Arc::new(IdevicePhone {
+            provider,
+            coredevice: Mutex::new(None),
+            instruments: Mutex::new(None),
+        });
+        Ok(DeviceServices {
+            processes: phone.clone(),
+            streams: phone.clone(),
+            apps: phone.clone(),
+            crashes: phone,
+        })
+    }
+}
+
+/// A CoreDevice app service session (iOS 17 and later), kept between polls: setting up the
+/// tunnel and the RSD handshake every second would be wasteful.
+struct CoreDeviceSession {
+    // The tunnel's handle must live as long as the client that uses it.
+    _handle: idevice::tcp::handle::AdapterHandle,
+    client: idevice::core_device::AppServiceClient<idevice::tcp::handle::StreamHandle>,
+}
+
+type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadWrite>>;
+
+/// One phone reached through usbmuxd, implementing every service trait with idevice.
+struct IdevicePhone {
+    provider: UsbmuxdProvider,
+    coredevice: Mutex<Option<CoreDeviceSession>>,
+    instruments: Mutex<Option<Instruments>>,
+}
+
+impl IdevicePhone {
+    async fn coredevice_session(&self) -> std::result::Result<CoreDeviceSession, IdeviceError> {
+        let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider).await?;
+        let port = proxy.tunnel_info().server_rsd_port;
+        let mut handle = proxy.create_software_tunnel()?.to_async_handle();
+        let stream = handle.connect(port).await?;
+        let handshake = idevice::rsd::RsdHandshake::new(stream).await?;
+        let service = handshake
+            .services
+            .get(APP_SERVICE)
+            .ok_or(IdeviceError::ServiceNotFound)?;
+        // The client is built on the concrete stream type rather than through `RsdService`,
+        // whose boxed-stream impl trips the compiler's `Send` inference inside async traits.
+        let stream = handle.connect(service.port).await?;
+        let client = idevice::core_device::AppServiceClient::new(stream).await?;
+        Ok(CoreDeviceSession {
+            _handle: handle,
+            client,
+        })
+    }
+
+    async fn coredevice_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
+        let mut slot = self.coredevice.lock().await;
+        if slot.is_none() {
+            *slot = Some(self.coredevice_session().await?);
+        }
+        let Some(session) = slot.as_mut() else {
+            return Err(IdeviceError::UnexpectedResponse("no CoreDevice session".into()));
+        };
+        match session.client.list_processes().await {
+            Ok(tokens) => Ok(tokens
+                .into_iter()
+                .filter_map(|t| {
+                    Some(ProcessEntry {
+                        pid: t.pid,
+                        executable: t.executable_url?.relative,
+                    })
+                })
+                .collect()),
+            Err(error) => {
+                // A broken session is set up again on the next poll.
+                *slot = None;
+                Err(error)
+            }
+        }
+    }
+
+    async fn instruments_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
+        let mut slot = self.instruments.lock().await;
+        if slot.is_none() {
+            *slot = Some(Instruments::connect(&self.provider).await?);
+        }
+        let Some(client) = slot.as_mut() else {
+            return Err(IdeviceError::UnexpectedResponse("no instruments session".into()));
+        };
+        let listed = match idevice::dvt::device_info::DeviceInfoClient::new(client).await {
+            Ok(mut info) => info.running_processes().await,
+            Err(error) => Err(error),
+        };
+        match listed {
+            Ok(processes) => Ok(processes
+                .into_iter()
+                .map(|p| ProcessEntry {
+                    pid: p.pid,
+                    executable: p.real_app_name,
+                })
+                .collect()),
+            Err(error) => {
+                *slot = None;
+                Err(error)
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ProcessLister for IdevicePhone {
+    async fn processes(&self) -> Result<Vec<ProcessEntry>> {
+        // CoreDevice (iOS 17 and later) first; instruments' deviceinfo (developer disk image)
+        // otherwise.
+        match self.coredevice_processes().await {
+            Ok(list) => Ok(list),
+            Err(core_error) => {
+                tracing::debug!(%core_error, "CoreDevice's process list failed; trying instruments");
+                self.instruments_processes()
+                    .await
+                    .map_err(|e| device_error("listing the iPhone's processes", e))
+            }
+        }
+    }
+}
+
+struct SocketStream {
+    socket: Box<dyn ReadWrite>,
+}
+
+#[async_trait]
+impl LogStream for SocketStream {
+    async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
+        Ok(protocol::next_entry(&mut self.socket).await?)
+    }
+}
+
+#[async_trait]
+impl StreamOpener for IdevicePhone {
+    async fn open(&self, pid: u32) -> Result<Box<dyn LogStream>> {
+        let mut socket = OsTraceService::open(&self.provider).await?;
+        protocol::start_activity(&mut socket, pid).await?;
+        Ok(Box::new(SocketStream { socket }))
+    }
+}
+
+#[async_trait]
+impl AppLookup for IdevicePhone {
+    async fn lookup(&self, app: &AppId) -> Result<Option<AppRecord>> {
+        let mut socket = InstallationProxyService::open(&self.provider).await?;
+        Ok(protocol::lookup(&mut socket, app).await?)
+    }
+}
+
+struct AfcDir {
+    client: CrashReportCopyMobileClient,
+}
+
+#[async_trait]
+impl CrashDir for AfcDir {
+    async fn list(&mut self, dir: &str) -> Result<Vec<String>> {
+        let path = format!("/{}", dir.trim_matches('/'));
+        let mut names = self
+            .client
+            .afc_client
+            .list_dir(path.as_str())
+            .await
+            .map_err(|e| device_error(&format!("listing {path}"), e))?;
+        names.retain(|n| n != "." && n != "..");
+        Ok(names)
+    }
+
+    async fn read(&mut self, path: &str) -> Result<Vec<u8>> {
+        // `pull` opens the file read-only and closes it again; nothing is moved or deleted.
+        self.client
+            .pull(path.trim_start_matches('/'))
+            .await
+            .map_err(|e| device_error(&format!("reading {path}"), e))
+    }
+}
+
+#[async_trait]
+impl CrashFileSource for IdevicePhone {
+    async fn flush(&self) -> Result<()> {
+        let mut socket = MoverService::open(&self.provider).await?;
+        Ok(protocol::await_ping(&mut socket).await?)
+    }
+
+    async fn open(&self) -> Result<Box<dyn CrashDir>> {
+        let client = CrashReportCopyMobileClient::connect(&self.provider)
+            .await
+            .map_err(|e| device_error("starting com.apple.crashreportcopymobile", e))?;
+        Ok(Box::new(AfcDir { client }))
+    }
+}

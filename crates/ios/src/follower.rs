@@ -1,0 +1,596 @@
+//! The follower: listens to one app's processes on one phone, by pid, and keeps their lines.
+//!
+//! An iPhone keeps no log history a computer can read back (short of an archive of the whole
+//! system), so the first `app_logs` call for an app starts a follower. Every second (every
+//! 150 ms for 3 s after a launch it is told about) it lists the phone's processes and opens an
+//! os_trace stream for each process whose executable lies inside the app's bundle: the app and
+//! its extensions. A stream stays open 3 s after its process is gone, for the last lines. At
+//! most 20,000 lines are kept (and at most a few MiB of text); older ones go. When no process
+//! matches, the bundle path is looked up again, at most every 5 s, because a reinstall moves it.
+//! A stream is only ever opened for one pid: never for the whole system.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use phonelogs_crash::ostrace::{OsLogLevel, OsTraceEntry};
+use phonelogs_driver::{AppId, LogLevel, LogLine, LogQuery, LogResult};
+use time::OffsetDateTime;
+use tokio::sync::mpsc;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::{Instant, sleep_until, timeout};
+
+use crate::services::{AppRecord, DeviceServices, LogStream, ProcessEntry};
+
+/// The follower's timings and limits. [`FollowerConfig::default`] is the spec's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowerConfig {
+    /// How often the process list is read: 1 s.
+    pub poll: Duration,
+    /// How often it is read right after a launch: 150 ms.
+    pub fast_poll: Duration,
+    /// For how long after a launch the fast interval holds: 3 s.
+    pub fast_for: Duration,
+    /// How long a stream stays open after its process is gone: 3 s.
+    pub linger: Duration,
+    /// How many lines are kept at most: 20,000.
+    pub max_lines: usize,
+    /// How many bytes of tag and text are kept at most, so a flood of long lines cannot hold
+    /// more memory than the line cap intends: 6 MiB.
+    pub max_text_bytes: usize,
+    /// How long one line's text may be when kept; longer ones are cut (the gateway cuts again
+    /// at 2,000 bytes, with its own marker): 4 KiB.
+    pub max_line_bytes: usize,
+    /// The least time between two look-ups of the bundle path: 5 s.
+    pub relookup_every: Duration,
+    /// How long one device call may take before it is given up: 10 s.
+    pub call_timeout: Duration,
+}
+
+impl Default for FollowerConfig {
+    fn default() -> Self {
+        FollowerConfig {
+            poll: Duration::from_secs(1),
+            fast_poll: Duration::from_millis(150),
+            fast_for: Duration::from_secs(3),
+            linger: Duration::from_secs(3),
+            max_lines: 20_000,
+            max_text_bytes: 6 * 1024 * 1024,
+            max_line_bytes: 4 * 1024,
+            relookup_every: Duration::from_secs(5),
+            call_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The lines a follower keeps, oldest first.
+#[derive(Debug)]
+struct Ring {
+    lines: VecDeque<LogLine>,
+    text_bytes: usize,
+    dropped: u64,
+    max_lines: usize,
+    max_text_bytes: usize,
+}
+
+impl Ring {
+    fn new(max_lines: usize, max_text_bytes: usize) -> Self {
+        Ring {
+            lines: VecDeque::new(),
+            text_bytes: 0,
+            dropped: 0,
+            max_lines: max_lines.max(1),
+            max_text_bytes,
+        }
+    }
+
+    fn push(&mut self, line: LogLine) {
+        self.text_bytes += line.tag.len() + line.text.len();
+        self.lines.push_back(line);
+        while self.lines.len() > self.max_lines
+            || (self.text_bytes > self.max_text_bytes && self.lines.len() > 1)
+        {
+            if let Some(old) = self.lines.pop_front() {
+                self.text_bytes -= old.tag.len() + old.text.len();
+                self.dropped += 1;
+            }
+        }
+    }
+
+    fn query(&self, query: &LogQuery) -> LogResult {
+        let mut matching: Vec<&LogLine> = self.lines.iter().filter(|l| query.matches(l)).collect();
+        // Streams of different processes interleave, so lines are ordered by the phone's clock
+        // (stably, keeping arrival order for equal times) before the newest are chosen.
+        matching.sort_by_key(|l| l.time);
+        let omitted = matching.len().saturating_sub(query.count);
+        let lines = matching[omitted..].iter().map(|l| (*l).clone()).collect();
+        LogResult { lines, omitted }
+    }
+
+    fn approx_bytes(&self) -> usize {
+        self.lines.capacity() * std::mem::size_of::<LogLine>()
+            + self
+                .lines
+                .iter()
+                .map(|l| l.tag.capacity() + l.text.capacity())
+                .sum::<usize>()
+    }
+}
+
+/// What a follower is doing, for tests and diagnostics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FollowerStatus {
+    /// The pids whose streams are open now, sorted.
+    pub open_streams: Vec<u32>,
+    /// Every pid a stream was opened for, in order (a pid appears again when reopened).
+    pub opened: Vec<u32>,
+    /// The bundle path the follower matches executables against.
+    pub bundle_path: String,
+    /// How many times the process list was read.
+    pub polls: u64,
+    /// How many times the bundle path was looked up again.
+    pub relookups: u64,
+    /// How many lines were dropped because the follower was full.
+    pub dropped: u64,
+    /// How many lines are kept.
+    pub kept: usize,
+    /// The last error a device call gave, when there was one.
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    ring: Mutex<Ring>,
+    status: Mutex<FollowerStatus>,
+}
+
+/// Locks a mutex, taking the data even if another thread panicked while holding it: the ring
+/// and the status stay consistent after every single update.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A running follower. Dropping it (or [`Follower::stop`]) ends its task and every stream.
+#[derive(Debug)]
+pub struct Follower {
+    shared: Arc<Shared>,
+    launches: mpsc::UnboundedSender<u32>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Follower {
+    /// Starts following `record`'s app over `services`. Must be called inside a tokio runtime.
+    pub fn start(record: AppRecord, services: DeviceServices, config: FollowerConfig) -> Follower {
+        let shared = Arc::new(Shared {
+            ring: Mutex::new(Ring::new(config.max_lines, config.max_text_bytes)),
+            status: Mutex::new(FollowerStatus {
+                bundle_path: record.path.clone(),
+                ..FollowerStatus::default()
+            }),
+        });
+        let (launches, launch_rx) = mpsc::unbounded_channel();
+        let state = State {
+            record,
+            services,
+            config,
+            shared: Arc::clone(&shared),
+            streams: HashMap::new(),
+            tasks: JoinSet::new(),
+            fast_until: None,
+            last_lookup: Instant::now(),
+        };
+        let task = tokio::spawn(state.run(launch_rx));
+        Follower {
+            shared,
+            launches,
+            task,
+        }
+    }
+
+    /// Tells the follower that the app was just launched as `pid` (CoreDevice's
+    /// `processToken`): its stream opens at once, and the process list is read every 150 ms
+    /// for the next 3 s.
+    pub fn launched(&self, pid: u32) {
+        // The task only ends when the follower is dropped, so a failed send changes nothing.
+        let _ = self.launches.send(pid);
+    }
+
+    /// The kept lines matching `query`, oldest first, at most `query.count` (the newest).
+    pub fn lines(&self, query: &LogQuery) -> LogResult {
+        lock(&self.shared.ring).query(query)
+    }
+
+    /// What the follower is doing now.
+    pub fn status(&self) -> FollowerStatus {
+        let mut status = lock(&self.shared.status).clone();
+        let ring = lock(&self.shared.ring);
+        status.dropped = ring.dropped;
+        status.kept = ring.lines.len();
+        status
+    }
+
+    /// An estimate of the memory the kept lines hold, in bytes: the ring's slots plus every
+    /// tag's and text's heap allocation.
+    pub fn memory_bytes(&self) -> usize {
+        lock(&self.shared.ring).approx_bytes()
+    }
+
+    /// Stops the follower and every stream it opened.
+    pub fn stop(self) {
+        self.task.abort();
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Debug)]
+struct StreamState {
+    handle: AbortHandle,
+    gone_since: Option<Instant>,
+}
+
+struct State {
+    record: AppRecord,
+    services: DeviceServices,
+    config: FollowerConfig,
+    shared: Arc<Shared>,
+    streams: HashMap<u32, StreamState>,
+    tasks: JoinSet<u32>,
+    fast_until: Option<Instant>,
+    last_lookup: Instant,
+}
+
+impl State {
+    async fn run(mut self, mut launches: mpsc::UnboundedReceiver<u32>) {
+        let mut next_poll = Instant::now();
+        loop {
+            tokio::select! {
+                () = sleep_until(next_poll) => {
+                    self.poll().await;
+                    next_poll = Instant::now() + self.interval();
+                }
+                Some(pid) = launches.recv() => {
+                    let now = Instant::now();
+                    self.fast_until = Some(now + self.config.fast_for);
+                    if let Some(stream) = self.streams.get_mut(&pid) {
+                        stream.gone_since = None;
+                    } else {
+                        self.open(pid);
+                    }
+                    next_poll = next_poll.min(now + self.config.fast_poll);
+                }
+                Some(done) = self.tasks.join_next(), if !self.tasks.is_empty() => {
+                    // A stream that ended (the phone closed it, or it failed) is forgotten, so
+                    // the next poll opens it again if its process still runs.
+                    if let Ok(pid) = done {
+                        self.streams.remove(&pid);
+                        self.publish_streams();
+                    }
+                }
+            }
+        }
+    }
+
+    fn interval(&self) -> Duration {
+        match self.fast_until {
+            Some(until) if Instant::now() < until => self.config.fast_poll,
+            _ => self.config.poll,
+        }
+    }
+
+    fn note_error(&self, error: String) {
+        tracing::warn!(app = %self.record.bundle_id, %error, "iPhone follower");
+        lock(&self.shared.status).last_error = Some(error);
+    }
+
+    async fn poll(&mut self) {
+        lock(&self.shared.status).polls += 1;
+        let listed = match timeout(self.config.call_timeout, self.services.processes.processes())
+            .await
+        {
+            Ok(Ok(list)) => list,
+            Ok(Err(error)) => {
+                self.note_error(format!("listing processes failed: {error}"));
+                return;
+            }
+            Err(_) => {
+                self.note_error(format!(
+                    "listing processes took longer than {:?}",
+                    self.config.call_timeout
+                ));
+                return;
+            }
+        };
+        let now = Instant::now();
+        let matching: Vec<u32> = listed
+            .iter()
+            .filter(|p| in_bundle(&p.executable, &self.record.path))
+            .map(|p: &ProcessEntry| p.pid)
+            .collect();
+        for &pid in &matching {
+            match self.streams.get_mut(&pid) {
+                Some(stream) => stream.gone_since = None,
+                None => self.open(pid),
+            }
+        }
+        let linger = self.config.linger;
+        self.streams.retain(|pid, stream| {
+            if matching.contains(pid) {
+                return true;
+            }
+            let since = *stream.gone_since.get_or_insert(now);
+            if now.duration_since(since) >= linger {
+                stream.handle.abort();
+                false
+            } else {
+                true
+            }
+        });
+        self.publish_streams();
+        if matching.is_empty() && now.duration_since(self.last_lookup) >= self.config.relookup_every
+        {
+            self.last_lookup = now;
+            self.relookup().await;
+        }
+    }
+
+    async fn relookup(&mut self) {
+        lock(&self.shared.status).relookups += 1;
+        match timeout(
+            self.config.call_timeout,
+            self.services.apps.lookup(&self.record.bundle_id),
+        )
+        .await
+        {
+            Ok(Ok(Some(record))) => {
+                if record.path != self.record.path {
+                    tracing::info!(app = %record.bundle_id, from = %self.record.path, to = %record.path, "the app's bundle moved");
+                    lock(&self.shared.status).bundle_path = record.path.clone();
+                }
+                self.record = record;
+            }
+            Ok(Ok(None)) => {
+                tracing::debug!(app = %self.record.bundle_id, "the app is not installed now");
+            }
+            Ok(Err(error)) => self.note_error(format!("looking the app up failed: {error}")),
+            Err(_) => self.note_error(format!(
+                "looking the app up took longer than {:?}",
+                self.config.call_timeout
+            )),
+        }
+    }
+
+    fn open(&mut self, pid: u32) {
+        let opener = Arc::clone(&self.services.streams);
+        let shared = Arc::clone(&self.shared);
+        let config = self.config.clone();
+        let app = self.record.bundle_id.clone();
+        let handle = self.tasks.spawn(async move {
+            match timeout(config.call_timeout, opener.open(pid)).await {
+                Ok(Ok(stream)) => pump(pid, stream, &shared, &config).await,
+                Ok(Err(error)) => {
+                    tracing::warn!(%app, pid, %error, "opening an os_trace stream failed");
+                    lock(&shared.status).last_error =
+                        Some(format!("opening the stream of pid {pid} failed: {error}"));
+                }
+                Err(_) => {
+                    lock(&shared.status).last_error = Some(format!(
+                        "opening the stream of pid {pid} took longer than {:?}",
+                        config.call_timeout
+                    ));
+                }
+            }
+            pid
+        });
+        lock(&self.shared.status).opened.push(pid);
+        self.streams.insert(
+            pid,
+            StreamState {
+                handle,
+                gone_since: None,
+            },
+        );
+        self.publish_streams();
+    }
+
+    fn publish_streams(&self) {
+        let mut pids: Vec<u32> = self.streams.keys().copied().collect();
+        pids.sort_unstable();
+        lock(&self.shared.status).open_streams = pids;
+    }
+}
+
+/// Reads one stream until it ends, keeping the lines of its own process only.
+async fn pump(pid: u32, mut stream: Box<dyn LogStream>, shared: &Shared, config: &FollowerConfig) {
+    loop {
+        match stream.next_entry().await {
+            Ok(Some(entry)) => {
+                // The phone filters by pid; checking again means a stream that ignored the
+                // filter still leaks nothing of another process.
+                if entry.pid != pid {
+                    continue;
+                }
+                let line = entry_to_line(&entry, config.max_line_bytes);
+                lock(&shared.ring).push(line);
+            }
+            Ok(None) => return,
+            Err(error) => {
+                tracing::debug!(pid, %error, "an os_trace stream ended");
+                return;
+            }
+        }
+    }
+}
+
+/// Whether an executable path lies inside a bundle. `/private/var` and `/var` name the same
+/// directory on an iPhone, and CoreDevice gives `file://` URLs, so both sides are normalized.
+pub fn in_bundle(executable: &str, bundle: &str) -> bool {
+    let exe = normalize_path(executable);
+    let bundle = normalize_path(bundle);
+    let bundle = bundle.trim_end_matches('/');
+    !bundle.is_empty()
+        && exe.len() > bundle.len() + 1
+        && exe.starts_with(bundle)
+        && exe.as_bytes().get(bundle.len()) == Some(&b'/')
+}
+
+fn normalize_path(path: &str) -> &str {
+    let path = path.trim();
+    let path = path.strip_prefix("file://").unwrap_or(path);
+    match path.strip_prefix("/private") {
+        Some(rest) if rest.starts_with("/var/") => rest,
+        _ => path,
+    }
+}
+
+/// The level of an os_log entry: debug is debug; default, info and user actions are info;
+/// error is error; a fault is fatal.
+pub fn level_of(level: OsLogLevel) -> LogLevel {
+    match level {
+        OsLogLevel::Debug => LogLevel::Debug,
+        OsLogLevel::Error => LogLevel::Error,
+        OsLogLevel::Fault => LogLevel::Fatal,
+        OsLogLevel::Notice | OsLogLevel::Info | OsLogLevel::UserAction | OsLogLevel::Unknown(_) => {
+            LogLevel::Info
+        }
+    }
+}
+
+/// Turns an os_trace entry into a line: the phone's clock (seconds and microseconds), the
+/// category as the tag (else the process's name), the message as the text, cut at
+/// `max_line_bytes`.
+pub fn entry_to_line(entry: &OsTraceEntry, max_line_bytes: usize) -> LogLine {
+    let micros = i128::from(entry.seconds) * 1_000_000 + i128::from(entry.microseconds.min(999_999));
+    let time = OffsetDateTime::from_unix_timestamp_nanos(micros * 1_000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let tag = match entry.category.as_deref() {
+        Some(category) if !category.is_empty() => category.to_owned(),
+        _ => entry
+            .filename
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+    };
+    let message = entry.message.as_str();
+    // A new string of the cut length, so no long line's allocation stays behind in the ring.
+    let text = if message.len() > max_line_bytes {
+        let mut cut = max_line_bytes;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message[..cut].to_owned()
+    } else {
+        message.to_owned()
+    };
+    LogLine {
+        time,
+        level: level_of(entry.level),
+        tag,
+        text,
+        pid: Some(entry.pid),
+        tid: None,
+        uid: None,
+    }
+}
+
+/// Whether an app id is the WebDriverAgent runner, whose logs are never read.
+pub fn is_xctrunner(app: &AppId) -> bool {
+    app.as_str().ends_with(".xctrunner")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_paths_match_by_component_and_ignore_private() {
+        let bundle = "/private/var/containers/Bundle/Application/AAA/Example.app";
+        assert!(in_bundle("/var/containers/Bundle/Application/AAA/Example.app/Example", bundle));
+        assert!(in_bundle(
+            "file:///private/var/containers/Bundle/Application/AAA/Example.app/PlugIns/W.appex/W",
+            bundle
+        ));
+        assert!(!in_bundle("/var/containers/Bundle/Application/AAA/Example.app2/x", bundle));
+        assert!(!in_bundle("/var/containers/Bundle/Application/AAA/Example.app", bundle));
+        assert!(!in_bundle("/usr/libexec/backboardd", bundle));
+        assert!(!in_bundle("/anything", ""));
+    }
+
+    #[test]
+    fn levels_map_as_the_spec_says() {
+        assert_eq!(level_of(OsLogLevel::Notice), LogLevel::Info);
+        assert_eq!(level_of(OsLogLevel::Info), LogLevel::Info);
+        assert_eq!(level_of(OsLogLevel::UserAction), LogLevel::Info);
+        assert_eq!(level_of(OsLogLevel::Debug), LogLevel::Debug);
+        assert_eq!(level_of(OsLogLevel::Error), LogLevel::Error);
+        assert_eq!(level_of(OsLogLevel::Fault), LogLevel::Fatal);
+        assert_eq!(level_of(OsLogLevel::Unknown(0x42)), LogLevel::Info);
+    }
+
+    fn entry(message: &str) -> OsTraceEntry {
+        OsTraceEntry {
+            pid: 7,
+            seconds: 1_700_000_000,
+            microseconds: 123_456,
+            level: OsLogLevel::Error,
+            filename: "/var/containers/Bundle/Application/A/Example.app/Example".into(),
+            image_name: "/usr/lib/libobjc.dylib".into(),
+            message: message.into(),
+            subsystem: None,
+            category: None,
+        }
+    }
+
+    #[test]
+    fn lines_keep_microseconds_and_fall_back_to_the_process_name() {
+        let line = entry_to_line(&entry("hello"), 4096);
+        assert_eq!(line.time.unix_timestamp(), 1_700_000_000);
+        assert_eq!(line.time.microsecond(), 123_456);
+        assert_eq!(line.tag, "Example");
+        assert_eq!(line.level, LogLevel::Error);
+        let mut with_category = entry("x");
+        with_category.subsystem = Some("com.example".into());
+        with_category.category = Some("Net".into());
+        assert_eq!(entry_to_line(&with_category, 4096).tag, "Net");
+        let long = entry_to_line(&entry(&"é".repeat(3000)), 4096);
+        assert!(long.text.len() <= 4096 && long.text.is_char_boundary(long.text.len()));
+    }
+
+    #[test]
+    fn the_ring_keeps_the_newest_and_respects_the_byte_budget() {
+        let mut ring = Ring::new(3, usize::MAX);
+        for i in 0..5u32 {
+            let mut e = entry(&format!("line {i}"));
+            e.seconds += i;
+            ring.push(entry_to_line(&e, 4096));
+        }
+        assert_eq!(ring.lines.len(), 3);
+        assert_eq!(ring.dropped, 2);
+        assert_eq!(ring.lines[0].text, "line 2");
+        let mut small = Ring::new(100, 10);
+        small.push(entry_to_line(&entry("0123456789"), 4096));
+        small.push(entry_to_line(&entry("abc"), 4096));
+        assert_eq!(small.lines.len(), 1);
+        assert_eq!(small.lines[0].text, "abc");
+    }
+
+    #[test]
+    fn queries_keep_the_newest_count_and_say_how_many_were_left_out() {
+        let mut ring = Ring::new(100, usize::MAX);
+        for i in 0..10u32 {
+            let mut e = entry(&format!("line {i}"));
+            e.seconds += i;
+            ring.push(entry_to_line(&e, 4096));
+        }
+        let since = OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        let result = ring.query(&LogQuery::since(since, 4));
+        assert_eq!(result.omitted, 6);
+        let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["line 6", "line 7", "line 8", "line 9"]);
+    }
+}

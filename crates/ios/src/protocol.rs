@@ -1,0 +1,223 @@
+//! The wire pieces this crate speaks itself, over any byte stream: os_trace_relay's
+//! `StartActivity` and its entry frames, installation_proxy's `Lookup` with the attributes that
+//! carry `get-task-allow`, and the crash report mover's `ping`.
+//!
+//! They are written over `AsyncRead + AsyncWrite` so that tests run them over
+//! `tokio::io::duplex` with byte sequences built from the documented formats, and the real
+//! driver runs them over the (TLS) socket idevice opened through lockdown. idevice's own
+//! os_trace client is not used for entries: it refuses level `0x03` and misreads microseconds
+//! (see the iOS notes, §6.4 and §6.5); entries are parsed by `phonelogs-crash`, bounds-checked.
+
+use phonelogs_crash::ostrace::{OsTraceEntry, parse_entry};
+use phonelogs_driver::AppId;
+use plist::{Dictionary, Value};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::error::Error;
+use crate::services::AppRecord;
+
+/// os_trace_relay's service name.
+pub const OS_TRACE_RELAY: &str = "com.apple.os_trace_relay";
+/// installation_proxy's service name.
+pub const INSTALLATION_PROXY: &str = "com.apple.mobile.installation_proxy";
+/// The crash report mover's service name.
+pub const CRASH_REPORT_MOVER: &str = "com.apple.crashreportmover";
+
+/// `MessageFilter` 0xFFFF: every message type.
+pub const MESSAGE_FILTER_ALL: i64 = 0xFFFF;
+/// `StreamFlags` 0x3C (payload, historical, call stack, debug), as Console.app sends.
+pub const STREAM_FLAGS: i64 = 0x3C;
+/// The largest plist this crate accepts in one message (a Lookup of one app is a few KB).
+pub const MAX_PLIST_BYTES: usize = 16 * 1024 * 1024;
+/// The largest os_trace entry accepted; a message is at most 64 KiB, plus its strings.
+pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
+
+/// The attributes asked of installation_proxy: enough to know the bundle's path, its names,
+/// whether it is a system app, and `get-task-allow` (in `Entitlements`).
+pub const LOOKUP_ATTRIBUTES: [&str; 7] = [
+    "CFBundleIdentifier",
+    "CFBundleExecutable",
+    "CFBundleDisplayName",
+    "CFBundleName",
+    "Path",
+    "ApplicationType",
+    "Entitlements",
+];
+
+fn io(service: &'static str) -> impl Fn(std::io::Error) -> Error {
+    move |source| Error::Io { service, source }
+}
+
+/// Writes a plist message: a big-endian `u32` length, then the XML plist.
+pub async fn write_plist<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    service: &'static str,
+    value: &Value,
+) -> Result<(), Error> {
+    let mut body = Vec::new();
+    plist::to_writer_xml(&mut body, value).map_err(|source| Error::Plist { service, source })?;
+    let len = u32::try_from(body.len())
+        .map_err(|_| Error::protocol(service, "a request larger than 4 GiB"))?;
+    stream.write_all(&len.to_be_bytes()).await.map_err(io(service))?;
+    stream.write_all(&body).await.map_err(io(service))?;
+    stream.flush().await.map_err(io(service))?;
+    Ok(())
+}
+
+/// Reads a plist message: a big-endian `u32` length, then an XML or binary plist dictionary.
+pub async fn read_plist<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    service: &'static str,
+) -> Result<Dictionary, Error> {
+    let len = stream.read_u32().await.map_err(io(service))? as usize;
+    if len > MAX_PLIST_BYTES {
+        return Err(Error::protocol(service, format!("a {len}-byte plist")));
+    }
+    let mut body = vec![0; len];
+    stream.read_exact(&mut body).await.map_err(io(service))?;
+    let value: Value = plist::from_bytes(&body).map_err(|source| Error::Plist { service, source })?;
+    value
+        .into_dictionary()
+        .ok_or_else(|| Error::protocol(service, "a plist that is not a dictionary"))
+}
+
+/// The `StartActivity` request for one pid. There is no variant for all processes.
+pub fn start_activity_request(pid: u32) -> Value {
+    let mut request = Dictionary::new();
+    request.insert("Request".into(), Value::from("StartActivity"));
+    request.insert("Pid".into(), Value::from(i64::from(pid)));
+    request.insert("MessageFilter".into(), Value::from(MESSAGE_FILTER_ALL));
+    request.insert("StreamFlags".into(), Value::from(STREAM_FLAGS));
+    Value::Dictionary(request)
+}
+
+/// Sends `StartActivity` for `pid` and reads the answer: a marker byte, then a big-endian
+/// length-prefixed plist whose `Status` must be `RequestSuccessful`.
+pub async fn start_activity<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    pid: u32,
+) -> Result<(), Error> {
+    write_plist(stream, OS_TRACE_RELAY, &start_activity_request(pid)).await?;
+    // The marker's value is not checked, as in both public clients.
+    stream.read_u8().await.map_err(io(OS_TRACE_RELAY))?;
+    let answer = read_plist(stream, OS_TRACE_RELAY).await?;
+    match answer.get("Status").and_then(Value::as_string) {
+        Some("RequestSuccessful") => Ok(()),
+        Some(other) => Err(Error::protocol(OS_TRACE_RELAY, format!("StartActivity answered {other:?}"))),
+        None => Err(Error::protocol(OS_TRACE_RELAY, "StartActivity answered without a Status")),
+    }
+}
+
+/// Reads one entry frame: `0x02`, a little-endian `u32` length, the entry. `None` when the
+/// phone closed the stream between frames.
+pub async fn read_entry_frame<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Option<Vec<u8>>, Error> {
+    let mut marker = [0u8; 1];
+    match stream.read(&mut marker).await.map_err(io(OS_TRACE_RELAY))? {
+        0 => return Ok(None),
+        _ if marker[0] != 0x02 => {
+            return Err(Error::protocol(
+                OS_TRACE_RELAY,
+                format!("an entry frame starts with 0x{:02x}, not 0x02", marker[0]),
+            ));
+        }
+        _ => {}
+    }
+    let len = stream.read_u32_le().await.map_err(io(OS_TRACE_RELAY))? as usize;
+    if len > MAX_ENTRY_BYTES {
+        return Err(Error::protocol(OS_TRACE_RELAY, format!("a {len}-byte entry")));
+    }
+    let mut entry = vec![0; len];
+    stream.read_exact(&mut entry).await.map_err(io(OS_TRACE_RELAY))?;
+    Ok(Some(entry))
+}
+
+/// Reads frames until one decodes. A damaged entry is skipped (and logged), so one bad entry
+/// does not end the stream; `None` when the stream ends.
+pub async fn next_entry<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Option<OsTraceEntry>, Error> {
+    loop {
+        let Some(frame) = read_entry_frame(stream).await? else {
+            return Ok(None);
+        };
+        match parse_entry(&frame) {
+            Ok(entry) => return Ok(Some(entry)),
+            Err(error) => tracing::debug!(%error, "skipping a damaged os_trace entry"),
+        }
+    }
+}
+
+/// The `Lookup` request for one bundle id, asking for [`LOOKUP_ATTRIBUTES`].
+pub fn lookup_request(app: &AppId) -> Value {
+    let mut options = Dictionary::new();
+    options.insert("ApplicationType".into(), Value::from("Any"));
+    options.insert(
+        "BundleIDs".into(),
+        Value::Array(vec![Value::from(app.as_str())]),
+    );
+    options.insert(
+        "ReturnAttributes".into(),
+        Value::Array(LOOKUP_ATTRIBUTES.iter().map(|a| Value::from(*a)).collect()),
+    );
+    let mut request = Dictionary::new();
+    request.insert("Command".into(), Value::from("Lookup"));
+    request.insert("ClientOptions".into(), Value::Dictionary(options));
+    Value::Dictionary(request)
+}
+
+/// Sends `Lookup` for `app` and reads the answer: `None` when the app is not installed.
+pub async fn lookup<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    app: &AppId,
+) -> Result<Option<AppRecord>, Error> {
+    write_plist(stream, INSTALLATION_PROXY, &lookup_request(app)).await?;
+    // installd may answer in several messages; the last one says `Status: Complete`.
+    for _ in 0..64 {
+        let answer = read_plist(stream, INSTALLATION_PROXY).await?;
+        if let Some(error) = answer.get("Error").and_then(Value::as_string) {
+            return Err(Error::protocol(INSTALLATION_PROXY, format!("Lookup failed: {error}")));
+        }
+        if let Some(result) = answer.get("LookupResult").and_then(Value::as_dictionary) {
+            return Ok(result
+                .get(app.as_str())
+                .and_then(Value::as_dictionary)
+                .and_then(|attrs| app_record(app, attrs)));
+        }
+        if answer.get("Status").and_then(Value::as_string) == Some("Complete") {
+            return Ok(None);
+        }
+    }
+    Err(Error::protocol(INSTALLATION_PROXY, "Lookup never completed"))
+}
+
+/// Reads an app's attributes. An app without a `Path` cannot be followed and reads as absent.
+pub fn app_record(app: &AppId, attrs: &Dictionary) -> Option<AppRecord> {
+    let text = |key: &str| attrs.get(key).and_then(Value::as_string).map(str::to_owned);
+    let path = text("Path")?;
+    let dev_build = attrs
+        .get("Entitlements")
+        .and_then(Value::as_dictionary)
+        .and_then(|e| e.get("get-task-allow"))
+        .and_then(Value::as_boolean)
+        .unwrap_or(false);
+    let system = text("ApplicationType").as_deref() == Some("System")
+        || app.as_str().starts_with("com.apple.");
+    Some(AppRecord {
+        bundle_id: app.clone(),
+        path,
+        executable: text("CFBundleExecutable"),
+        label: text("CFBundleDisplayName").or_else(|| text("CFBundleName")),
+        system,
+        dev_build,
+    })
+}
+
+/// Waits for the crash report mover's `ping` (optionally followed by a NUL, which is left
+/// unread).
+pub async fn await_ping<S: AsyncRead + Unpin>(stream: &mut S) -> Result<(), Error> {
+    let mut ping = [0u8; 4];
+    stream.read_exact(&mut ping).await.map_err(io(CRASH_REPORT_MOVER))?;
+    if &ping == b"ping" {
+        Ok(())
+    } else {
+        Err(Error::protocol(CRASH_REPORT_MOVER, format!("answered {ping:02x?}, not \"ping\"")))
+    }
+}

@@ -1,0 +1,120 @@
+//! The small traits the follower and the crash reader run over, so that tests drive the real
+//! logic with fake services and the idevice-backed implementations stay thin.
+//!
+//! A [`DeviceBackend`] lists devices and hands out the [`DeviceServices`] of one of them: a
+//! [`ProcessLister`], a [`StreamOpener`] for per-process os_trace streams, an [`AppLookup`] for
+//! installation_proxy's `Lookup`, and a [`CrashFileSource`] for the crash report services.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use phonelogs_crash::ostrace::OsTraceEntry;
+use phonelogs_driver::{AppId, DeviceId, DeviceInfo, Result};
+
+/// One process on the phone: its pid and the full path of its executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessEntry {
+    /// The process id.
+    pub pid: u32,
+    /// The executable's absolute path on the phone, e.g.
+    /// `/private/var/containers/Bundle/Application/<UUID>/Example.app/Example`.
+    pub executable: String,
+}
+
+/// Lists the phone's processes (CoreDevice on iOS 17 and later, instruments' `deviceinfo`
+/// before).
+#[async_trait]
+pub trait ProcessLister: Send + Sync {
+    /// Every running process with its executable path.
+    async fn processes(&self) -> Result<Vec<ProcessEntry>>;
+}
+
+/// One open os_trace stream of one process.
+#[async_trait]
+pub trait LogStream: Send {
+    /// The next entry, or `None` once the phone closed the stream.
+    async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>>;
+}
+
+/// Opens os_trace streams (`StartActivity` with a pid). There is deliberately no way to open a
+/// stream for all processes: the pid is not optional.
+#[async_trait]
+pub trait StreamOpener: Send + Sync {
+    /// Opens the stream of the process `pid`.
+    async fn open(&self, pid: u32) -> Result<Box<dyn LogStream>>;
+}
+
+/// What installation_proxy's `Lookup` says about an installed app.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppRecord {
+    /// The bundle id.
+    pub bundle_id: AppId,
+    /// The bundle's absolute path on the phone (`Path`); it moves when the app is reinstalled.
+    pub path: String,
+    /// The main executable's name (`CFBundleExecutable`), when known.
+    pub executable: Option<String>,
+    /// The display name (`CFBundleDisplayName`, else `CFBundleName`), when known.
+    pub label: Option<String>,
+    /// One of the phone's own apps (`ApplicationType` `System`, or a `com.apple.` bundle id).
+    pub system: bool,
+    /// Signed with `get-task-allow` (a development profile).
+    pub dev_build: bool,
+}
+
+/// Looks apps up (installation_proxy `Lookup`).
+#[async_trait]
+pub trait AppLookup: Send + Sync {
+    /// The app's record, or `None` when it is not installed.
+    async fn lookup(&self, app: &AppId) -> Result<Option<AppRecord>>;
+}
+
+/// A directory listing and file reader over `com.apple.crashreportcopymobile` (AFC), opened
+/// once per `app_crashes` call. It only reads: it never moves or deletes a report.
+#[async_trait]
+pub trait CrashDir: Send {
+    /// The names in a directory (`""` is the root, `"Retired"` the retired reports), without
+    /// `.` and `..`.
+    async fn list(&mut self, dir: &str) -> Result<Vec<String>>;
+    /// A file's bytes, by its path relative to the root (`"Retired/x.ips"`).
+    async fn read(&mut self, path: &str) -> Result<Vec<u8>>;
+}
+
+/// The crash report services of a phone.
+#[async_trait]
+pub trait CrashFileSource: Send + Sync {
+    /// Asks `com.apple.crashreportmover` to move new reports where the copy service shows them,
+    /// and waits for its `ping`.
+    async fn flush(&self) -> Result<()>;
+    /// Opens `com.apple.crashreportcopymobile`.
+    async fn open(&self) -> Result<Box<dyn CrashDir>>;
+}
+
+/// The services of one device.
+#[derive(Clone)]
+pub struct DeviceServices {
+    /// Its process list.
+    pub processes: Arc<dyn ProcessLister>,
+    /// Its os_trace streams.
+    pub streams: Arc<dyn StreamOpener>,
+    /// Its installed apps.
+    pub apps: Arc<dyn AppLookup>,
+    /// Its crash reports.
+    pub crashes: Arc<dyn CrashFileSource>,
+}
+
+impl std::fmt::Debug for DeviceServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeviceServices { .. }")
+    }
+}
+
+/// Where devices come from: usbmuxd for real phones, a table of fakes in tests.
+#[async_trait]
+pub trait DeviceBackend: Send + Sync {
+    /// Every device the backend sees, in any state.
+    async fn devices(&self) -> Result<Vec<DeviceInfo>>;
+    /// The services of one device: [`phonelogs_driver::Error::DeviceNotFound`] when it is not
+    /// there, [`phonelogs_driver::Error::DeviceUnavailable`] when it is not paired or locked,
+    /// [`phonelogs_driver::Error::Unsupported`] for a Simulator.
+    async fn connect(&self, device: &DeviceId) -> Result<DeviceServices>;
+}

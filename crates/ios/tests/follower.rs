@@ -1,0 +1,288 @@
+//! The follower over fake services, on tokio's paused clock: which processes get streams,
+//! lingering, restarts, a moved bundle, stalled and closed streams, launches, the line cap.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use phonelogs_driver::{AppId, LogLevel, LogQuery};
+use phonelogs_ios::{Follower, FollowerConfig};
+use time::OffsetDateTime;
+use tokio::time::sleep;
+
+const APP: &str = "dev.phonelogs.crashtest";
+const T0: u32 = 1_764_496_800;
+
+fn exe() -> String {
+    format!("{BUNDLE}/CrashTest")
+}
+
+fn extension() -> String {
+    format!("{BUNDLE}/PlugIns/Widget.appex/Widget")
+}
+
+fn setup() -> FakePhone {
+    let phone = FakePhone::new();
+    phone.install(record(APP, BUNDLE, true));
+    phone
+}
+
+fn start(phone: &FakePhone) -> Follower {
+    Follower::start(record(APP, BUNDLE, true), phone.services(), FollowerConfig::default())
+}
+
+fn all() -> LogQuery {
+    LogQuery::since(OffsetDateTime::UNIX_EPOCH, 100_000)
+}
+
+fn texts(follower: &Follower) -> Vec<String> {
+    follower.lines(&all()).lines.into_iter().map(|l| l.text).collect()
+}
+
+async fn settle() {
+    // Lets the follower's tasks run; on the paused clock this costs no wall time.
+    sleep(Duration::from_millis(10)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn streams_open_per_pid_for_the_app_and_its_extensions_only() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    phone.spawn_process(101, &extension());
+    phone.spawn_process(200, "/private/var/containers/Bundle/Application/FFFF/Store.app/Store");
+    phone.spawn_process(300, "/usr/libexec/backboardd");
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "app started"));
+    phone.add_backlog(raw(101, T0 + 1, DEBUG, &extension(), "widget timeline"));
+    phone.add_backlog(raw(200, T0, ERROR, "/x/Store", "OTHER-APP-SECRET"));
+    let follower = start(&phone);
+    settle().await;
+
+    let mut opened = phone.opened();
+    opened.sort_unstable();
+    assert_eq!(opened, [100, 101]);
+    let requests = phone.state.lock().unwrap().requests.clone();
+    for request in &requests {
+        assert_eq!(request.get("Request").and_then(|v| v.as_string()), Some("StartActivity"));
+        let pid = request.get("Pid").and_then(|v| v.as_signed_integer()).unwrap();
+        assert!(pid == 100 || pid == 101, "a stream was asked for pid {pid}");
+        assert_eq!(request.get("MessageFilter").and_then(|v| v.as_signed_integer()), Some(0xFFFF));
+        assert_eq!(request.get("StreamFlags").and_then(|v| v.as_signed_integer()), Some(0x3C));
+    }
+    assert_eq!(texts(&follower), ["app started", "widget timeline"]);
+
+    // A line of another pid on the app's stream is dropped: the pid is checked again.
+    phone.log_on(100, &raw(300, T0 + 2, ERROR, "/usr/libexec/backboardd", "SYSTEM-LINE-SECRET"));
+    phone.log(&raw(100, T0 + 3, FAULT, &exe(), "fatal: out of range"));
+    settle().await;
+    let lines = follower.lines(&all()).lines;
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2].level, LogLevel::Fatal);
+    assert_eq!(lines[2].tag, "CrashTest");
+    assert!(lines.iter().all(|l| !l.text.contains("SECRET")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_lingers_three_seconds_after_its_process_is_gone() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    assert_eq!(follower.status().open_streams, [100]);
+
+    phone.kill(100);
+    // The next poll (at 1 s) sees it gone; lines still arrive for 3 s after that.
+    sleep(Duration::from_millis(1_100)).await;
+    phone.log(&raw(100, T0, ERROR, &exe(), "last words"));
+    sleep(Duration::from_millis(1_800)).await;
+    assert_eq!(follower.status().open_streams, [100], "closed before 3 s");
+    assert_eq!(texts(&follower), ["last words"]);
+    sleep(Duration::from_millis(1_300)).await;
+    assert!(follower.status().open_streams.is_empty(), "still open after 3 s");
+    phone.log(&raw(100, T0 + 9, ERROR, &exe(), "after the linger"));
+    settle().await;
+    assert_eq!(texts(&follower), ["last words"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restarted_process_gets_a_new_stream() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    phone.kill(100);
+    phone.spawn_process(150, &exe());
+    phone.add_backlog(raw(150, T0 + 5, INFO, &exe(), "second run"));
+    sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(phone.opened(), [100, 150]);
+    assert_eq!(follower.status().open_streams, [100, 150]);
+    assert_eq!(texts(&follower), ["second run"]);
+    sleep(Duration::from_secs(4)).await;
+    assert_eq!(follower.status().open_streams, [150]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_moved_bundle_is_looked_up_again_at_most_every_five_seconds() {
+    let phone = setup();
+    let follower = start(&phone);
+    // No process matches: look-ups happen, but not more often than every 5 s.
+    sleep(Duration::from_millis(12_500)).await;
+    let relookups = follower.status().relookups;
+    assert!((2..=3).contains(&relookups), "{relookups} look-ups in 12.5 s");
+
+    // A reinstall moves the bundle; the follower finds the new path on its next look-up.
+    let moved = "/private/var/containers/Bundle/Application/99999999-0000-4000-8000-000000000002/CrashTest.app";
+    phone.install(record(APP, moved, true));
+    phone.spawn_process(400, &format!("{moved}/CrashTest"));
+    phone.add_backlog(raw(400, T0, INFO, "x", "after reinstall"));
+    sleep(Duration::from_secs(6)).await;
+    assert_eq!(follower.status().bundle_path, moved);
+    assert_eq!(phone.opened(), [400]);
+    assert_eq!(texts(&follower), ["after reinstall"]);
+    // Once a process matches, no more look-ups are made.
+    let settled = follower.status().relookups;
+    sleep(Duration::from_secs(20)).await;
+    assert_eq!(follower.status().relookups, settled);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_stream_does_not_hold_up_the_others() {
+    let phone = setup();
+    phone.set_mode(100, StreamMode::Stall);
+    phone.spawn_process(100, &exe());
+    phone.spawn_process(101, &extension());
+    let follower = start(&phone);
+    settle().await;
+    phone.log(&raw(101, T0, INFO, &extension(), "widget still talks"));
+    sleep(Duration::from_secs(5)).await;
+    assert_eq!(texts(&follower), ["widget still talks"]);
+    assert_eq!(follower.status().open_streams, [100, 101]);
+    // Its process ending closes even a stalled stream.
+    phone.kill(100);
+    sleep(Duration::from_secs(5)).await;
+    assert_eq!(follower.status().open_streams, [101]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closed_stream_is_opened_again_while_its_process_runs() {
+    let phone = setup();
+    phone.set_mode(100, StreamMode::Close);
+    phone.spawn_process(100, &exe());
+    let _follower = start(&phone);
+    sleep(Duration::from_millis(2_500)).await;
+    let opened = phone.opened();
+    assert!(opened.len() >= 2 && opened.iter().all(|&p| p == 100), "{opened:?}");
+    // No tight loop: about one reopen per poll.
+    assert!(opened.len() <= 4, "{} opens in 2.5 s", opened.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_stream_or_a_failing_process_list_is_reported_not_fatal() {
+    let phone = setup();
+    phone.set_mode(100, StreamMode::Refuse);
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    assert!(follower.status().last_error.unwrap_or_default().contains("pid 100"));
+    phone.state.lock().unwrap().fail_processes = true;
+    sleep(Duration::from_secs(2)).await;
+    assert!(follower.status().last_error.unwrap_or_default().contains("listing processes"));
+    phone.state.lock().unwrap().fail_processes = false;
+    phone.set_mode(100, StreamMode::Live);
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "back"));
+    sleep(Duration::from_secs(2)).await;
+    assert_eq!(texts(&follower), ["back"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_launch_opens_its_pid_at_once_and_polls_fast_for_three_seconds() {
+    let phone = setup();
+    let follower = start(&phone);
+    settle().await;
+    let before = follower.status().polls;
+    // The launched process is not listed yet (the list lags); its stream opens anyway.
+    phone.add_backlog(raw(500, T0, INFO, &exe(), "first line"));
+    follower.launched(500);
+    settle().await;
+    assert_eq!(phone.opened(), [500]);
+    assert_eq!(texts(&follower), ["first line"]);
+    phone.spawn_process(500, &exe());
+    sleep(Duration::from_millis(3_000)).await;
+    let fast = follower.status().polls - before;
+    assert!((18..=22).contains(&fast), "{fast} polls in the 3 s after a launch");
+    sleep(Duration::from_millis(3_000)).await;
+    let slow = follower.status().polls - before - fast;
+    assert!((2..=4).contains(&slow), "{slow} polls in the 3 s after that");
+}
+
+#[tokio::test(start_paused = true)]
+async fn twenty_thousand_lines_at_most_and_under_eight_mib() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    let total = 20_050u32;
+    for i in 0..total {
+        let mut entry = raw(100, T0 + i / 1000, INFO, &exe(), &format!(
+            "line {i:05}: request GET /api/v1/items?page={i} finished with status 200 in 42 ms"
+        ));
+        entry.subsystem = Some(APP.into());
+        entry.category = Some("Network".into());
+        phone.log(&entry);
+        if i % 1000 == 999 {
+            settle().await;
+        }
+    }
+    settle().await;
+    let status = follower.status();
+    assert_eq!(status.kept, 20_000);
+    assert_eq!(status.dropped, 50);
+    let result = follower.lines(&LogQuery::since(OffsetDateTime::UNIX_EPOCH, 500));
+    assert_eq!(result.lines.len(), 500);
+    assert_eq!(result.omitted, 19_500);
+    assert!(result.lines[499].text.starts_with("line 20049"));
+    assert!(follower.lines(&all()).lines[0].text.starts_with("line 00050"));
+    let bytes = follower.memory_bytes();
+    eprintln!("MEASURE follower memory for 20,000 lines of ~90 bytes: {bytes} bytes ({:.2} MiB)", bytes as f64 / 1_048_576.0);
+    assert!(bytes < 8 * 1024 * 1024, "{bytes} bytes");
+}
+
+#[tokio::test(start_paused = true)]
+async fn long_lines_cannot_push_the_follower_past_its_byte_budget() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    let long = "x".repeat(60_000);
+    for i in 0..2_000u32 {
+        phone.log(&raw(100, T0 + i, INFO, &exe(), &long));
+        if i % 100 == 99 {
+            settle().await;
+        }
+    }
+    settle().await;
+    let bytes = follower.memory_bytes();
+    assert!(bytes < 8 * 1024 * 1024, "{bytes} bytes");
+    assert!(follower.lines(&all()).lines.iter().all(|l| l.text.len() <= 4096));
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_follower_closes_every_stream() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    let lists = phone.state.lock().unwrap().process_lists;
+    follower.stop();
+    sleep(Duration::from_secs(5)).await;
+    assert_eq!(phone.state.lock().unwrap().process_lists, lists);
+    // Every stream's sender is gone once its task ended.
+    // The fake's server notices the closed connection on its next write; a second line then
+    // finds no listener at all.
+    phone.log(&raw(100, T0, INFO, &exe(), "nobody listens"));
+    settle().await;
+    phone.log(&raw(100, T0, INFO, &exe(), "still nobody"));
+    settle().await;
+    assert!(phone.state.lock().unwrap().senders.get(&100).is_none_or(|s| s.is_empty()));
+    let _ = AppId::new(APP);
+}

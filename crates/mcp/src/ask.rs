@@ -1,0 +1,252 @@
+//! Asking the person, through the client: the question's form (elicitation), reading the answer
+//! back, and sealing the state a 2026-07-28 client echoes on its `input_required` retry.
+//!
+//! The answer always comes from the person through the client's own dialog; nothing here lets the
+//! agent answer. The state a client echoes back is untrusted, so it is sealed with an HMAC under
+//! a secret that lives only in this process and is bound to the task, the tool and the call's
+//! arguments: a forged, altered or replayed state (another call, another task, too late) fails.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rmcp::model::{
+    ConstTitle, ElicitationAction, ElicitationSchema, EnumSchema, PrimitiveSchemaDefinition,
+    RequestStateCodec, SealOptions, SingleSelectEnumSchema, TitledSingleSelectEnumSchema,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+
+/// The key under which the approval question travels in `inputRequests` / `inputResponses`.
+pub const INPUT_KEY: &str = "approval";
+
+/// The form field that carries the person's choice.
+pub const DECISION_FIELD: &str = "decision";
+
+/// How long a sealed state stays good: long enough for a person to read and answer.
+pub const STATE_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// The four answers the person can give, as the form offers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Allow this call only.
+    Once,
+    /// Allow this app until the task ends.
+    Task,
+    /// Allow this app for this agent on this phone in later tasks too.
+    Always,
+    /// Refuse.
+    Deny,
+}
+
+impl Decision {
+    /// Every decision, in the order the form shows them.
+    pub const ALL: [Decision; 4] = [Decision::Once, Decision::Task, Decision::Always, Decision::Deny];
+
+    /// The value on the wire (and on the `phonelogs approvals answer` command line).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Once => "once",
+            Decision::Task => "task",
+            Decision::Always => "always",
+            Decision::Deny => "deny",
+        }
+    }
+
+    /// What the person reads.
+    pub fn title(self) -> &'static str {
+        match self {
+            Decision::Once => "Allow once",
+            Decision::Task => "Allow for this task",
+            Decision::Always => "Always allow",
+            Decision::Deny => "Deny",
+        }
+    }
+
+    /// The decision a wire value names.
+    pub fn parse(value: &str) -> Option<Decision> {
+        Decision::ALL.into_iter().find(|d| d.as_str() == value)
+    }
+}
+
+/// What came back from asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The person chose.
+    Decided(Decision),
+    /// The person declined the form: taken as Deny, the safe reading of "no".
+    Declined,
+    /// The person dismissed the form without answering: the question stays open.
+    Cancelled,
+}
+
+/// The question's form: one required single-select field with the four answers.
+pub fn question_schema() -> ElicitationSchema {
+    let mut choice = TitledSingleSelectEnumSchema::new(
+        Decision::ALL
+            .into_iter()
+            .map(|d| ConstTitle::new(d.as_str(), d.title()))
+            .collect(),
+    );
+    choice.title = Some("Answer".into());
+    choice.description = Some(
+        "Allow once covers this call; Allow for this task covers this app until the task ends; \
+         Always allow also covers later tasks of this agent on this phone."
+            .into(),
+    );
+    let mut properties = BTreeMap::new();
+    properties.insert(
+        DECISION_FIELD.to_owned(),
+        PrimitiveSchemaDefinition::Enum(EnumSchema::Single(SingleSelectEnumSchema::Titled(choice))),
+    );
+    let mut schema = ElicitationSchema::new(properties);
+    schema.required = Some(vec![DECISION_FIELD.to_owned()]);
+    schema
+}
+
+/// Reads the person's answer out of an elicitation result (`action` plus `content`).
+pub fn read_answer(action: ElicitationAction, content: Option<&serde_json::Value>) -> Result<Outcome, Error> {
+    match action {
+        ElicitationAction::Decline => Ok(Outcome::Declined),
+        ElicitationAction::Accept => {
+            let value = content
+                .and_then(|c| c.get(DECISION_FIELD))
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| Error::BadAnswer("the answer has no decision".into()))?;
+            Decision::parse(value)
+                .map(Outcome::Decided)
+                .ok_or_else(|| Error::BadAnswer(format!("{value:?} is not one of once, task, always, deny")))
+        }
+        // Cancel, and any action a later protocol adds: nobody answered, so the question stays
+        // open (never allow by default).
+        _ => Ok(Outcome::Cancelled),
+    }
+}
+
+/// Reads the answer out of an `inputResponses` entry (an `ElicitResult` as JSON).
+pub fn read_input_response(value: &serde_json::Value) -> Result<Outcome, Error> {
+    let action: ElicitationAction = value
+        .get("action")
+        .cloned()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| Error::BadAnswer(format!("the answer's action is not valid: {e}")))?
+        .ok_or_else(|| Error::BadAnswer("the answer has no action".into()))?;
+    read_answer(action, value.get("content"))
+}
+
+/// What a sealed `requestState` carries: the approval it answers and the tool it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingState {
+    /// The approval the question is about.
+    pub approval_id: String,
+    /// The tool that asked.
+    pub tool: String,
+}
+
+/// Seals and opens `requestState` values with a secret made when the process starts.
+pub struct Sealer {
+    codec: RequestStateCodec,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sealer { .. }")
+    }
+}
+
+impl Sealer {
+    /// A sealer with a fresh random 32-byte secret from the operating system.
+    pub fn new() -> Result<Sealer, Error> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(|e| Error::Random(e.to_string()))?;
+        Sealer::with_secret(&secret)
+    }
+
+    /// A sealer with a given secret (tests; two processes never share one).
+    pub fn with_secret(secret: &[u8]) -> Result<Sealer, Error> {
+        let codec = RequestStateCodec::try_new(secret.to_vec()).map_err(|e| Error::Seal(e.to_string()))?;
+        Ok(Sealer { codec })
+    }
+
+    /// Seals `state`, bound to `context` (the task, the tool and the call's arguments).
+    pub fn seal(&self, state: &PendingState, context: &[u8]) -> Result<String, Error> {
+        self.codec
+            .seal_json_with(state, &SealOptions::new().associated_data(context).ttl(STATE_TTL))
+            .map_err(|e| Error::Seal(e.to_string()))
+    }
+
+    /// Opens a state the client echoed, or fails when it was forged, altered, bound to another
+    /// call, or is too old.
+    pub fn open(&self, sealed: &str, context: &[u8]) -> Result<PendingState, Error> {
+        self.codec
+            .open_json_with(sealed, context)
+            .map_err(|e| Error::Seal(e.to_string()))
+    }
+}
+
+/// The context a state is bound to: the task, the tool and its arguments without `approval_id`
+/// (which the agent may or may not repeat on the retry).
+pub fn binding(task_id: &str, tool: &str, arguments: &serde_json::Value) -> Vec<u8> {
+    let mut arguments = arguments.clone();
+    if let Some(object) = arguments.as_object_mut() {
+        object.remove("approval_id");
+    }
+    // serde_json's map keeps keys sorted (no `preserve_order`), so equal arguments give equal
+    // bytes whatever order the client sent them in.
+    format!("phonelogs|{task_id}|{tool}|{arguments}").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_form_offers_the_four_answers_in_order() {
+        let schema = serde_json::to_value(question_schema()).unwrap();
+        let options = schema["properties"][DECISION_FIELD]["oneOf"].as_array().cloned().unwrap_or_default();
+        let titles: Vec<&str> = options.iter().filter_map(|o| o["title"].as_str()).collect();
+        assert_eq!(titles, ["Allow once", "Allow for this task", "Always allow", "Deny"]);
+        let values: Vec<&str> = options.iter().filter_map(|o| o["const"].as_str()).collect();
+        assert_eq!(values, ["once", "task", "always", "deny"]);
+        assert_eq!(schema["required"], json!([DECISION_FIELD]));
+    }
+
+    #[test]
+    fn answers_are_read_and_bad_ones_refused() {
+        let accepted = json!({"action": "accept", "content": {"decision": "task"}});
+        assert_eq!(read_input_response(&accepted).ok(), Some(Outcome::Decided(Decision::Task)));
+        assert_eq!(read_input_response(&json!({"action": "decline"})).ok(), Some(Outcome::Declined));
+        assert_eq!(read_input_response(&json!({"action": "cancel"})).ok(), Some(Outcome::Cancelled));
+        assert!(read_input_response(&json!({"action": "accept", "content": {"decision": "yes"}})).is_err());
+        assert!(read_input_response(&json!({"action": "accept"})).is_err());
+        assert!(read_input_response(&json!({"content": {"decision": "once"}})).is_err());
+    }
+
+    #[test]
+    fn a_sealed_state_opens_only_for_the_same_call() {
+        let sealer = Sealer::new().unwrap();
+        let state = PendingState { approval_id: "ap-1".into(), tool: "phone_logs".into() };
+        let args = json!({"app": "com.example", "kind": "logs"});
+        let context = binding("task-1", "phone_logs", &args);
+        let sealed = sealer.seal(&state, &context).unwrap();
+        assert_eq!(sealer.open(&sealed, &context).ok(), Some(state.clone()));
+
+        // The agent may add the approval id on the retry: still the same call.
+        let with_id = json!({"kind": "logs", "app": "com.example", "approval_id": "ap-1"});
+        assert!(sealer.open(&sealed, &binding("task-1", "phone_logs", &with_id)).is_ok());
+
+        // Another app, another task, another process's secret, or a tampered value: refused.
+        let other_app = json!({"app": "com.other", "kind": "logs"});
+        assert!(sealer.open(&sealed, &binding("task-1", "phone_logs", &other_app)).is_err());
+        assert!(sealer.open(&sealed, &binding("task-2", "phone_logs", &args)).is_err());
+        assert!(Sealer::new().unwrap().open(&sealed, &context).is_err());
+        let mut tampered = sealed.clone().into_bytes();
+        let last = tampered.len() - 2;
+        tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+        assert!(sealer.open(&String::from_utf8(tampered).unwrap(), &context).is_err());
+        assert!(sealer.open("rs1.forged.state", &context).is_err());
+    }
+}
