@@ -256,18 +256,21 @@ pub fn run(options: Options) -> Result<ExitCode> {
     let programs = if options.no_device_tests {
         None
     } else {
-        report.step("build phonelogs-mcp and phonelogs (for the MCP test)", || {
-            cargo(
-                &workspace,
-                &["build", "-p", "phonelogs-mcp", "-p", "phonelogs"],
-                &[],
-            )?;
-            let bin = sim::target_dir(&workspace).join("debug");
-            Ok(Programs {
-                server: bin.join("phonelogs-mcp"),
-                cli: bin.join("phonelogs"),
-            })
-        })
+        report.step(
+            "build phonelogs-mcp and phonelogs (for the MCP test)",
+            || {
+                cargo(
+                    &workspace,
+                    &["build", "-p", "phonelogs-mcp", "-p", "phonelogs"],
+                    &[],
+                )?;
+                let bin = sim::target_dir(&workspace).join("debug");
+                Ok(Programs {
+                    server: bin.join("phonelogs-mcp"),
+                    cli: bin.join("phonelogs"),
+                })
+            },
+        )
     };
     let context = Run {
         workspace: &workspace,
@@ -309,12 +312,20 @@ struct Run<'a> {
 }
 
 /// Builds one APK with `crashtest/build.sh`, or finds it in `--apks DIR`.
-fn obtain_apk(workspace: &Path, work: &Path, prebuilt: Option<&Path>, build: Build) -> Result<PathBuf> {
+fn obtain_apk(
+    workspace: &Path,
+    work: &Path,
+    prebuilt: Option<&Path>,
+    build: Build,
+) -> Result<PathBuf> {
     let file_name = format!("crashtest-{}.apk", build.name());
     if let Some(dir) = prebuilt {
         let apk = dir.join(&file_name);
         if !apk.is_file() {
-            bail!("--apks: {} does not exist (crashtest/check.sh DIR leaves both there)", apk.display());
+            bail!(
+                "--apks: {} does not exist (crashtest/check.sh DIR leaves both there)",
+                apk.display()
+            );
         }
         println!("    using {}", apk.display());
         return Ok(apk);
@@ -444,7 +455,9 @@ fn run_build(report: &mut Report, context: &Run<'_>, build: Build, apk: &Path) {
         }
     }
     report.step(format!("{name}: uninstall"), || {
-        device.run(&["uninstall", PACKAGE], crate::adb::QUICK).map(drop)
+        device
+            .run(&["uninstall", PACKAGE], crate::adb::QUICK)
+            .map(drop)
     });
 }
 

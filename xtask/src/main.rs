@@ -7,9 +7,9 @@
 
 mod adb;
 mod devlock;
+mod emulator_test;
 mod mcp_client;
 mod mcp_test;
-mod emulator_test;
 mod process;
 mod sim;
 mod uiautomator;

@@ -38,7 +38,10 @@ impl McpClient {
             .spawn()
             .with_context(|| format!("cannot start `{}`", crate::process::describe(command)))?;
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().context("the MCP server has no stdout")?;
+        let stdout = child
+            .stdout
+            .take()
+            .context("the MCP server has no stdout")?;
         let (sender, messages) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -117,10 +120,9 @@ impl McpClient {
                     if let Some(error) = message.get("error") {
                         bail!("`{method}` failed: {error}");
                     }
-                    return message
-                        .get("result")
-                        .cloned()
-                        .with_context(|| format!("the answer to `{method}` has no result: {message}"));
+                    return message.get("result").cloned().with_context(|| {
+                        format!("the answer to `{method}` has no result: {message}")
+                    });
                 }
                 Incoming::Request(request_id, request_method) => {
                     // A ping gets its empty answer; this client offers nothing else.
@@ -163,8 +165,13 @@ enum Incoming {
 }
 
 fn classify(message: &Value, id: u64) -> Incoming {
-    match (message.get("id"), message.get("method").and_then(Value::as_str)) {
-        (Some(request_id), Some(method)) => Incoming::Request(request_id.clone(), method.to_owned()),
+    match (
+        message.get("id"),
+        message.get("method").and_then(Value::as_str),
+    ) {
+        (Some(request_id), Some(method)) => {
+            Incoming::Request(request_id.clone(), method.to_owned())
+        }
         (Some(answer_id), None) if answer_id.as_u64() == Some(id) => Incoming::Answer,
         _ => Incoming::Other,
     }
@@ -196,14 +203,23 @@ mod tests {
 
     #[test]
     fn tells_answers_from_requests_and_notifications() {
-        assert_eq!(classify(&json!({"jsonrpc": "2.0", "id": 3, "result": {}}), 3), Incoming::Answer);
-        assert_eq!(classify(&json!({"jsonrpc": "2.0", "id": 2, "result": {}}), 3), Incoming::Other);
+        assert_eq!(
+            classify(&json!({"jsonrpc": "2.0", "id": 3, "result": {}}), 3),
+            Incoming::Answer
+        );
+        assert_eq!(
+            classify(&json!({"jsonrpc": "2.0", "id": 2, "result": {}}), 3),
+            Incoming::Other
+        );
         assert_eq!(
             classify(&json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}), 3),
             Incoming::Request(json!("s1"), "ping".to_owned())
         );
         assert_eq!(
-            classify(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}), 3),
+            classify(
+                &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}),
+                3
+            ),
             Incoming::Other
         );
     }
@@ -214,7 +230,10 @@ mod tests {
             "content": [{"type": "text", "text": "Read 2 log lines."}, {"type": "text", "text": "10:00:00.000 CrashTest: Crash Test started"}],
             "structuredContent": {"status": "ok", "lines": []},
         });
-        assert_eq!(result_text(&result), "Read 2 log lines.\n10:00:00.000 CrashTest: Crash Test started");
+        assert_eq!(
+            result_text(&result),
+            "Read 2 log lines.\n10:00:00.000 CrashTest: Crash Test started"
+        );
         assert_eq!(structured_str(&result, "status"), Some("ok"));
         assert_eq!(structured_str(&result, "approval_id"), None);
     }

@@ -33,8 +33,8 @@ impl AppTexts {
     /// Reads `crashtest/res/values/strings.xml`.
     pub fn load(workspace: &Path) -> Result<Self> {
         let path = workspace.join("crashtest/res/values/strings.xml");
-        let xml = fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let xml =
+            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let get = |name: &str| {
             string_resource(&xml, name)
                 .with_context(|| format!("{} has no string {name}", path.display()))
@@ -74,13 +74,20 @@ pub struct Task {
 impl Task {
     /// Starts `phonelogs-mcp` on a fresh state folder, aimed at the adb server on `adb_port`
     /// (the user's when `None`), and opens the MCP session.
-    pub fn start(programs: &Programs, work: &Path, name: &str, serial: &str, adb_port: Option<u16>) -> Result<Self> {
+    pub fn start(
+        programs: &Programs,
+        work: &Path,
+        name: &str,
+        serial: &str,
+        adb_port: Option<u16>,
+    ) -> Result<Self> {
         let state_dir = work.join(format!("mcp-state-{name}"));
         let _ = fs::remove_dir_all(&state_dir);
         fs::create_dir_all(&state_dir)
             .with_context(|| format!("cannot create {}", state_dir.display()))?;
         let log = work.join(format!("phonelogs-mcp-{name}.log"));
-        let stderr = File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
+        let stderr =
+            File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
         let mut command = Command::new(&programs.server);
         command
             .arg("--state-dir")
@@ -101,11 +108,19 @@ impl Task {
 
     /// After the Crash tap: reads the lines and the crash report, answering the question for a
     /// release build, checks a helper app is refused, ends the task and checks the history.
-    pub fn check_after_crash(mut self, programs: &Programs, texts: &AppTexts, package: &str, debuggable: bool) -> Result<Vec<String>> {
+    pub fn check_after_crash(
+        mut self,
+        programs: &Programs,
+        texts: &AppTexts,
+        package: &str,
+        debuggable: bool,
+    ) -> Result<Vec<String>> {
         let mut done = Vec::new();
         let logs = json!({"app": package, "device": self.serial});
         let first = self.client.call_tool("phone_logs", logs.clone())?;
-        let status = structured_str(&first, "status").unwrap_or_default().to_owned();
+        let status = structured_str(&first, "status")
+            .unwrap_or_default()
+            .to_owned();
         let result = if debuggable {
             ensure!(
                 status == "ok",
@@ -132,47 +147,76 @@ impl Task {
             again["approval_id"] = Value::from(approval.clone());
             let second = self.client.call_tool("phone_logs", again)?;
             let status = structured_str(&second, "status").unwrap_or_default();
-            ensure!(status == "ok", "after `approvals answer {approval} task`, phone_logs answered `{status}`: {}", result_text(&second));
-            done.push(format!("the release build asked ({approval}) and was read after `approvals answer … task`"));
+            ensure!(
+                status == "ok",
+                "after `approvals answer {approval} task`, phone_logs answered `{status}`: {}",
+                result_text(&second)
+            );
+            done.push(format!(
+                "the release build asked ({approval}) and was read after `approvals answer … task`"
+            ));
             second
         };
         let text = result_text(&result);
         for expected in [&texts.start_line, &texts.crash_message] {
-            ensure!(text.contains(expected.as_str()), "the app's lines lack {expected:?}:\n{text}");
+            ensure!(
+                text.contains(expected.as_str()),
+                "the app's lines lack {expected:?}:\n{text}"
+            );
         }
         done.push("the lines hold the start line and the crash".to_owned());
 
-        let crashes = self
-            .client
-            .call_tool("phone_logs", json!({"app": package, "device": self.serial, "kind": "crashes"}))?;
+        let crashes = self.client.call_tool(
+            "phone_logs",
+            json!({"app": package, "device": self.serial, "kind": "crashes"}),
+        )?;
         let status = structured_str(&crashes, "status").unwrap_or_default();
-        ensure!(status == "ok", "crashes: phone_logs answered `{status}`: {}", result_text(&crashes));
+        ensure!(
+            status == "ok",
+            "crashes: phone_logs answered `{status}`: {}",
+            result_text(&crashes)
+        );
         let text = result_text(&crashes);
         let wanted = format!("IllegalStateException: {}", texts.crash_message);
-        ensure!(text.contains(&wanted), "the crash reports lack {wanted:?}:\n{text}");
+        ensure!(
+            text.contains(&wanted),
+            "the crash reports lack {wanted:?}:\n{text}"
+        );
         let kind = crashes
             .pointer("/structuredContent/reports/0/kind")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        ensure!(kind == "java_crash", "the newest report is `{kind}`, not java_crash");
+        ensure!(
+            kind == "java_crash",
+            "the newest report is `{kind}`, not java_crash"
+        );
         done.push("the crash report is a java_crash with the exception".to_owned());
 
-        let helper = self
-            .client
-            .call_tool("phone_logs", json!({"app": HELPER_APP, "device": self.serial}))?;
+        let helper = self.client.call_tool(
+            "phone_logs",
+            json!({"app": HELPER_APP, "device": self.serial}),
+        )?;
         let status = structured_str(&helper, "status").unwrap_or_default();
-        ensure!(status == "blocked_by_policy", "{HELPER_APP}: phone_logs answered `{status}`, not blocked_by_policy");
+        ensure!(
+            status == "blocked_by_policy",
+            "{HELPER_APP}: phone_logs answered `{status}`, not blocked_by_policy"
+        );
         done.push(format!("{HELPER_APP} is refused"));
 
         self.client.close()?;
         let mut history = Command::new(&programs.cli);
-        history.args(["history", "--json", "--state-dir"]).arg(&self.state_dir);
+        history
+            .args(["history", "--json", "--state-dir"])
+            .arg(&self.state_dir);
         let history = process::run_ok(&mut history, Duration::from_secs(30))?.stdout;
         if !history.contains(package) {
             bail!("the history does not name {package}:\n{history}");
         }
         for secret in [&texts.start_line, &texts.crash_message] {
-            ensure!(!history.contains(secret.as_str()), "the history holds log text {secret:?}");
+            ensure!(
+                !history.contains(secret.as_str()),
+                "the history holds log text {secret:?}"
+            );
         }
         done.push("the history names the app and holds no log text".to_owned());
         Ok(done)
@@ -189,7 +233,10 @@ mod tests {
         let texts = AppTexts::load(workspace).unwrap();
         assert_eq!(texts.crash_message, "Crash button tapped");
         assert!(!texts.start_line.is_empty());
-        assert_eq!(string_resource("<string name=\"a\">b</string>", "a").as_deref(), Some("b"));
+        assert_eq!(
+            string_resource("<string name=\"a\">b</string>", "a").as_deref(),
+            Some("b")
+        );
         assert_eq!(string_resource("<string name=\"a\">b", "a"), None);
     }
 }

@@ -433,13 +433,23 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
     let _ = writeln!(out, "Revision: 'MP1.0'");
     let _ = writeln!(out, "ABI: 'arm64'");
     let t = civil(now_ns, profile.utc_offset_minutes);
-    let _ = writeln!(
-        out,
-        "Timestamp: {}.{:09}{}",
-        date_time(now_ns, profile.utc_offset_minutes),
-        t.nanosecond(),
-        zone_suffix(profile.utc_offset_minutes)
-    );
+    // Android 10's debuggerd prints whole seconds; the protobuf tombstones of 12+ add nanoseconds.
+    if android == AndroidVersion::Android10 {
+        let _ = writeln!(
+            out,
+            "Timestamp: {}{}",
+            date_time(now_ns, profile.utc_offset_minutes),
+            zone_suffix(profile.utc_offset_minutes)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Timestamp: {}.{:09}{}",
+            date_time(now_ns, profile.utc_offset_minutes),
+            t.nanosecond(),
+            zone_suffix(profile.utc_offset_minutes)
+        );
+    }
     let uptime_s = ((now_ns - process.started_ns).max(0) / 1_000_000_000) as i64;
     if android != AndroidVersion::Android10 {
         let _ = writeln!(out, "Process uptime: {uptime_s}s");
@@ -532,6 +542,21 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
     out
 }
 
+/// A thread's kernel name (`comm`): an app's main thread carries the process name's last 15
+/// characters, other threads their own names cut to 15.
+pub fn thread_comm(process: &Process, index: usize) -> String {
+    let name = match (index, &process.package) {
+        (0, Some(_)) => process.name.as_str(),
+        _ => process.threads.get(index).map(|(_, name)| name.as_str()).unwrap_or(&process.name),
+    };
+    let chars: Vec<char> = name.chars().collect();
+    if index == 0 {
+        chars[chars.len().saturating_sub(15)..].iter().collect()
+    } else {
+        chars.iter().take(15).collect()
+    }
+}
+
 /// `debuggerd -b <pid>` output (§4): one section per thread.
 pub fn native_backtrace(profile: &Profile, process: &Process, now_ns: i128) -> String {
     let mut out = String::new();
@@ -543,7 +568,8 @@ pub fn native_backtrace(profile: &Profile, process: &Process, now_ns: i128) -> S
     );
     let _ = writeln!(out, "Cmd line: {}", process.name);
     let _ = writeln!(out, "ABI: 'arm64'");
-    for (tid, name) in &process.threads {
+    for (index, (tid, _)) in process.threads.iter().enumerate() {
+        let name = thread_comm(process, index);
         let _ = writeln!(out, "\n\"{name}\" sysTid={tid}");
         let _ = writeln!(
             out,
@@ -597,6 +623,7 @@ pub fn exit_info(
             let _ = writeln!(out, "    Historical Process Exit for uid={uid}");
             let mut mine: Vec<&ExitRecord> = records
                 .iter()
+                .rev()
                 .filter(|record| record.package == package && record.uid == uid)
                 .collect();
             mine.sort_by_key(|record| std::cmp::Reverse(record.time_ms));

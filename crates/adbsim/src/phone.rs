@@ -1097,17 +1097,14 @@ impl SimPhone {
                 4 => "4 (SIGILL), code 2 (ILL_ILLOPN)",
                 _ => "11 (SIGSEGV), code 1 (SEGV_MAPERR)",
             };
-            let short_name: String = {
-                let chars: Vec<char> = process.name.chars().collect();
-                chars[chars.len().saturating_sub(15)..].iter().collect()
-            };
+            let short_name = format::thread_comm(&process, 0);
             state.push_log(
                 Buffer::Crash,
                 now,
                 (process.uid, pid, pid),
                 Priority::Fatal,
                 "libc",
-                &format!("Fatal signal {signal_name}, fault addr 0x0 in tid {pid} (main), pid {pid} ({short_name})"),
+                &format!("Fatal signal {signal_name}, fault addr 0x0 in tid {pid} ({short_name}), pid {pid} ({short_name})"),
             );
             let tombstone = format::tombstone(&state.profile, &process, signal, now);
             let dump_pid = state.allocate_pid();

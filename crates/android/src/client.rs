@@ -284,18 +284,26 @@ impl AdbServer {
 
     /// Opens a connection to the server, starting a local one if none answers.
     async fn connect(&self) -> Result<Connection> {
-        match self.try_connect().await {
-            Ok(connection) => Ok(connection),
-            Err(Error::Io { source, .. })
-                if self.config.start_server
-                    && self.config.is_loopback()
-                    && source.kind() == std::io::ErrorKind::ConnectionRefused =>
-            {
+        let refused = |error: &Error| {
+            matches!(error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::ConnectionRefused)
+        };
+        let result = match self.try_connect().await {
+            Err(error) if refused(&error) && self.config.start_server && self.config.is_loopback() => {
                 self.start_server().await?;
                 self.try_connect().await
             }
-            Err(error) => Err(error),
-        }
+            other => other,
+        };
+        result.map_err(|error| {
+            if refused(&error) {
+                Error::ServerUnavailable {
+                    address: self.config.address(),
+                    reason: "nothing listens there (connection refused)".into(),
+                }
+            } else {
+                error
+            }
+        })
     }
 
     async fn try_connect(&self) -> Result<Connection> {
@@ -478,7 +486,11 @@ impl AdbServer {
     pub async fn shell_legacy(&self, serial: &str, command: &str) -> Result<ShellOutput> {
         let result = self
             .within_deadline(&format!("shell {command:?}"), async {
-                let service = format!("shell:{command}; printf '\\n{LEGACY_EXIT_MARKER}%d\\n' $?");
+                // `&& … 0 || … $?`: the exact code on a real shell, and still success or
+                // failure on one that does not expand `$?`.
+                let service = format!(
+                    "shell:{command} && echo {LEGACY_EXIT_MARKER} 0 || echo {LEGACY_EXIT_MARKER} $?"
+                );
                 let mut connection = self.open_service(serial, &service, "shell").await?;
                 let mut stdout = connection.read_to_end(self.config.max_output).await?;
                 let exit_code = split_legacy_exit(&mut stdout);
@@ -527,15 +539,16 @@ impl AdbServer {
     }
 }
 
-/// Strips the legacy shell's exit marker line and returns the code.
+/// Strips the legacy shell's exit marker line and returns the code: the number, or 1 when the
+/// failure branch printed an unexpanded `$?`.
 fn split_legacy_exit(stdout: &mut Vec<u8>) -> Option<i32> {
-    let marker = format!("\n{LEGACY_EXIT_MARKER}");
+    let marker = format!("{LEGACY_EXIT_MARKER} ");
     let text = stdout.as_slice();
     let at = text
         .windows(marker.len())
         .rposition(|window| window == marker.as_bytes())?;
     let tail = String::from_utf8_lossy(&text[at + marker.len()..]).into_owned();
-    let code = tail.trim().parse().ok()?;
+    let code = crate::logs::exit_code_text(tail.trim());
     stdout.truncate(at);
     Some(code)
 }
@@ -762,9 +775,11 @@ emulator-5554          offline transport_id:1\n\
 
     #[test]
     fn legacy_exit_marker() {
-        let mut out = b"hello\n\n__PHONELOGS_EXIT__3\n".to_vec();
+        let mut out = b"hello\n__PHONELOGS_EXIT__ 3\n".to_vec();
         assert_eq!(split_legacy_exit(&mut out), Some(3));
         assert_eq!(out, b"hello\n");
+        let mut out = b"__PHONELOGS_EXIT__ $?\n".to_vec();
+        assert_eq!(split_legacy_exit(&mut out), Some(1));
         let mut out = b"no marker".to_vec();
         assert_eq!(split_legacy_exit(&mut out), None);
     }

@@ -30,9 +30,10 @@ pub(crate) const DROPBOX_TAGS: [&str; 3] = ["data_app_crash", "data_app_native_c
 
 /// Joins already-quoted commands into one script whose output [`split_sections`] takes apart.
 ///
-/// After each command the script prints the marker and `0` or `1` (`cmd && echo M 0 || echo M
-/// 1`): whether it succeeded, without relying on `$?`, which the smallest shells (and the
-/// simulated phone's) do not expand. The marker need not start a line: it is unique per call.
+/// After each command the script prints the marker and its exit code (`cmd && echo M 0 || echo
+/// M $?`): the exact code on a real shell, and still success or failure on the smallest shells
+/// (the simulated phone's) that do not expand `$?`. The marker need not start a line: it is
+/// unique per call.
 pub(crate) fn script<S: AsRef<str>>(commands: &[S], marker: &str) -> String {
     let mut out = String::new();
     for command in commands {
@@ -40,7 +41,7 @@ pub(crate) fn script<S: AsRef<str>>(commands: &[S], marker: &str) -> String {
             out.push_str("; ");
         }
         out.push_str(command.as_ref());
-        out.push_str(&format!(" && echo {marker} 0 || echo {marker} 1"));
+        out.push_str(&format!(" && echo {marker} 0 || echo {marker} $?"));
     }
     out
 }
@@ -66,11 +67,17 @@ pub(crate) fn split_sections<'a>(stdout: &'a [u8], marker: &str) -> Vec<Section<
         let line_end = after.iter().position(|&b| b == b'\n').unwrap_or(after.len());
         let exit_code = std::str::from_utf8(&after[..line_end])
             .ok()
-            .and_then(|code| code.trim().parse().ok());
+            .map(|code| exit_code_text(code.trim()));
         sections.push(Section { output, exit_code });
         rest = after.get(line_end + 1..).unwrap_or(&[]);
     }
     sections
+}
+
+/// An exit code as a marker line prints it: a number, or (from the failure branch of a shell
+/// that did not expand `$?`) anything else, which is a failure.
+pub(crate) fn exit_code_text(code: &str) -> i32 {
+    code.parse().unwrap_or(1)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -262,8 +269,12 @@ pub(crate) fn app_crashes(
                 continue;
             }
             if let Some(mut report) = entry.to_report(clock) {
-                if report.pid.is_none() && report.kind == ReportKind::Anr {
-                    report.pid = first_section_pid(&report.text);
+                if report.pid.is_none() {
+                    report.pid = match report.kind {
+                        ReportKind::Anr => first_section_pid(&entry.body),
+                        ReportKind::NativeCrash => phonelogs_crash::tombstone::parse_tombstone_header(&entry.body).pid,
+                        _ => None,
+                    };
                 }
                 reports.push(report);
             }
@@ -278,24 +289,32 @@ pub(crate) fn app_crashes(
             own.push('\n');
         }
     }
-    let dropbox_java: Vec<(Option<u32>, Option<OffsetDateTime>)> = reports
-        .iter()
-        .filter(|r| r.kind == ReportKind::JavaCrash)
-        .map(|r| (r.pid, r.time))
+    let dropbox_java: Vec<usize> = (0..reports.len())
+        .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
         .collect();
     for report in phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock) {
         if report.kind != ReportKind::JavaCrash {
             continue;
         }
-        let already = dropbox_java.iter().any(|(pid, time)| {
-            *pid == report.pid
-                && match (time, report.time) {
-                    (Some(a), Some(b)) => (*a - b).abs() <= time::Duration::minutes(2),
-                    _ => true,
-                }
+        let same = dropbox_java.iter().copied().find(|&index| {
+            let known = &reports[index];
+            let close = |window: time::Duration| match (known.time, report.time) {
+                (Some(a), Some(b)) => (a - b).abs() <= window,
+                _ => false,
+            };
+            match known.pid {
+                Some(pid) => Some(pid) == report.pid && close(time::Duration::minutes(2)),
+                // Android 10's entries name no pid: the same crash is the one at the same time.
+                None => close(time::Duration::seconds(10)),
+            }
         });
-        if !already {
-            reports.push(report);
+        match same {
+            Some(index) => {
+                if reports[index].pid.is_none() {
+                    reports[index].pid = report.pid;
+                }
+            }
+            None => reports.push(report),
         }
     }
     let mut out: Vec<CrashReport> = reports
@@ -357,6 +376,7 @@ mod tests {
         assert_eq!(sections[1].output, b"package:a uid:1\n");
         assert_eq!(sections[2].output, b"");
         assert_eq!(sections[2].exit_code, Some(1));
+        assert_eq!(split_sections(b"__PHONELOGS_SECTION__ $?\n", m)[0].exit_code, Some(1));
         // Output without a final newline.
         let sections = split_sections(b"x__PHONELOGS_SECTION__ 0\n", m);
         assert_eq!(sections[0].output, b"x");
@@ -365,7 +385,7 @@ mod tests {
         let built = script(&["date +%z", "true"], m);
         assert_eq!(
             built,
-            "date +%z && echo __PHONELOGS_SECTION__ 0 || echo __PHONELOGS_SECTION__ 1; true && echo __PHONELOGS_SECTION__ 0 || echo __PHONELOGS_SECTION__ 1"
+            "date +%z && echo __PHONELOGS_SECTION__ 0 || echo __PHONELOGS_SECTION__ $?; true && echo __PHONELOGS_SECTION__ 0 || echo __PHONELOGS_SECTION__ $?"
         );
         assert_ne!(new_marker(), new_marker());
     }

@@ -305,7 +305,7 @@ fn parse_fraction(text: &str) -> Option<(u32, &str)> {
 pub fn epoch_uid_field(line: &[u8]) -> Option<&[u8]> {
     // The seconds are right-aligned in 19 columns and the default fraction has 3 digits, so the
     // common line has its uid at a fixed place: check that first.
-    if line.len() > 30 && line[19] == b'.' && line[23] == b' ' {
+    if line.len() > 30 && line[19] == b'.' && line[23] == b' ' && is_epoch_prefix(&line[..23]) {
         let field = &line[24..];
         let skip = field.iter().take_while(|&&b| b == b' ').count();
         let field = &field[skip..];
@@ -313,6 +313,15 @@ pub fn epoch_uid_field(line: &[u8]) -> Option<&[u8]> {
         return Some(&field[..end]);
     }
     slow_epoch_uid_field(line)
+}
+
+/// Whether 23 bytes are `<spaces><digits>.<3 digits>`: right-aligned seconds and milliseconds.
+#[inline]
+fn is_epoch_prefix(prefix: &[u8]) -> bool {
+    let spaces = prefix.iter().take_while(|&&b| b == b' ').count();
+    spaces < 19
+        && prefix[spaces..19].iter().all(u8::is_ascii_digit)
+        && prefix[20..23].iter().all(u8::is_ascii_digit)
 }
 
 /// The general case of [`epoch_uid_field`]: any indentation and fraction width.

@@ -240,6 +240,36 @@ proptest! {
     }
 
     #[test]
+    fn fast_path_agrees_with_the_full_parser_on_any_line(line in "[ 0-9.a-zA-Z:]{0,60}") {
+        if let logcat::LogcatItem::Line(parsed) = logcat::parse_line(&line)
+            && let (logcat::LogTime::Epoch { .. }, Some(logcat::UidField::Number(uid))) = (&parsed.time, &parsed.uid)
+        {
+            let fast = logcat::epoch_uid_field(line.as_bytes())
+                .and_then(|field| std::str::from_utf8(field).ok())
+                .and_then(|field| field.parse::<u32>().ok());
+            prop_assert_eq!(fast, Some(*uid), "{:?}", line);
+        }
+    }
+
+    #[test]
+    fn searched_filter_equals_line_by_line_filter(
+        lines in prop::collection::vec(
+            prop_oneof![
+                "[ ]{0,9}[0-9]{1,10}\\.[0-9]{3} [ ]{0,2}(10127|1012|101277|root|shell) [ 0-9]{1,12} I [a-z]{1,9}: [ -~]{0,30}",
+                "[ -~]{0,50}",
+            ],
+            0..30,
+        ),
+        uid in prop_oneof![Just(10127u32), Just(1012), Just(0), Just(2000)],
+    ) {
+        let dump = lines.join("\n");
+        let filter = logcat::UidFilter::new(uid);
+        let searched: Vec<&[u8]> = filter.filter(dump.as_bytes()).collect();
+        let simple: Vec<&[u8]> = logcat::split_lines(dump.as_bytes()).filter(|l| filter.matches(l)).collect();
+        prop_assert_eq!(searched, simple);
+    }
+
+    #[test]
     fn cut_reports_stay_under_48_kb(frames in 0usize..3000, reason_len in 0usize..200_000) {
         let frame = r#"{"imageOffset":1234,"symbol":"some_symbol_name_that_is_long","symbolLocation":12,"imageIndex":0}"#;
         let frames = vec![frame; frames].join(",");

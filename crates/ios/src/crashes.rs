@@ -54,23 +54,28 @@ struct Candidate {
 
 /// The crash-report files of a listing that could be the app's since `since`, newest first,
 /// at most [`MAX_READS`].
-fn candidates(
-    root: &[String],
-    retired: &[String],
-    since: OffsetDateTime,
-) -> Vec<Candidate> {
+fn candidates(root: &[String], retired: &[String], since: OffsetDateTime) -> Vec<Candidate> {
     let earliest = since - NAME_TIME_SLACK;
     let mut found: Vec<Candidate> = root
         .iter()
         .map(|name| name.trim_start_matches('/').to_owned())
-        .chain(retired.iter().map(|name| format!("{RETIRED}/{}", name.trim_start_matches('/'))))
+        .chain(
+            retired
+                .iter()
+                .map(|name| format!("{RETIRED}/{}", name.trim_start_matches('/'))),
+        )
         .filter_map(|path| {
             let name = parse_crash_file_name(&path)?;
             // The name's local time is read as if it were UTC and compared with the slack.
             (name.local_time.assume_utc() >= earliest).then_some(Candidate { path, name })
         })
         .collect();
-    found.sort_by(|a, b| b.name.local_time.cmp(&a.name.local_time).then(a.path.cmp(&b.path)));
+    found.sort_by(|a, b| {
+        b.name
+            .local_time
+            .cmp(&a.name.local_time)
+            .then(a.path.cmp(&b.path))
+    });
     found.truncate(MAX_READS);
     found
 }
@@ -107,9 +112,20 @@ pub async fn read_crashes(
     if let Err(error) = within("the crash report mover", call_timeout, source.flush()).await {
         tracing::warn!(%error, "com.apple.crashreportmover did not answer; reading what is there");
     }
-    let mut dir = within("opening the crash report copy service", call_timeout, source.open()).await?;
+    let mut dir = within(
+        "opening the crash report copy service",
+        call_timeout,
+        source.open(),
+    )
+    .await?;
     let root = within("listing the crash reports", call_timeout, dir.list("")).await?;
-    let retired = match within("listing the retired crash reports", call_timeout, dir.list(RETIRED)).await {
+    let retired = match within(
+        "listing the retired crash reports",
+        call_timeout,
+        dir.list(RETIRED),
+    )
+    .await
+    {
         Ok(names) => names,
         Err(error) => {
             tracing::debug!(%error, "no Retired directory");
@@ -173,14 +189,17 @@ mod tests {
     fn candidates_keep_the_fourteen_hour_window_newest_first_and_at_most_fifty() {
         let since = datetime!(2026-11-30 12:00:00 UTC);
         let root: Vec<String> = vec![
-            "Example-2026-11-29-220001.ips".into(),  // 13h59m before: kept
-            "Example-2026-11-29-215959.ips".into(),  // 14h00m01s before: left out
+            "Example-2026-11-29-220001.ips".into(), // 13h59m before: kept
+            "Example-2026-11-29-215959.ips".into(), // 14h00m01s before: left out
             "Example-2026-11-30-130000.ips.synced".into(),
             "Retired".into(),
             "notes.txt".into(),
         ];
         let retired: Vec<String> = vec!["Example-2026-11-30-120000.ips".into()];
-        let paths: Vec<String> = candidates(&root, &retired, since).into_iter().map(|c| c.path).collect();
+        let paths: Vec<String> = candidates(&root, &retired, since)
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
         assert_eq!(
             paths,
             [
@@ -189,7 +208,9 @@ mod tests {
                 "Example-2026-11-29-220001.ips",
             ]
         );
-        let many: Vec<String> = (0..80).map(|i| format!("Example-2026-11-30-12{:02}{:02}.ips", i / 60, i % 60)).collect();
+        let many: Vec<String> = (0..80)
+            .map(|i| format!("Example-2026-11-30-12{:02}{:02}.ips", i / 60, i % 60))
+            .collect();
         let chosen = candidates(&many, &[], since);
         assert_eq!(chosen.len(), MAX_READS);
         assert_eq!(chosen[0].path, "Example-2026-11-30-120119.ips");
@@ -198,9 +219,18 @@ mod tests {
     #[test]
     fn only_the_apps_bundle_id_matches() {
         let app = AppId::new("com.example.app");
-        assert!(names_app(b"{\"bug_type\":\"309\",\"bundleID\":\"com.example.app\"}\n{}", &app));
-        assert!(!names_app(b"{\"bug_type\":\"309\",\"bundleID\":\"com.example.app.widget\"}\n{}", &app));
-        assert!(!names_app(b"{\"bug_type\":\"309\",\"name\":\"app\"}\n{}", &app));
+        assert!(names_app(
+            b"{\"bug_type\":\"309\",\"bundleID\":\"com.example.app\"}\n{}",
+            &app
+        ));
+        assert!(!names_app(
+            b"{\"bug_type\":\"309\",\"bundleID\":\"com.example.app.widget\"}\n{}",
+            &app
+        ));
+        assert!(!names_app(
+            b"{\"bug_type\":\"309\",\"name\":\"app\"}\n{}",
+            &app
+        ));
         assert!(!names_app(b"not json at all", &app));
         assert!(!names_app(b"", &app));
     }

@@ -14,9 +14,7 @@ use idevice::provider::UsbmuxdProvider;
 use idevice::usbmuxd::{Connection, UsbmuxdAddr};
 use idevice::{Idevice, IdeviceError, ReadWrite};
 use phonelogs_crash::ostrace::OsTraceEntry;
-use phonelogs_driver::{
-    AppId, DeviceId, DeviceInfo, DeviceState, Error, Platform, Result,
-};
+use phonelogs_driver::{AppId, DeviceId, DeviceInfo, DeviceState, Error, Platform, Result};
 use tokio::sync::Mutex;
 
 use crate::error::{NOT_PAIRED_ADVICE, device_error};
@@ -90,8 +88,9 @@ impl UsbmuxdBackend {
     /// The usbmuxd that `USBMUXD_SOCKET_ADDRESS` names, or the default socket.
     pub fn from_env() -> Self {
         let addr = match std::env::var("USBMUXD_SOCKET_ADDRESS") {
-            Ok(_) => UsbmuxdAddr::from_env_var()
-                .map_err(|e| format!("USBMUXD_SOCKET_ADDRESS is not a socket path or host:port: {e}")),
+            Ok(_) => UsbmuxdAddr::from_env_var().map_err(|e| {
+                format!("USBMUXD_SOCKET_ADDRESS is not a socket path or host:port: {e}")
+            }),
             Err(_) => Ok(UsbmuxdAddr::UnixSocket(UsbmuxdAddr::SOCKET_FILE.to_owned())),
         };
         UsbmuxdBackend { addr }
@@ -144,7 +143,11 @@ impl DeviceBackend for UsbmuxdBackend {
                 id: DeviceId::new(device.udid.clone()),
                 platform: Platform::Ios,
                 model: None,
-                state: if paired { DeviceState::Online } else { DeviceState::NotPaired },
+                state: if paired {
+                    DeviceState::Online
+                } else {
+                    DeviceState::NotPaired
+                },
             });
         }
         Ok(infos)
@@ -158,11 +161,15 @@ impl DeviceBackend for UsbmuxdBackend {
                     "{id} looks like a Simulator: its logs live on the Mac (`xcrun simctl spawn booted log stream`)"
                 )));
             }
-            return Err(Error::DeviceNotFound(format!("no iPhone {id} through usbmuxd")));
+            return Err(Error::DeviceNotFound(format!(
+                "no iPhone {id} through usbmuxd"
+            )));
         };
         let mut mux = self.usbmuxd().await?;
         if let Err(error) = mux.get_pair_record(&device.udid).await {
-            return Err(Error::DeviceUnavailable(format!("{id}: {NOT_PAIRED_ADVICE} ({error})")));
+            return Err(Error::DeviceUnavailable(format!(
+                "{id}: {NOT_PAIRED_ADVICE} ({error})"
+            )));
         }
         let provider = device.to_provider(self.addr()?.clone(), LABEL);
         let phone = Arc::new(IdevicePhone {
@@ -223,7 +230,9 @@ impl IdevicePhone {
             *slot = Some(self.coredevice_session().await?);
         }
         let Some(session) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse("no CoreDevice session".into()));
+            return Err(IdeviceError::UnexpectedResponse(
+                "no CoreDevice session".into(),
+            ));
         };
         match session.client.list_processes().await {
             Ok(tokens) => Ok(tokens
@@ -249,7 +258,9 @@ impl IdevicePhone {
             *slot = Some(Instruments::connect(&self.provider).await?);
         }
         let Some(client) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse("no instruments session".into()));
+            return Err(IdeviceError::UnexpectedResponse(
+                "no instruments session".into(),
+            ));
         };
         let listed = match idevice::dvt::device_info::DeviceInfoClient::new(client).await {
             Ok(mut info) => info.running_processes().await,

@@ -76,8 +76,7 @@ impl From<Error> for DriverError {
 pub const NOT_PAIRED_ADVICE: &str = "the iPhone is not paired with this computer: unlock it, connect it by cable, tap Trust on the phone and enter its passcode (or run `idevicepair pair`), then try again";
 
 /// The advice for a locked phone.
-pub const LOCKED_ADVICE: &str =
-    "the iPhone is locked: unlock it (and keep it unlocked while its logs are read), then try again";
+pub const LOCKED_ADVICE: &str = "the iPhone is locked: unlock it (and keep it unlocked while its logs are read), then try again";
 
 /// Maps idevice's error to the contract's, with what the person should do.
 pub fn device_error(context: &str, error: idevice::IdeviceError) -> DriverError {
@@ -86,9 +85,7 @@ pub fn device_error(context: &str, error: idevice::IdeviceError) -> DriverError 
         E::InvalidHostID => {
             DriverError::DeviceUnavailable(format!("{context}: {NOT_PAIRED_ADVICE}"))
         }
-        E::DeviceLocked => {
-            DriverError::DeviceUnavailable(format!("{context}: {LOCKED_ADVICE}"))
-        }
+        E::DeviceLocked => DriverError::DeviceUnavailable(format!("{context}: {LOCKED_ADVICE}")),
         E::DeviceNotFound => DriverError::DeviceNotFound(context.to_owned()),
         E::DeveloperModeNotEnabled => DriverError::Unsupported(format!(
             "{context}: Developer Mode is off on the iPhone (Settings › Privacy & Security › Developer Mode)"

@@ -147,7 +147,9 @@ struct Shared {
 /// Locks a mutex, taking the data even if another thread panicked while holding it: the ring
 /// and the status stay consistent after every single update.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A running follower. Dropping it (or [`Follower::stop`]) ends its task and every stream.
@@ -289,8 +291,11 @@ impl State {
 
     async fn poll(&mut self) {
         lock(&self.shared.status).polls += 1;
-        let listed = match timeout(self.config.call_timeout, self.services.processes.processes())
-            .await
+        let listed = match timeout(
+            self.config.call_timeout,
+            self.services.processes.processes(),
+        )
+        .await
         {
             Ok(Ok(list)) => list,
             Ok(Err(error)) => {
@@ -464,7 +469,8 @@ pub fn level_of(level: OsLogLevel) -> LogLevel {
 /// category as the tag (else the process's name), the message as the text, cut at
 /// `max_line_bytes`.
 pub fn entry_to_line(entry: &OsTraceEntry, max_line_bytes: usize) -> LogLine {
-    let micros = i128::from(entry.seconds) * 1_000_000 + i128::from(entry.microseconds.min(999_999));
+    let micros =
+        i128::from(entry.seconds) * 1_000_000 + i128::from(entry.microseconds.min(999_999));
     let time = OffsetDateTime::from_unix_timestamp_nanos(micros * 1_000)
         .unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let tag = match entry.category.as_deref() {
@@ -510,13 +516,22 @@ mod tests {
     #[test]
     fn bundle_paths_match_by_component_and_ignore_private() {
         let bundle = "/private/var/containers/Bundle/Application/AAA/Example.app";
-        assert!(in_bundle("/var/containers/Bundle/Application/AAA/Example.app/Example", bundle));
+        assert!(in_bundle(
+            "/var/containers/Bundle/Application/AAA/Example.app/Example",
+            bundle
+        ));
         assert!(in_bundle(
             "file:///private/var/containers/Bundle/Application/AAA/Example.app/PlugIns/W.appex/W",
             bundle
         ));
-        assert!(!in_bundle("/var/containers/Bundle/Application/AAA/Example.app2/x", bundle));
-        assert!(!in_bundle("/var/containers/Bundle/Application/AAA/Example.app", bundle));
+        assert!(!in_bundle(
+            "/var/containers/Bundle/Application/AAA/Example.app2/x",
+            bundle
+        ));
+        assert!(!in_bundle(
+            "/var/containers/Bundle/Application/AAA/Example.app",
+            bundle
+        ));
         assert!(!in_bundle("/usr/libexec/backboardd", bundle));
         assert!(!in_bundle("/anything", ""));
     }
@@ -587,7 +602,8 @@ mod tests {
             e.seconds += i;
             ring.push(entry_to_line(&e, 4096));
         }
-        let since = OffsetDateTime::from_unix_timestamp(1_700_000_000).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+        let since = OffsetDateTime::from_unix_timestamp(1_700_000_000)
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH);
         let result = ring.query(&LogQuery::since(since, 4));
         assert_eq!(result.omitted, 6);
         let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();

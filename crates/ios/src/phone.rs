@@ -172,7 +172,12 @@ impl AppLogger for LockdownPhone {
     }
 
     async fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        within("listing iPhones", self.config.call_timeout, self.backend.devices()).await
+        within(
+            "listing iPhones",
+            self.config.call_timeout,
+            self.backend.devices(),
+        )
+        .await
     }
 
     async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {

@@ -58,7 +58,10 @@ pub async fn write_plist<S: AsyncWrite + Unpin>(
     plist::to_writer_xml(&mut body, value).map_err(|source| Error::Plist { service, source })?;
     let len = u32::try_from(body.len())
         .map_err(|_| Error::protocol(service, "a request larger than 4 GiB"))?;
-    stream.write_all(&len.to_be_bytes()).await.map_err(io(service))?;
+    stream
+        .write_all(&len.to_be_bytes())
+        .await
+        .map_err(io(service))?;
     stream.write_all(&body).await.map_err(io(service))?;
     stream.flush().await.map_err(io(service))?;
     Ok(())
@@ -75,7 +78,8 @@ pub async fn read_plist<S: AsyncRead + Unpin>(
     }
     let mut body = vec![0; len];
     stream.read_exact(&mut body).await.map_err(io(service))?;
-    let value: Value = plist::from_bytes(&body).map_err(|source| Error::Plist { service, source })?;
+    let value: Value =
+        plist::from_bytes(&body).map_err(|source| Error::Plist { service, source })?;
     value
         .into_dictionary()
         .ok_or_else(|| Error::protocol(service, "a plist that is not a dictionary"))
@@ -103,14 +107,22 @@ pub async fn start_activity<S: AsyncRead + AsyncWrite + Unpin>(
     let answer = read_plist(stream, OS_TRACE_RELAY).await?;
     match answer.get("Status").and_then(Value::as_string) {
         Some("RequestSuccessful") => Ok(()),
-        Some(other) => Err(Error::protocol(OS_TRACE_RELAY, format!("StartActivity answered {other:?}"))),
-        None => Err(Error::protocol(OS_TRACE_RELAY, "StartActivity answered without a Status")),
+        Some(other) => Err(Error::protocol(
+            OS_TRACE_RELAY,
+            format!("StartActivity answered {other:?}"),
+        )),
+        None => Err(Error::protocol(
+            OS_TRACE_RELAY,
+            "StartActivity answered without a Status",
+        )),
     }
 }
 
 /// Reads one entry frame: `0x02`, a little-endian `u32` length, the entry. `None` when the
 /// phone closed the stream between frames.
-pub async fn read_entry_frame<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Option<Vec<u8>>, Error> {
+pub async fn read_entry_frame<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> Result<Option<Vec<u8>>, Error> {
     let mut marker = [0u8; 1];
     match stream.read(&mut marker).await.map_err(io(OS_TRACE_RELAY))? {
         0 => return Ok(None),
@@ -124,16 +136,24 @@ pub async fn read_entry_frame<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Op
     }
     let len = stream.read_u32_le().await.map_err(io(OS_TRACE_RELAY))? as usize;
     if len > MAX_ENTRY_BYTES {
-        return Err(Error::protocol(OS_TRACE_RELAY, format!("a {len}-byte entry")));
+        return Err(Error::protocol(
+            OS_TRACE_RELAY,
+            format!("a {len}-byte entry"),
+        ));
     }
     let mut entry = vec![0; len];
-    stream.read_exact(&mut entry).await.map_err(io(OS_TRACE_RELAY))?;
+    stream
+        .read_exact(&mut entry)
+        .await
+        .map_err(io(OS_TRACE_RELAY))?;
     Ok(Some(entry))
 }
 
 /// Reads frames until one decodes. A damaged entry is skipped (and logged), so one bad entry
 /// does not end the stream; `None` when the stream ends.
-pub async fn next_entry<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Option<OsTraceEntry>, Error> {
+pub async fn next_entry<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> Result<Option<OsTraceEntry>, Error> {
     loop {
         let Some(frame) = read_entry_frame(stream).await? else {
             return Ok(None);
@@ -173,7 +193,10 @@ pub async fn lookup<S: AsyncRead + AsyncWrite + Unpin>(
     for _ in 0..64 {
         let answer = read_plist(stream, INSTALLATION_PROXY).await?;
         if let Some(error) = answer.get("Error").and_then(Value::as_string) {
-            return Err(Error::protocol(INSTALLATION_PROXY, format!("Lookup failed: {error}")));
+            return Err(Error::protocol(
+                INSTALLATION_PROXY,
+                format!("Lookup failed: {error}"),
+            ));
         }
         if let Some(result) = answer.get("LookupResult").and_then(Value::as_dictionary) {
             return Ok(result
@@ -185,7 +208,10 @@ pub async fn lookup<S: AsyncRead + AsyncWrite + Unpin>(
             return Ok(None);
         }
     }
-    Err(Error::protocol(INSTALLATION_PROXY, "Lookup never completed"))
+    Err(Error::protocol(
+        INSTALLATION_PROXY,
+        "Lookup never completed",
+    ))
 }
 
 /// Reads an app's attributes. An app without a `Path` cannot be followed and reads as absent.
@@ -214,10 +240,16 @@ pub fn app_record(app: &AppId, attrs: &Dictionary) -> Option<AppRecord> {
 /// unread).
 pub async fn await_ping<S: AsyncRead + Unpin>(stream: &mut S) -> Result<(), Error> {
     let mut ping = [0u8; 4];
-    stream.read_exact(&mut ping).await.map_err(io(CRASH_REPORT_MOVER))?;
+    stream
+        .read_exact(&mut ping)
+        .await
+        .map_err(io(CRASH_REPORT_MOVER))?;
     if &ping == b"ping" {
         Ok(())
     } else {
-        Err(Error::protocol(CRASH_REPORT_MOVER, format!("answered {ping:02x?}, not \"ping\"")))
+        Err(Error::protocol(
+            CRASH_REPORT_MOVER,
+            format!("answered {ping:02x?}, not \"ping\""),
+        ))
     }
 }

@@ -15,30 +15,93 @@ const APP: &str = "dev.phonelogs.crashtest";
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 fn crash(timestamp: &str, pid: u32, reason: &str) -> Vec<u8> {
-    ips_309(APP, "CrashTest", timestamp, pid, ("EXC_CRASH", "SIGABRT"), Some(reason), None)
+    ips_309(
+        APP,
+        "CrashTest",
+        timestamp,
+        pid,
+        ("EXC_CRASH", "SIGABRT"),
+        Some(reason),
+        None,
+    )
 }
 
 #[tokio::test]
 async fn reads_the_apps_reports_newest_first_and_nothing_else() {
     let phone = FakePhone::new();
-    phone.add_file("CrashTest-2026-11-30-110005.ips", crash("2026-11-30 11:00:05.00 +0100", 41, "first"));
-    phone.add_file("Retired/CrashTest-2026-11-30-110105.ips.synced", crash("2026-11-30 11:01:05.00 +0100", 42, "second"));
+    phone.add_file(
+        "CrashTest-2026-11-30-110005.ips",
+        crash("2026-11-30 11:00:05.00 +0100", 41, "first"),
+    );
+    phone.add_file(
+        "Retired/CrashTest-2026-11-30-110105.ips.synced",
+        crash("2026-11-30 11:01:05.00 +0100", 42, "second"),
+    );
     phone.add_file(
         "CrashTest-2026-11-30-110200.ips",
-        ips_309(APP, "CrashTest", "2026-11-30 11:02:00.00 +0100", 43, ("EXC_CRASH", "SIGKILL"), None,
-            Some(Termination { namespace: "FRONTBOARD", code: 2_343_432_205, reason: &watchdog_reason("scene-update watchdog transgression") })),
+        ips_309(
+            APP,
+            "CrashTest",
+            "2026-11-30 11:02:00.00 +0100",
+            43,
+            ("EXC_CRASH", "SIGKILL"),
+            None,
+            Some(Termination {
+                namespace: "FRONTBOARD",
+                code: 2_343_432_205,
+                reason: &watchdog_reason("scene-update watchdog transgression"),
+            }),
+        ),
     );
     // Another app, an extension of this one, the WebDriverAgent runner, a jetsam report of the
     // app, a damaged file and a name that is no report.
-    phone.add_file("Store-2026-11-30-110300.ips", ips_309("com.example.store", "Store", "2026-11-30 11:03:00.00 +0100", 50, ("EXC_CRASH", "SIGABRT"), Some("OTHER-APP-SECRET"), None));
-    phone.add_file("Widget-2026-11-30-110301.ips", ips_309("dev.phonelogs.crashtest.widget", "Widget", "2026-11-30 11:03:01.00 +0100", 51, ("EXC_CRASH", "SIGABRT"), Some("extension"), None));
-    phone.add_file("WebDriverAgentRunner-Runner-2026-11-30-110302.ips", ips_309("com.facebook.WebDriverAgentRunner.xctrunner", "WebDriverAgentRunner-Runner", "2026-11-30 11:03:02.00 +0100", 52, ("EXC_CRASH", "SIGABRT"), Some("runner"), None));
+    phone.add_file(
+        "Store-2026-11-30-110300.ips",
+        ips_309(
+            "com.example.store",
+            "Store",
+            "2026-11-30 11:03:00.00 +0100",
+            50,
+            ("EXC_CRASH", "SIGABRT"),
+            Some("OTHER-APP-SECRET"),
+            None,
+        ),
+    );
+    phone.add_file(
+        "Widget-2026-11-30-110301.ips",
+        ips_309(
+            "dev.phonelogs.crashtest.widget",
+            "Widget",
+            "2026-11-30 11:03:01.00 +0100",
+            51,
+            ("EXC_CRASH", "SIGABRT"),
+            Some("extension"),
+            None,
+        ),
+    );
+    phone.add_file(
+        "WebDriverAgentRunner-Runner-2026-11-30-110302.ips",
+        ips_309(
+            "com.facebook.WebDriverAgentRunner.xctrunner",
+            "WebDriverAgentRunner-Runner",
+            "2026-11-30 11:03:02.00 +0100",
+            52,
+            ("EXC_CRASH", "SIGABRT"),
+            Some("runner"),
+            None,
+        ),
+    );
     phone.add_file("JetsamEvent-2026-11-30-110303.ips", format!("{{\"bug_type\":\"298\",\"bundleID\":\"{APP}\",\"timestamp\":\"2026-11-30 11:03:03.00 +0100\"}}\n{{\"largestProcess\":\"CrashTest\"}}").into_bytes());
-    phone.add_file("CrashTest-2026-11-30-110304.ips", b"{\"bug_type\":\"309\",\"bundleID\"".to_vec());
+    phone.add_file(
+        "CrashTest-2026-11-30-110304.ips",
+        b"{\"bug_type\":\"309\",\"bundleID\"".to_vec(),
+    );
     phone.add_file("DiagnosticLogs/sysdiagnose/x.tar.gz", b"\x1f\x8b".to_vec());
 
     let since = datetime!(2026-11-30 10:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT).await.unwrap();
+    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT)
+        .await
+        .unwrap();
     let pids: Vec<Option<u32>> = reports.iter().map(|r| r.pid).collect();
     assert_eq!(pids, [Some(43), Some(42), Some(41)]);
     assert_eq!(reports[0].kind, CrashKind::Watchdog);
@@ -60,17 +123,36 @@ async fn reads_the_apps_reports_newest_first_and_nothing_else() {
 async fn limit_and_since_apply_to_header_times() {
     let phone = FakePhone::new();
     // The name says 09:30 local (within 14 h of since), the header says 08:30 UTC: too old.
-    phone.add_file("CrashTest-2026-11-30-093000.ips", crash("2026-11-30 09:30:00.00 +0100", 1, "old"));
-    phone.add_file("CrashTest-2026-11-30-113000.ips", crash("2026-11-30 11:30:00.00 +0100", 2, "new"));
-    phone.add_file("CrashTest-2026-11-30-114000.ips", crash("2026-11-30 11:40:00.00 +0100", 3, "newest"));
+    phone.add_file(
+        "CrashTest-2026-11-30-093000.ips",
+        crash("2026-11-30 09:30:00.00 +0100", 1, "old"),
+    );
+    phone.add_file(
+        "CrashTest-2026-11-30-113000.ips",
+        crash("2026-11-30 11:30:00.00 +0100", 2, "new"),
+    );
+    phone.add_file(
+        "CrashTest-2026-11-30-114000.ips",
+        crash("2026-11-30 11:40:00.00 +0100", 3, "newest"),
+    );
     let app = AppId::new(APP);
     let since = datetime!(2026-11-30 09:00:00 UTC);
-    let all = read_crashes(&phone, &app, since, 10, TIMEOUT).await.unwrap();
-    assert_eq!(all.iter().map(|r| r.pid).collect::<Vec<_>>(), [Some(3), Some(2)]);
+    let all = read_crashes(&phone, &app, since, 10, TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(
+        all.iter().map(|r| r.pid).collect::<Vec<_>>(),
+        [Some(3), Some(2)]
+    );
     let one = read_crashes(&phone, &app, since, 1, TIMEOUT).await.unwrap();
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].pid, Some(3));
-    assert!(read_crashes(&phone, &app, since, 0, TIMEOUT).await.unwrap().is_empty());
+    assert!(
+        read_crashes(&phone, &app, since, 0, TIMEOUT)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -78,19 +160,44 @@ async fn file_names_near_the_fourteen_hour_edge() {
     let phone = FakePhone::new();
     // A phone at UTC-12: the name's local time is 12 h behind the header's instant. A file
     // named 13h59m before since is read; one named 14h01m before is not even opened.
-    phone.add_file("CrashTest-2026-11-30-003000.ips", crash("2026-11-30 00:30:00.00 -1200", 7, "west"));
+    phone.add_file(
+        "CrashTest-2026-11-30-003000.ips",
+        crash("2026-11-30 00:30:00.00 -1200", 7, "west"),
+    );
     // Named 13h59m before since, so it is opened, but its header puts it before since.
-    phone.add_file("CrashTest-2026-11-29-220100.ips", crash("2026-11-29 22:01:00.00 -1200", 6, "edge"));
-    phone.add_file("CrashTest-2026-11-29-215900.ips", crash("2026-11-29 21:59:00.00 -1200", 8, "too old"));
+    phone.add_file(
+        "CrashTest-2026-11-29-220100.ips",
+        crash("2026-11-29 22:01:00.00 -1200", 6, "edge"),
+    );
+    phone.add_file(
+        "CrashTest-2026-11-29-215900.ips",
+        crash("2026-11-29 21:59:00.00 -1200", 8, "too old"),
+    );
     // A phone at UTC+14: the name is 14 h ahead; it is read and judged by its header.
-    phone.add_file("CrashTest-2026-12-01-020000.ips", crash("2026-12-01 02:00:00.00 +1400", 9, "east"));
+    phone.add_file(
+        "CrashTest-2026-12-01-020000.ips",
+        crash("2026-12-01 02:00:00.00 +1400", 9, "east"),
+    );
     let since = datetime!(2026-11-30 12:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT).await.unwrap();
+    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT)
+        .await
+        .unwrap();
     let state = phone.state.lock().unwrap();
-    assert!(state.reads.contains(&"CrashTest-2026-11-29-220100.ips".to_owned()));
-    assert!(!state.reads.contains(&"CrashTest-2026-11-29-215900.ips".to_owned()));
+    assert!(
+        state
+            .reads
+            .contains(&"CrashTest-2026-11-29-220100.ips".to_owned())
+    );
+    assert!(
+        !state
+            .reads
+            .contains(&"CrashTest-2026-11-29-215900.ips".to_owned())
+    );
     // Judged by header times: 12:30 UTC (west) is newer than 12:00 UTC (east), whatever the names say.
-    assert_eq!(reports.iter().map(|r| r.pid).collect::<Vec<_>>(), [Some(7), Some(9)]);
+    assert_eq!(
+        reports.iter().map(|r| r.pid).collect::<Vec<_>>(),
+        [Some(7), Some(9)]
+    );
 }
 
 #[tokio::test]
@@ -99,25 +206,48 @@ async fn at_most_fifty_reports_are_read_per_call() {
     for i in 0..70u32 {
         let (m, s) = (i / 60, i % 60);
         let name = format!("CrashTest-2026-11-30-11{m:02}{s:02}.ips");
-        phone.add_file(&name, crash(&format!("2026-11-30 11:{m:02}:{s:02}.00 +0100"), 1000 + i, "boom"));
+        phone.add_file(
+            &name,
+            crash(
+                &format!("2026-11-30 11:{m:02}:{s:02}.00 +0100"),
+                1000 + i,
+                "boom",
+            ),
+        );
     }
     let since = datetime!(2026-11-30 09:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT).await.unwrap();
+    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT)
+        .await
+        .unwrap();
     assert_eq!(reports.len(), 10);
     assert_eq!(reports[0].pid, Some(1069));
     let state = phone.state.lock().unwrap();
     assert_eq!(state.reads.len(), MAX_READS);
-    assert!(state.reads.iter().all(|r| r.as_str() >= "CrashTest-2026-11-30-110020.ips"));
+    assert!(
+        state
+            .reads
+            .iter()
+            .all(|r| r.as_str() >= "CrashTest-2026-11-30-110020.ips")
+    );
 }
 
 #[tokio::test]
 async fn a_mover_that_answers_badly_does_not_stop_the_copy() {
     let phone = FakePhone::new();
     phone.state.lock().unwrap().mover_bytes = b"pong".to_vec();
-    phone.add_file("CrashTest-2026-11-30-110005.ips", crash("2026-11-30 11:00:05.00 +0100", 41, "first"));
-    let reports = read_crashes(&phone, &AppId::new(APP), datetime!(2026-11-30 09:00 UTC), 3, TIMEOUT)
-        .await
-        .unwrap();
+    phone.add_file(
+        "CrashTest-2026-11-30-110005.ips",
+        crash("2026-11-30 11:00:05.00 +0100", 41, "first"),
+    );
+    let reports = read_crashes(
+        &phone,
+        &AppId::new(APP),
+        datetime!(2026-11-30 09:00 UTC),
+        3,
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
     assert_eq!(reports.len(), 1);
 }
 
@@ -125,9 +255,18 @@ async fn a_mover_that_answers_badly_does_not_stop_the_copy() {
 async fn a_mover_that_never_answers_times_out() {
     let phone = FakePhone::new();
     phone.state.lock().unwrap().mover_bytes = b"pi".to_vec();
-    phone.add_file("CrashTest-2026-11-30-110005.ips", crash("2026-11-30 11:00:05.00 +0100", 41, "first"));
-    let reports = read_crashes(&phone, &AppId::new(APP), datetime!(2026-11-30 09:00 UTC), 3, TIMEOUT)
-        .await
-        .unwrap();
+    phone.add_file(
+        "CrashTest-2026-11-30-110005.ips",
+        crash("2026-11-30 11:00:05.00 +0100", 41, "first"),
+    );
+    let reports = read_crashes(
+        &phone,
+        &AppId::new(APP),
+        datetime!(2026-11-30 09:00 UTC),
+        3,
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
     assert_eq!(reports.len(), 1);
 }

@@ -29,7 +29,11 @@ fn setup() -> FakePhone {
 }
 
 fn start(phone: &FakePhone) -> Follower {
-    Follower::start(record(APP, BUNDLE, true), phone.services(), FollowerConfig::default())
+    Follower::start(
+        record(APP, BUNDLE, true),
+        phone.services(),
+        FollowerConfig::default(),
+    )
 }
 
 fn all() -> LogQuery {
@@ -37,7 +41,12 @@ fn all() -> LogQuery {
 }
 
 fn texts(follower: &Follower) -> Vec<String> {
-    follower.lines(&all()).lines.into_iter().map(|l| l.text).collect()
+    follower
+        .lines(&all())
+        .lines
+        .into_iter()
+        .map(|l| l.text)
+        .collect()
 }
 
 async fn settle() {
@@ -50,7 +59,10 @@ async fn streams_open_per_pid_for_the_app_and_its_extensions_only() {
     let phone = setup();
     phone.spawn_process(100, &exe());
     phone.spawn_process(101, &extension());
-    phone.spawn_process(200, "/private/var/containers/Bundle/Application/FFFF/Store.app/Store");
+    phone.spawn_process(
+        200,
+        "/private/var/containers/Bundle/Application/FFFF/Store.app/Store",
+    );
     phone.spawn_process(300, "/usr/libexec/backboardd");
     phone.add_backlog(raw(100, T0, INFO, &exe(), "app started"));
     phone.add_backlog(raw(101, T0 + 1, DEBUG, &extension(), "widget timeline"));
@@ -63,16 +75,41 @@ async fn streams_open_per_pid_for_the_app_and_its_extensions_only() {
     assert_eq!(opened, [100, 101]);
     let requests = phone.state.lock().unwrap().requests.clone();
     for request in &requests {
-        assert_eq!(request.get("Request").and_then(|v| v.as_string()), Some("StartActivity"));
-        let pid = request.get("Pid").and_then(|v| v.as_signed_integer()).unwrap();
+        assert_eq!(
+            request.get("Request").and_then(|v| v.as_string()),
+            Some("StartActivity")
+        );
+        let pid = request
+            .get("Pid")
+            .and_then(|v| v.as_signed_integer())
+            .unwrap();
         assert!(pid == 100 || pid == 101, "a stream was asked for pid {pid}");
-        assert_eq!(request.get("MessageFilter").and_then(|v| v.as_signed_integer()), Some(0xFFFF));
-        assert_eq!(request.get("StreamFlags").and_then(|v| v.as_signed_integer()), Some(0x3C));
+        assert_eq!(
+            request
+                .get("MessageFilter")
+                .and_then(|v| v.as_signed_integer()),
+            Some(0xFFFF)
+        );
+        assert_eq!(
+            request
+                .get("StreamFlags")
+                .and_then(|v| v.as_signed_integer()),
+            Some(0x3C)
+        );
     }
     assert_eq!(texts(&follower), ["app started", "widget timeline"]);
 
     // A line of another pid on the app's stream is dropped: the pid is checked again.
-    phone.log_on(100, &raw(300, T0 + 2, ERROR, "/usr/libexec/backboardd", "SYSTEM-LINE-SECRET"));
+    phone.log_on(
+        100,
+        &raw(
+            300,
+            T0 + 2,
+            ERROR,
+            "/usr/libexec/backboardd",
+            "SYSTEM-LINE-SECRET",
+        ),
+    );
     phone.log(&raw(100, T0 + 3, FAULT, &exe(), "fatal: out of range"));
     settle().await;
     let lines = follower.lines(&all()).lines;
@@ -98,7 +135,10 @@ async fn a_stream_lingers_three_seconds_after_its_process_is_gone() {
     assert_eq!(follower.status().open_streams, [100], "closed before 3 s");
     assert_eq!(texts(&follower), ["last words"]);
     sleep(Duration::from_millis(1_300)).await;
-    assert!(follower.status().open_streams.is_empty(), "still open after 3 s");
+    assert!(
+        follower.status().open_streams.is_empty(),
+        "still open after 3 s"
+    );
     phone.log(&raw(100, T0 + 9, ERROR, &exe(), "after the linger"));
     settle().await;
     assert_eq!(texts(&follower), ["last words"]);
@@ -128,7 +168,10 @@ async fn a_moved_bundle_is_looked_up_again_at_most_every_five_seconds() {
     // No process matches: look-ups happen, but not more often than every 5 s.
     sleep(Duration::from_millis(12_500)).await;
     let relookups = follower.status().relookups;
-    assert!((2..=3).contains(&relookups), "{relookups} look-ups in 12.5 s");
+    assert!(
+        (2..=3).contains(&relookups),
+        "{relookups} look-ups in 12.5 s"
+    );
 
     // A reinstall moves the bundle; the follower finds the new path on its next look-up.
     let moved = "/private/var/containers/Bundle/Application/99999999-0000-4000-8000-000000000002/CrashTest.app";
@@ -171,7 +214,10 @@ async fn a_closed_stream_is_opened_again_while_its_process_runs() {
     let _follower = start(&phone);
     sleep(Duration::from_millis(2_500)).await;
     let opened = phone.opened();
-    assert!(opened.len() >= 2 && opened.iter().all(|&p| p == 100), "{opened:?}");
+    assert!(
+        opened.len() >= 2 && opened.iter().all(|&p| p == 100),
+        "{opened:?}"
+    );
     // No tight loop: about one reopen per poll.
     assert!(opened.len() <= 4, "{} opens in 2.5 s", opened.len());
 }
@@ -183,10 +229,22 @@ async fn a_refused_stream_or_a_failing_process_list_is_reported_not_fatal() {
     phone.spawn_process(100, &exe());
     let follower = start(&phone);
     settle().await;
-    assert!(follower.status().last_error.unwrap_or_default().contains("pid 100"));
+    assert!(
+        follower
+            .status()
+            .last_error
+            .unwrap_or_default()
+            .contains("pid 100")
+    );
     phone.state.lock().unwrap().fail_processes = true;
     sleep(Duration::from_secs(2)).await;
-    assert!(follower.status().last_error.unwrap_or_default().contains("listing processes"));
+    assert!(
+        follower
+            .status()
+            .last_error
+            .unwrap_or_default()
+            .contains("listing processes")
+    );
     phone.state.lock().unwrap().fail_processes = false;
     phone.set_mode(100, StreamMode::Live);
     phone.add_backlog(raw(100, T0, INFO, &exe(), "back"));
@@ -209,10 +267,16 @@ async fn a_launch_opens_its_pid_at_once_and_polls_fast_for_three_seconds() {
     phone.spawn_process(500, &exe());
     sleep(Duration::from_millis(3_000)).await;
     let fast = follower.status().polls - before;
-    assert!((18..=22).contains(&fast), "{fast} polls in the 3 s after a launch");
+    assert!(
+        (18..=22).contains(&fast),
+        "{fast} polls in the 3 s after a launch"
+    );
     sleep(Duration::from_millis(3_000)).await;
     let slow = follower.status().polls - before - fast;
-    assert!((2..=4).contains(&slow), "{slow} polls in the 3 s after that");
+    assert!(
+        (2..=4).contains(&slow),
+        "{slow} polls in the 3 s after that"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -223,9 +287,15 @@ async fn twenty_thousand_lines_at_most_and_under_eight_mib() {
     settle().await;
     let total = 20_050u32;
     for i in 0..total {
-        let mut entry = raw(100, T0 + i / 1000, INFO, &exe(), &format!(
-            "line {i:05}: request GET /api/v1/items?page={i} finished with status 200 in 42 ms"
-        ));
+        let mut entry = raw(
+            100,
+            T0 + i / 1000,
+            INFO,
+            &exe(),
+            &format!(
+                "line {i:05}: request GET /api/v1/items?page={i} finished with status 200 in 42 ms"
+            ),
+        );
         entry.subsystem = Some(APP.into());
         entry.category = Some("Network".into());
         phone.log(&entry);
@@ -241,9 +311,16 @@ async fn twenty_thousand_lines_at_most_and_under_eight_mib() {
     assert_eq!(result.lines.len(), 500);
     assert_eq!(result.omitted, 19_500);
     assert!(result.lines[499].text.starts_with("line 20049"));
-    assert!(follower.lines(&all()).lines[0].text.starts_with("line 00050"));
+    assert!(
+        follower.lines(&all()).lines[0]
+            .text
+            .starts_with("line 00050")
+    );
     let bytes = follower.memory_bytes();
-    eprintln!("MEASURE follower memory for 20,000 lines of ~90 bytes: {bytes} bytes ({:.2} MiB)", bytes as f64 / 1_048_576.0);
+    eprintln!(
+        "MEASURE follower memory for 20,000 lines of ~90 bytes: {bytes} bytes ({:.2} MiB)",
+        bytes as f64 / 1_048_576.0
+    );
     assert!(bytes < 8 * 1024 * 1024, "{bytes} bytes");
 }
 
@@ -263,7 +340,13 @@ async fn long_lines_cannot_push_the_follower_past_its_byte_budget() {
     settle().await;
     let bytes = follower.memory_bytes();
     assert!(bytes < 8 * 1024 * 1024, "{bytes} bytes");
-    assert!(follower.lines(&all()).lines.iter().all(|l| l.text.len() <= 4096));
+    assert!(
+        follower
+            .lines(&all())
+            .lines
+            .iter()
+            .all(|l| l.text.len() <= 4096)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -283,6 +366,14 @@ async fn dropping_the_follower_closes_every_stream() {
     settle().await;
     phone.log(&raw(100, T0, INFO, &exe(), "still nobody"));
     settle().await;
-    assert!(phone.state.lock().unwrap().senders.get(&100).is_none_or(|s| s.is_empty()));
+    assert!(
+        phone
+            .state
+            .lock()
+            .unwrap()
+            .senders
+            .get(&100)
+            .is_none_or(|s| s.is_empty())
+    );
     let _ = AppId::new(APP);
 }

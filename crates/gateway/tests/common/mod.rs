@@ -61,7 +61,7 @@ pub fn phone_with(phone: FakePhone) -> FakePhone {
     phone.add_app(&device, FakeApp::new(AppId::new(SETTINGS)).label("Settings").uid(1000).system(true));
     phone.add_app(&device, FakeApp::new(AppId::new(WDA)).label("WebDriverAgent").uid(10500));
     phone.add_app(&device, FakeApp::new(AppId::new(APPIUM)).label("Appium").uid(10600));
-    phone.add_app(&device, FakeApp::new(AppId::new(SHARED)).label("Shared").uid(10700).shared_uid(true));
+    phone.add_app(&device, FakeApp::new(AppId::new(SHARED)).label("Shared").uid(10700).shared_uid(true).dev_build(true));
     phone.add_logs(&device, &AppId::new(DEV_APP), [
         line(1.0, LogLevel::Info, "CrashTest", "started", 10123),
         line(2.25, LogLevel::Warn, "Net", "slow response", 10123),

@@ -94,7 +94,9 @@ pub async fn read_request(server: &mut DuplexStream) -> Option<plist::Dictionary
     let len = server.read_u32().await.ok()? as usize;
     let mut body = vec![0; len];
     server.read_exact(&mut body).await.ok()?;
-    plist::from_bytes::<plist::Value>(&body).ok()?.into_dictionary()
+    plist::from_bytes::<plist::Value>(&body)
+        .ok()?
+        .into_dictionary()
 }
 
 /// How a fake stream behaves once opened.
@@ -153,17 +155,28 @@ impl FakePhone {
     }
 
     pub fn install(&self, record: AppRecord) {
-        self.state.lock().unwrap().apps.insert(record.bundle_id.clone(), record);
+        self.state
+            .lock()
+            .unwrap()
+            .apps
+            .insert(record.bundle_id.clone(), record);
     }
 
     pub fn spawn_process(&self, pid: u32, executable: &str) {
         let mut s = self.state.lock().unwrap();
         s.processes.retain(|p| p.pid != pid);
-        s.processes.push(ProcessEntry { pid, executable: executable.into() });
+        s.processes.push(ProcessEntry {
+            pid,
+            executable: executable.into(),
+        });
     }
 
     pub fn kill(&self, pid: u32) {
-        self.state.lock().unwrap().processes.retain(|p| p.pid != pid);
+        self.state
+            .lock()
+            .unwrap()
+            .processes
+            .retain(|p| p.pid != pid);
     }
 
     pub fn set_mode(&self, pid: u32, mode: StreamMode) {
@@ -171,7 +184,13 @@ impl FakePhone {
     }
 
     pub fn add_backlog(&self, raw: Raw) {
-        self.state.lock().unwrap().backlog.entry(raw.pid).or_default().push(raw);
+        self.state
+            .lock()
+            .unwrap()
+            .backlog
+            .entry(raw.pid)
+            .or_default()
+            .push(raw);
     }
 
     /// Logs an entry on every open stream of `stream_pid` (the entry's own pid may differ, to
@@ -235,9 +254,15 @@ impl StreamOpener for FakePhone {
         };
         let state = Arc::clone(&self.state);
         tokio::spawn(async move {
-            let Some(request) = read_request(&mut server).await else { return };
+            let Some(request) = read_request(&mut server).await else {
+                return;
+            };
             state.lock().unwrap().requests.push(request.clone());
-            let status = if mode == StreamMode::Refuse { "RequestFailed" } else { "RequestSuccessful" };
+            let status = if mode == StreamMode::Refuse {
+                "RequestFailed"
+            } else {
+                "RequestSuccessful"
+            };
             let mut answer = plist::Dictionary::new();
             answer.insert("Status".into(), status.into());
             let mut bytes = vec![0x01];
@@ -312,7 +337,10 @@ impl CrashDir for FakeDir {
     async fn read(&mut self, path: &str) -> Result<Vec<u8>> {
         let mut s = self.state.lock().unwrap();
         s.reads.push(path.to_owned());
-        s.files.get(path).cloned().ok_or_else(|| Error::NotFound(path.to_owned()))
+        s.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| Error::NotFound(path.to_owned()))
     }
 }
 
@@ -334,7 +362,9 @@ impl CrashFileSource for FakePhone {
     }
 
     async fn open(&self) -> Result<Box<dyn CrashDir>> {
-        Ok(Box::new(FakeDir { state: Arc::clone(&self.state) }))
+        Ok(Box::new(FakeDir {
+            state: Arc::clone(&self.state),
+        }))
     }
 }
 
@@ -363,13 +393,17 @@ impl DeviceBackend for FakeBackend {
     }
 }
 
-pub const BUNDLE: &str = "/private/var/containers/Bundle/Application/1B2C3D4E-0000-4000-8000-000000000001/CrashTest.app";
+pub const BUNDLE: &str =
+    "/private/var/containers/Bundle/Application/1B2C3D4E-0000-4000-8000-000000000001/CrashTest.app";
 
 pub fn record(app: &str, path: &str, dev_build: bool) -> AppRecord {
     AppRecord {
         bundle_id: AppId::new(app),
         path: path.into(),
-        executable: path.rsplit('/').next().map(|n| n.trim_end_matches(".app").to_owned()),
+        executable: path
+            .rsplit('/')
+            .next()
+            .map(|n| n.trim_end_matches(".app").to_owned()),
         label: None,
         system: app.starts_with("com.apple."),
         dev_build,

@@ -1,0 +1,262 @@
+//! The `phonelogs` binary as a person uses it: state shared with a running gateway, answers,
+//! errors, the terminal prompt of `approvals watch`, offline reports, and the demo.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use phonelogs_driver::{AppId, DeviceId, LogLevel, LogLine};
+use phonelogs_fake::{FakeApp, FakePhone};
+use phonelogs_gateway::{Agent, Gateway, LogsRequest, Mode, Status, TaskSpec};
+use time::OffsetDateTime;
+
+fn phonelogs(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+        .args(args)
+        .env_remove("PHONELOGS_STATE_DIR")
+        .output()
+        .expect("the phonelogs binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A gateway on `dir` with one release-built app whose logs hold a canary; returns the pending
+/// approval's id after the agent's first call.
+async fn pending_approval(dir: &Path) -> (Gateway, phonelogs_gateway::Session, String) {
+    let phone = FakePhone::new();
+    let device = DeviceId::new("emulator-5554");
+    phone.add_device(&device, "Pixel");
+    let app = AppId::new("com.example.store");
+    phone.add_app(&device, FakeApp::new(app.clone()).label("Store").uid(10200));
+    phone.add_logs(
+        &device,
+        &app,
+        [LogLine {
+            time: OffsetDateTime::now_utc() + time::Duration::seconds(30),
+            level: LogLevel::Info,
+            tag: "Store".into(),
+            text: "CANARY-CLI-7731 secret".into(),
+            pid: Some(1),
+            tid: Some(1),
+            uid: Some(10200),
+        }],
+    );
+    let gateway = Gateway::builder()
+        .driver(Arc::new(phone))
+        .state_dir(dir)
+        .build()
+        .expect("gateway");
+    let session = gateway.start_task(TaskSpec::new(Agent::new("cli-test-agent", Mode::Full)));
+    let response = session.logs(LogsRequest::new("com.example.store")).await;
+    assert_eq!(response.status, Status::ApprovalPending, "{response:?}");
+    let id = response.approval_id.clone().expect("an approval id");
+    (gateway, session, id)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_answers_what_an_agent_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_str().expect("utf-8 path");
+    let (_gateway, session, id) = pending_approval(dir.path()).await;
+
+    let listed = phonelogs(&["approvals", "list", "--state-dir", state, "--json"]);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(json[0]["id"], id.as_str());
+    assert_eq!(json[0]["agent"], "cli-test-agent");
+    assert_eq!(json[0]["app"], "com.example.store");
+
+    let answered = phonelogs(&["approvals", "answer", "--state-dir", state, &id, "task"]);
+    assert!(answered.status.success(), "{}", text(&answered.stderr));
+    assert!(text(&answered.stdout).contains("Allow for this task"));
+
+    // The agent's retry picks up the person's answer.
+    let mut retry = LogsRequest::new("com.example.store");
+    retry.approval_id = Some(id.clone());
+    let response = session.logs(retry).await;
+    assert_eq!(response.status, Status::Ok, "{response:?}");
+    assert!(response.log.contains("CANARY-CLI-7731"));
+
+    // Answering twice is one clear line and a non-zero exit.
+    let again = phonelogs(&["approvals", "answer", "--state-dir", state, &id, "deny"]);
+    assert!(!again.status.success());
+    assert_eq!(text(&again.stderr).trim().lines().count(), 1, "{}", text(&again.stderr));
+
+    let unknown = phonelogs(&["approvals", "answer", "--state-dir", state, "ap-nope", "once"]);
+    assert!(!unknown.status.success());
+    assert!(text(&unknown.stderr).contains("ap-nope"));
+
+    let bad = phonelogs(&["approvals", "answer", "--state-dir", state, &id, "maybe"]);
+    assert!(!bad.status.success());
+    assert!(text(&bad.stderr).contains("once, task, always or deny"));
+
+    // The history names what was read, never the text.
+    let history = phonelogs(&["history", "--state-dir", state, "--app", "com.example.store"]);
+    assert!(history.status.success(), "{}", text(&history.stderr));
+    let shown = text(&history.stdout);
+    assert!(shown.contains("Waiting for you: Read the logs of Store"), "{shown}");
+    assert!(shown.contains("Read 1 log line of Store"), "{shown}");
+    assert!(!shown.contains("CANARY-CLI-7731"));
+    let json = phonelogs(&["history", "--state-dir", state, "--json", "--since", "1h"]);
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    assert!(!text(&json.stdout).contains("CANARY-CLI-7731"));
+    let bad_since = phonelogs(&["history", "--state-dir", state, "--since", "yesterday-ish"]);
+    assert!(!bad_since.status.success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn always_allow_rules_are_listed_and_revoked_and_apps_blocked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_str().expect("utf-8 path");
+    let (_gateway, _session, id) = pending_approval(dir.path()).await;
+    let answered = phonelogs(&["approvals", "answer", "--state-dir", state, &id, "always"]);
+    assert!(answered.status.success(), "{}", text(&answered.stderr));
+
+    let listed = phonelogs(&["rules", "list", "--state-dir", state, "--json"]);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    let rule = &json["always_allow"][0];
+    assert_eq!(rule["agent"], "cli-test-agent");
+    assert_eq!(rule["device"], "emulator-5554");
+    assert_eq!(rule["app"], "com.example.store");
+    let rule_id = rule["id"].as_str().expect("rule id").to_owned();
+
+    let revoked = phonelogs(&["rules", "revoke", "--state-dir", state, &rule_id]);
+    assert!(revoked.status.success(), "{}", text(&revoked.stderr));
+    let listed = phonelogs(&["rules", "list", "--state-dir", state, "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(json["always_allow"].as_array().map(Vec::len), Some(0));
+    let twice = phonelogs(&["rules", "revoke", "--state-dir", state, &rule_id]);
+    assert!(!twice.status.success());
+
+    let blocked = phonelogs(&["rules", "block", "--state-dir", state, "com.example.store"]);
+    assert!(blocked.status.success(), "{}", text(&blocked.stderr));
+    let listed = phonelogs(&["rules", "list", "--state-dir", state]);
+    assert!(text(&listed.stdout).contains("com.example.store"));
+    let hostile = phonelogs(&["rules", "block", "--state-dir", state, "x; rm -rf /"]);
+    assert!(!hostile.status.success());
+    let unblocked = phonelogs(&["rules", "unblock", "--state-dir", state, "com.example.store"]);
+    assert!(unblocked.status.success(), "{}", text(&unblocked.stderr));
+}
+
+#[test]
+fn a_corrupt_state_database_is_a_clear_error_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join(phonelogs_gateway::DB_FILE);
+    std::fs::write(&db, b"this is not a database, but the person's file").expect("write");
+    let state = dir.path().to_str().expect("utf-8 path");
+    let out = phonelogs(&["approvals", "list", "--state-dir", state]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("corrupt"), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read(&db).expect("read"),
+        b"this is not a database, but the person's file"
+    );
+}
+
+/// `approvals watch` in a pseudo-terminal (through `script`), answered by typing.
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_watch_asks_in_the_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed, so no pseudo-terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_str().expect("utf-8 path").to_owned();
+    let (gateway, _session, id) = pending_approval(dir.path()).await;
+    let command = format!(
+        "{} approvals watch --state-dir {}",
+        env!("CARGO_BIN_EXE_phonelogs"),
+        state
+    );
+    let mut child = Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    // Wait until the person answered in the terminal, or give up after a generous bound.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut answered = false;
+    let mut typed = false;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        if !typed {
+            // "x" is not an answer and is asked again; "t" answers for this task.
+            stdin.write_all(b"x\nt\n").expect("type");
+            stdin.flush().expect("flush");
+            typed = true;
+        }
+        let approval = gateway.store().approval(&id).expect("store").expect("approval");
+        if approval.answer.is_some() {
+            assert_eq!(approval.answer, Some(phonelogs_gateway::Answer::Task));
+            answered = true;
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    let screen = reader.join().expect("reader");
+    assert!(answered, "the terminal answer never reached the store; screen:\n{screen}");
+    assert!(screen.contains("Read the logs of Store?"), "{screen}");
+    assert!(screen.contains("[o]nce, for this [t]ask, [a]lways, [d]eny"), "{screen}");
+    assert!(screen.contains("is not an answer"), "{screen}");
+}
+
+#[test]
+fn the_demo_reads_the_simulated_phone() {
+    let out = phonelogs(&["demo"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("PLSIM0001"), "{shown}");
+    assert!(shown.contains("Crash button tapped"), "{shown}");
+    assert!(shown.contains("approval_pending"), "{shown}");
+    assert!(shown.contains("Blocked by “Finance apps”"), "{shown}");
+    assert!(shown.contains("Read 1 crash report of"), "{shown}");
+}
+
+#[test]
+fn report_reads_files_and_fails_clearly_on_missing_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("crash.txt");
+    // A crash buffer excerpt in `-v threadtime` form, as `adb logcat -b crash -d` prints it.
+    std::fs::write(
+        &file,
+        "11-30 10:00:06.100  4242  4242 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         11-30 10:00:06.100  4242  4242 E AndroidRuntime: Process: dev.phonelogs.crashtest, PID: 4242\n\
+         11-30 10:00:06.100  4242  4242 E AndroidRuntime: java.lang.IllegalStateException: Crash button tapped\n",
+    )
+    .expect("write");
+    let path = file.to_str().expect("utf-8 path");
+    let out = phonelogs(&["report", "--json", path]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first = text(&out.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(first.lines().next().unwrap_or("")).expect("one JSON object per line");
+    assert_eq!(json["kind"], "java_crash");
+    assert_eq!(json["pid"], 4242);
+    let missing = phonelogs(&["report", path, "/no/such/file"]);
+    assert!(!missing.status.success());
+    assert!(text(&missing.stderr).contains("/no/such/file"));
+    let format = phonelogs(&["report", "--format", "nonsense", path]);
+    assert!(!format.status.success());
+}

@@ -1,0 +1,154 @@
+//! The state store: migrations, two processes at once, corrupt files, durability.
+
+use std::sync::{Arc, Barrier};
+
+use phonelogs_driver::AppId;
+use phonelogs_gateway::{DB_FILE, Error, HistoryFilter, Store};
+
+#[test]
+fn a_new_store_is_migrated_in_wal_mode_and_reopens() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.block_app(&AppId::new("com.example.app")).unwrap();
+    drop(store);
+    let connection = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    let mode: String = connection.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, Store::schema_version());
+    drop(connection);
+    let again = Store::open(dir.path()).unwrap();
+    assert_eq!(again.blocked_apps().unwrap(), [AppId::new("com.example.app")]);
+}
+
+#[test]
+fn a_corrupt_database_is_a_clear_error_and_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DB_FILE);
+    let garbage = b"this is not a database, it is a note the person kept here".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let error = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(error, Error::Corrupt { .. }), "{error:?}");
+    assert!(error.to_string().contains("corrupt") && error.to_string().contains(DB_FILE), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+}
+
+#[test]
+fn a_database_from_a_newer_phonelogs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open(dir.path()).unwrap());
+    let connection = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    connection.execute_batch("PRAGMA user_version = 999").unwrap();
+    drop(connection);
+    assert!(matches!(Store::open(dir.path()), Err(Error::NewerSchema { found: 999, .. })));
+}
+
+#[test]
+fn an_unusable_state_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    assert!(matches!(Store::open(&file), Err(Error::StateDir { .. })));
+}
+
+/// Two stores on one directory stand for the MCP server and the command line: both write at
+/// once, nothing is lost and nobody fails on a busy database.
+#[test]
+fn two_stores_on_one_directory_write_at_once_without_losing_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Store::open(dir.path()).unwrap();
+    let second = Store::open(dir.path()).unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let writers: Vec<_> = [first.clone(), second.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(n, store)| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                for i in 0..100 {
+                    store.block_app(&AppId::new(format!("com.writer{n}.app{i}"))).unwrap();
+                    if i % 10 == 0 {
+                        store.history(HistoryFilter::default()).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert_eq!(first.blocked_apps().unwrap().len(), 200);
+    assert_eq!(second.blocked_apps().unwrap().len(), 200);
+}
+
+/// A separate process (this test binary run again) writes while this one does: the database
+/// stays whole and every acknowledged write is there.
+#[test]
+fn two_processes_share_the_database() {
+    if let Ok(dir) = std::env::var("PHONELOGS_STORE_CHILD_DIR") {
+        let store = Store::open(std::path::Path::new(&dir)).unwrap();
+        for i in 0..100 {
+            store.block_app(&AppId::new(format!("com.child.app{i}"))).unwrap();
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut child = std::process::Command::new(exe)
+        .args(["--exact", "two_processes_share_the_database", "--nocapture"])
+        .env("PHONELOGS_STORE_CHILD_DIR", dir.path())
+        .spawn()
+        .unwrap();
+    for i in 0..100 {
+        store.block_app(&AppId::new(format!("com.parent.app{i}"))).unwrap();
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(store.blocked_apps().unwrap().len(), 200);
+}
+
+/// A process killed in the middle of its writes loses nothing it had committed, and the
+/// database stays readable.
+#[test]
+fn a_killed_writer_loses_nothing_acknowledged() {
+    if let Ok(dir) = std::env::var("PHONELOGS_STORE_KILL_DIR") {
+        let store = Store::open(std::path::Path::new(&dir)).unwrap();
+        for i in 0.. {
+            store.block_app(&AppId::new(format!("com.killed.app{i}"))).unwrap();
+            // The parent reads this line as the acknowledgement of write i.
+            println!("acked {i}");
+        }
+        return;
+    }
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open(dir.path()).unwrap());
+    let exe = std::env::current_exe().unwrap();
+    let mut child = std::process::Command::new(exe)
+        .args(["--exact", "a_killed_writer_loses_nothing_acknowledged", "--nocapture", "--test-threads=1"])
+        .env("PHONELOGS_STORE_KILL_DIR", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut last_ack = None;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if let Some(n) = line.strip_prefix("acked ") {
+            last_ack = Some(n.parse::<usize>().unwrap());
+            if last_ack >= Some(50) {
+                child.kill().unwrap(); // SIGKILL on Unix.
+                break;
+            }
+        }
+    }
+    child.wait().unwrap();
+    let acked = last_ack.unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let blocked = store.blocked_apps().unwrap();
+    assert!(blocked.len() > acked, "{} rows, acknowledged up to {acked}", blocked.len());
+    for i in 0..=acked {
+        assert!(blocked.contains(&AppId::new(format!("com.killed.app{i}"))), "write {i} was lost");
+    }
+}

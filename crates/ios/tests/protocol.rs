@@ -1,0 +1,220 @@
+//! The wire pieces over `tokio::io::duplex`, with byte sequences built from the documented
+//! formats (iOS notes §1 and §6): StartActivity, entry frames, installation_proxy `Lookup`, and
+//! the crash report mover's `ping`.
+
+mod common;
+
+use common::*;
+use phonelogs_crash::ostrace::OsLogLevel;
+use phonelogs_driver::AppId;
+use phonelogs_ios::protocol;
+use plist::{Dictionary, Value};
+use tokio::io::AsyncWriteExt;
+
+fn status(value: &str) -> Vec<u8> {
+    let mut dict = Dictionary::new();
+    dict.insert("Status".into(), value.into());
+    let mut bytes = vec![0x01];
+    bytes.extend(plist_message(&Value::Dictionary(dict)));
+    bytes
+}
+
+#[tokio::test]
+async fn start_activity_then_entries_of_every_level_including_user_action() {
+    let (mut client, mut server) = tokio::io::duplex(1 << 16);
+    let server_task = tokio::spawn(async move {
+        let request = read_request(&mut server).await.unwrap();
+        server
+            .write_all(&status("RequestSuccessful"))
+            .await
+            .unwrap();
+        for (i, level) in [NOTICE, INFO, DEBUG, USER_ACTION, ERROR, FAULT, 0x42]
+            .into_iter()
+            .enumerate()
+        {
+            let mut entry = raw(
+                321,
+                1_764_496_800,
+                level,
+                "/var/containers/Bundle/Application/A/X.app/X",
+                &format!("m{i}"),
+            );
+            entry.micros = 999_999;
+            server
+                .write_all(&frame(&encode_entry(&entry)))
+                .await
+                .unwrap();
+        }
+        // A damaged entry (shorter than its header) is skipped, not fatal.
+        server.write_all(&frame(&[0u8; 40])).await.unwrap();
+        let mut last = raw(321, 1_764_496_801, INFO, "/x", "after damage");
+        last.subsystem = Some("com.example".into());
+        last.category = Some("Net".into());
+        server
+            .write_all(&frame(&encode_entry(&last)))
+            .await
+            .unwrap();
+        request
+    });
+    protocol::start_activity(&mut client, 321).await.unwrap();
+    let mut levels = Vec::new();
+    while let Some(entry) = protocol::next_entry(&mut client).await.unwrap() {
+        assert_eq!(entry.pid, 321);
+        levels.push(entry.level);
+        if entry.message == "after damage" {
+            assert_eq!(entry.category.as_deref(), Some("Net"));
+            break;
+        }
+        assert_eq!(entry.microseconds, 999_999);
+    }
+    assert_eq!(
+        levels,
+        [
+            OsLogLevel::Notice,
+            OsLogLevel::Info,
+            OsLogLevel::Debug,
+            OsLogLevel::UserAction,
+            OsLogLevel::Error,
+            OsLogLevel::Fault,
+            OsLogLevel::Unknown(0x42),
+            OsLogLevel::Info
+        ]
+    );
+    let request = server_task.await.unwrap();
+    assert_eq!(
+        request.get("Pid").and_then(Value::as_signed_integer),
+        Some(321)
+    );
+    // The stream ends cleanly when the phone closes it.
+    assert!(protocol::next_entry(&mut client).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_refused_start_and_a_bad_frame_marker_are_errors() {
+    let (mut client, mut server) = tokio::io::duplex(4096);
+    tokio::spawn(async move {
+        let _ = read_request(&mut server).await;
+        server.write_all(&status("RequestFailed")).await.unwrap();
+    });
+    assert!(protocol::start_activity(&mut client, 1).await.is_err());
+
+    let (mut client, mut server) = tokio::io::duplex(4096);
+    server.write_all(&[0x03, 1, 0, 0, 0, 0]).await.unwrap();
+    assert!(protocol::next_entry(&mut client).await.is_err());
+
+    // A length far beyond any entry is refused before anything is allocated.
+    let (mut client, mut server) = tokio::io::duplex(4096);
+    server
+        .write_all(&[0x02, 0xff, 0xff, 0xff, 0x7f])
+        .await
+        .unwrap();
+    assert!(protocol::next_entry(&mut client).await.is_err());
+}
+
+fn lookup_answer(app: &str, get_task_allow: Option<bool>, app_type: &str) -> Vec<u8> {
+    let mut attrs = Dictionary::new();
+    attrs.insert("CFBundleIdentifier".into(), app.into());
+    attrs.insert("CFBundleExecutable".into(), "CrashTest".into());
+    attrs.insert("CFBundleDisplayName".into(), "Crash Test".into());
+    attrs.insert("ApplicationType".into(), app_type.into());
+    attrs.insert("Path".into(), BUNDLE.into());
+    if let Some(allow) = get_task_allow {
+        let mut ent = Dictionary::new();
+        ent.insert("get-task-allow".into(), allow.into());
+        ent.insert(
+            "application-identifier".into(),
+            format!("TEAMID.{app}").into(),
+        );
+        attrs.insert("Entitlements".into(), Value::Dictionary(ent));
+    }
+    let mut result = Dictionary::new();
+    result.insert(app.into(), Value::Dictionary(attrs));
+    let mut answer = Dictionary::new();
+    answer.insert("LookupResult".into(), Value::Dictionary(result));
+    answer.insert("Status".into(), "Complete".into());
+    plist_message(&Value::Dictionary(answer))
+}
+
+#[tokio::test]
+async fn lookup_asks_for_the_entitlements_and_reads_get_task_allow() {
+    let app = AppId::new("dev.phonelogs.crashtest");
+    for (allow, app_type, dev, system) in [
+        (Some(true), "User", true, false),
+        (Some(false), "User", false, false),
+        (None, "User", false, false),
+        (None, "System", false, true),
+    ] {
+        let (mut client, mut server) = tokio::io::duplex(1 << 16);
+        let answer = lookup_answer(app.as_str(), allow, app_type);
+        let task = tokio::spawn(async move {
+            let request = read_request(&mut server).await.unwrap();
+            server.write_all(&answer).await.unwrap();
+            request
+        });
+        let record = protocol::lookup(&mut client, &app).await.unwrap().unwrap();
+        assert_eq!((record.dev_build, record.system), (dev, system));
+        assert_eq!(record.path, BUNDLE);
+        assert_eq!(record.label.as_deref(), Some("Crash Test"));
+        let request = task.await.unwrap();
+        assert_eq!(
+            request.get("Command").and_then(Value::as_string),
+            Some("Lookup")
+        );
+        let options = request
+            .get("ClientOptions")
+            .and_then(Value::as_dictionary)
+            .unwrap();
+        let attrs: Vec<&str> = options
+            .get("ReturnAttributes")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_string)
+            .collect();
+        assert!(attrs.contains(&"Entitlements") && attrs.contains(&"Path"));
+        let ids = options.get("BundleIDs").and_then(Value::as_array).unwrap();
+        assert_eq!(ids[0].as_string(), Some(app.as_str()));
+    }
+}
+
+#[tokio::test]
+async fn lookup_of_an_app_that_is_not_installed_is_none() {
+    let (mut client, mut server) = tokio::io::duplex(4096);
+    tokio::spawn(async move {
+        let _ = read_request(&mut server).await;
+        let mut progress = Dictionary::new();
+        progress.insert("Status".into(), "BrowsingApplications".into());
+        server
+            .write_all(&plist_message(&Value::Dictionary(progress)))
+            .await
+            .unwrap();
+        let mut answer = Dictionary::new();
+        answer.insert("LookupResult".into(), Value::Dictionary(Dictionary::new()));
+        answer.insert("Status".into(), "Complete".into());
+        server
+            .write_all(&plist_message(&Value::Dictionary(answer)))
+            .await
+            .unwrap();
+    });
+    assert!(
+        protocol::lookup(&mut client, &AppId::new("com.example.gone"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn the_mover_ping_is_accepted_with_or_without_a_nul() {
+    for bytes in [&b"ping"[..], b"ping\0"] {
+        let (mut client, mut server) = tokio::io::duplex(64);
+        server.write_all(bytes).await.unwrap();
+        protocol::await_ping(&mut client).await.unwrap();
+    }
+    let (mut client, mut server) = tokio::io::duplex(64);
+    server.write_all(b"pong").await.unwrap();
+    assert!(protocol::await_ping(&mut client).await.is_err());
+    let (mut client, server) = tokio::io::duplex(64);
+    drop(server);
+    assert!(protocol::await_ping(&mut client).await.is_err());
+}
