@@ -3,6 +3,8 @@
 //! taps, waiting for the crash and the ANR, closing their dialogs, and the cleanup. What only a
 //! real emulator can show (that the app really crashes and hangs) is the run itself, on one.
 
+#![allow(clippy::unwrap_used)] // Tests may unwrap: a panic is the test failing.
+
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -113,11 +113,18 @@ pub async fn run(state_dir: &std::path::Path) -> Result<()> {
         gateway.store().answer(&id, Answer::Task)?;
         request.approval_id = Some(id);
         let response = session.logs(request.clone()).await;
-        show("The agent calls again with the approval id", &request, &response);
+        show(
+            "The agent calls again with the approval id",
+            &request,
+            &response,
+        );
     }
 
     for (app, title) in [
-        ("com.chase.sig.android", "A bank: never, whatever anyone allows"),
+        (
+            "com.chase.sig.android",
+            "A bank: never, whatever anyone allows",
+        ),
         ("com.x8bit.bitwarden", "A password manager: never"),
         ("com.android.settings", "The phone's own apps: never"),
     ] {

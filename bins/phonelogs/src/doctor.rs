@@ -71,7 +71,10 @@ pub fn check_adb_binary() -> Finding {
         }
         Ok(output) => Finding::bad(
             "adb binary",
-            format!("`adb version` failed: {}", String::from_utf8_lossy(&output.stderr).trim()),
+            format!(
+                "`adb version` failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
             "reinstall the Android platform tools (Debian: `apt-get install adb`)",
         ),
         Err(_) => Finding::bad(

@@ -204,7 +204,12 @@ async fn devices(json: bool) -> anyhow::Result<()> {
         Err(error) => problems.push(format!("Android: {error}")),
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "devices": all, "problems": problems }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "devices": all, "problems": problems })
+            )?
+        );
         return Ok(());
     }
     if all.is_empty() {
@@ -262,10 +267,31 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
         }),
     }
     let state_finding = match state::state_dir(state.state_dir) {
-        Err(error) => doctor::Finding { check: "state directory".into(), ok: false, detail: error.to_string(), fix: Some("pass --state-dir DIR".into()) },
+        Err(error) => doctor::Finding {
+            check: "state directory".into(),
+            ok: false,
+            detail: error.to_string(),
+            fix: Some("pass --state-dir DIR".into()),
+        },
         Ok(dir) => match phonelogs_gateway::Store::open(&dir) {
-            Ok(_) => doctor::Finding { check: "state directory".into(), ok: true, detail: format!("{} (schema {})", dir.display(), phonelogs_gateway::Store::schema_version()), fix: None },
-            Err(error) => doctor::Finding { check: "state directory".into(), ok: false, detail: error.to_string(), fix: Some("fix the directory's permissions, or move a damaged database away".into()) },
+            Ok(_) => doctor::Finding {
+                check: "state directory".into(),
+                ok: true,
+                detail: format!(
+                    "{} (schema {})",
+                    dir.display(),
+                    phonelogs_gateway::Store::schema_version()
+                ),
+                fix: None,
+            },
+            Err(error) => doctor::Finding {
+                check: "state directory".into(),
+                ok: false,
+                detail: error.to_string(),
+                fix: Some(
+                    "fix the directory's permissions, or move a damaged database away".into(),
+                ),
+            },
         },
     };
     findings.push(state_finding);
@@ -328,32 +354,38 @@ fn main() -> ExitCode {
             store(state).and_then(|s| state::rules_block(&s, &app, false))
         }
         Command::Devices { json } => runtime().and_then(|rt| rt.block_on(devices(json))),
-        Command::Doctor { state, json } => match runtime().and_then(|rt| rt.block_on(doctor(state, json))) {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::FAILURE,
-            Err(error) => Err(error),
-        },
+        Command::Doctor { state, json } => {
+            match runtime().and_then(|rt| rt.block_on(doctor(state, json))) {
+                Ok(true) => Ok(()),
+                Ok(false) => return ExitCode::FAILURE,
+                Err(error) => Err(error),
+            }
+        }
         Command::Sim {
             port,
             scenario,
             android,
             host_port,
-        } => (|| {
-            let android = android
+        } => {
+            (|| {
+                let android = android
                 .map(|release| {
                     phonelogs_adbsim::AndroidVersion::from_release(&release).with_context(|| {
                         format!("--android {release}: the simulated phone plays Android 10, 14 or 16")
                     })
                 })
                 .transpose()?;
-            let options = phonelogs_adbsim::SimOptions {
-                port,
-                scenario,
-                android,
-                host_front_port: host_port,
-            };
-            runtime()?.block_on(phonelogs_adbsim::run_sim(options)).map_err(anyhow::Error::from)
-        })(),
+                let options = phonelogs_adbsim::SimOptions {
+                    port,
+                    scenario,
+                    android,
+                    host_front_port: host_port,
+                };
+                runtime()?
+                    .block_on(phonelogs_adbsim::run_sim(options))
+                    .map_err(anyhow::Error::from)
+            })()
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

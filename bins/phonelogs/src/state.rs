@@ -70,16 +70,15 @@ pub fn approvals_list(store: &Store, json: bool) -> Result<()> {
 
 /// Parses an answer word.
 pub fn parse_answer(text: &str) -> Result<Answer> {
-    Answer::parse(text).with_context(|| {
-        format!("{text:?} is not an answer; answer once, task, always or deny")
-    })
+    Answer::parse(text)
+        .with_context(|| format!("{text:?} is not an answer; answer once, task, always or deny"))
 }
 
 /// `phonelogs approvals answer <ID> <ANSWER>`.
 pub fn approvals_answer(store: &Store, id: &str, answer: Answer) -> Result<()> {
-    let approval = store
-        .approval(id)?
-        .with_context(|| format!("no approval has the id {id:?}; see `phonelogs approvals list`"))?;
+    let approval = store.approval(id)?.with_context(|| {
+        format!("no approval has the id {id:?}; see `phonelogs approvals list`")
+    })?;
     store.answer(id, answer)?;
     println!(
         "{}: {} the logs of {} for agent {} on {}",

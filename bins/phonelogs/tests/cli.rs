@@ -84,9 +84,21 @@ async fn a_person_answers_what_an_agent_asked() {
     // Answering twice is one clear line and a non-zero exit.
     let again = phonelogs(&["approvals", "answer", "--state-dir", state, &id, "deny"]);
     assert!(!again.status.success());
-    assert_eq!(text(&again.stderr).trim().lines().count(), 1, "{}", text(&again.stderr));
+    assert_eq!(
+        text(&again.stderr).trim().lines().count(),
+        1,
+        "{}",
+        text(&again.stderr)
+    );
 
-    let unknown = phonelogs(&["approvals", "answer", "--state-dir", state, "ap-nope", "once"]);
+    let unknown = phonelogs(&[
+        "approvals",
+        "answer",
+        "--state-dir",
+        state,
+        "ap-nope",
+        "once",
+    ]);
     assert!(!unknown.status.success());
     assert!(text(&unknown.stderr).contains("ap-nope"));
 
@@ -95,10 +107,19 @@ async fn a_person_answers_what_an_agent_asked() {
     assert!(text(&bad.stderr).contains("once, task, always or deny"));
 
     // The history names what was read, never the text.
-    let history = phonelogs(&["history", "--state-dir", state, "--app", "com.example.store"]);
+    let history = phonelogs(&[
+        "history",
+        "--state-dir",
+        state,
+        "--app",
+        "com.example.store",
+    ]);
     assert!(history.status.success(), "{}", text(&history.stderr));
     let shown = text(&history.stdout);
-    assert!(shown.contains("Waiting for you: Read the logs of Store"), "{shown}");
+    assert!(
+        shown.contains("Waiting for you: Read the logs of Store"),
+        "{shown}"
+    );
     assert!(shown.contains("Read 1 log line of Store"), "{shown}");
     assert!(!shown.contains("CANARY-CLI-7731"));
     let json = phonelogs(&["history", "--state-dir", state, "--json", "--since", "1h"]);
@@ -139,7 +160,13 @@ async fn always_allow_rules_are_listed_and_revoked_and_apps_blocked() {
     assert!(text(&listed.stdout).contains("com.example.store"));
     let hostile = phonelogs(&["rules", "block", "--state-dir", state, "x; rm -rf /"]);
     assert!(!hostile.status.success());
-    let unblocked = phonelogs(&["rules", "unblock", "--state-dir", state, "com.example.store"]);
+    let unblocked = phonelogs(&[
+        "rules",
+        "unblock",
+        "--state-dir",
+        state,
+        "com.example.store",
+    ]);
     assert!(unblocked.status.success(), "{}", text(&unblocked.stderr));
 }
 
@@ -151,7 +178,11 @@ fn a_corrupt_state_database_is_a_clear_error_and_left_alone() {
     let state = dir.path().to_str().expect("utf-8 path");
     let out = phonelogs(&["approvals", "list", "--state-dir", state]);
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("corrupt"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("corrupt"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(
         std::fs::read(&db).expect("read"),
         b"this is not a database, but the person's file"
@@ -205,7 +236,11 @@ async fn approvals_watch_asks_in_the_terminal() {
             stdin.flush().expect("flush");
             typed = true;
         }
-        let approval = gateway.store().approval(&id).expect("store").expect("approval");
+        let approval = gateway
+            .store()
+            .approval(&id)
+            .expect("store")
+            .expect("approval");
         if approval.answer.is_some() {
             assert_eq!(approval.answer, Some(phonelogs_gateway::Answer::Task));
             answered = true;
@@ -216,9 +251,15 @@ async fn approvals_watch_asks_in_the_terminal() {
     let _ = child.kill();
     let _ = child.wait();
     let screen = reader.join().expect("reader");
-    assert!(answered, "the terminal answer never reached the store; screen:\n{screen}");
+    assert!(
+        answered,
+        "the terminal answer never reached the store; screen:\n{screen}"
+    );
     assert!(screen.contains("Read the logs of Store?"), "{screen}");
-    assert!(screen.contains("[o]nce, for this [t]ask, [a]lways, [d]eny"), "{screen}");
+    assert!(
+        screen.contains("[o]nce, for this [t]ask, [a]lways, [d]eny"),
+        "{screen}"
+    );
     assert!(screen.contains("is not an answer"), "{screen}");
 }
 

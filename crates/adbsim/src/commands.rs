@@ -267,89 +267,111 @@ enum LogcatParse {
     Fail(String, u8),
 }
 
+/// The separators logcat accepts inside `-b`, `-v` and `--uid` lists.
+const LIST_DELIMITERS: &[char] = &[',', ':', ';', ' ', '\t', '\n', '\r', '\x0c'];
+
+/// What Android 10's logcat prints for an option it does not know: getopt leaves `optopt` at 0,
+/// so `"Unrecognized Option %c\n"` writes a NUL byte, then the usage follows (from AOSP source).
+const ANDROID10_UNRECOGNIZED: &str = "Unrecognized Option \0\nUsage: logcat [options] [filterspecs]\noptions include:\n  -s              Set default filter to silent. Equivalent to filterspec '*:S'\n";
+
 fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
     let profile = phone.profile();
     let android10 = profile.android == AndroidVersion::Android10;
     let mut options = LogcatOptions::default();
     let mut index = 0;
+    // Messages follow AOSP logcat's `error(EXIT_FAILURE, 0, …)`: "logcat: " + text, exit 1.
     let fail = |message: String| LogcatParse::Fail(format!("logcat: {message}\n"), 1);
-    // Fetches an option's value: attached (`-tN`, `--uid=N`) or the next word.
-    let value_of = |index: &mut usize, attached: Option<String>| -> Option<String> {
-        if let Some(value) = attached.filter(|value| !value.is_empty()) {
-            return Some(value);
-        }
-        *index += 1;
-        args.get(*index).cloned()
-    };
+    let mut got_t = false;
     while index < args.len() {
         let arg = args[index].clone();
+        // The option's value: attached (`-tN`, `--uid=N`) or the next word.
+        let mut value_of = |attached: Option<String>| -> Option<String> {
+            if let Some(value) = attached {
+                return Some(value);
+            }
+            index += 1;
+            args.get(index).cloned()
+        };
         if let Some(long) = arg.strip_prefix("--") {
             let (name, attached) = match long.split_once('=') {
                 Some((name, value)) => (name.to_string(), Some(value.to_string())),
                 None => (long.to_string(), None),
             };
+            let known = matches!(
+                name.as_str(),
+                "pid" | "dump" | "clear" | "dividers" | "buffer" | "format" | "max-count" | "tail" | "head"
+            ) || (name == "uid" && !android10);
+            if !known {
+                if android10 {
+                    return LogcatParse::Fail(ANDROID10_UNRECOGNIZED.to_string(), 1);
+                }
+                return fail(format!("Unknown option '{arg}'."));
+            }
+            let needs_value = !matches!(name.as_str(), "dump" | "clear" | "dividers");
+            let value = if needs_value {
+                match value_of(attached) {
+                    Some(value) => value,
+                    None => return fail(format!("Option '{arg}' needs an argument.")),
+                }
+            } else {
+                String::new()
+            };
             match name.as_str() {
-                "uid" if !android10 => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail("Option --uid needs an argument".to_string());
-                    };
+                "uid" => {
                     let mut uids = Vec::new();
-                    for part in value.split(',') {
-                        match part.trim().parse::<u32>() {
+                    for part in value.split(LIST_DELIMITERS).filter(|part| !part.is_empty()) {
+                        match part.parse::<u32>() {
                             Ok(uid) => uids.push(uid),
-                            Err(_) => return fail(format!("Could not parse uid '{part}'")),
+                            Err(_) => return fail(format!("Unable to parse UID '{part}'")),
                         }
                     }
-                    options.uids = Some(uids);
+                    options.uids.get_or_insert_with(Vec::new).extend(uids);
                 }
                 "pid" => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail("Option --pid needs an argument".to_string());
-                    };
+                    if options.pid.is_some() {
+                        return fail("Only one --pid argument can be provided.".to_string());
+                    }
                     match value.parse::<u32>() {
-                        Ok(pid) => options.pid = Some(pid),
-                        Err(_) => return fail(format!("Invalid PID '{value}'")),
+                        Ok(pid) if pid >= 1 => options.pid = Some(pid),
+                        _ => return fail(format!("pid '{value}' out of range.")),
                     }
                 }
                 "dump" => options.dump = true,
                 "clear" => options.clear = true,
                 "dividers" => options.dividers = true,
                 "buffer" => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail("Option --buffer needs an argument".to_string());
-                    };
                     if let Err(message) = add_buffers(&mut options, &value) {
                         return fail(message);
                     }
                 }
                 "format" => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail("Option --format needs an argument".to_string());
-                    };
-                    if !set_format(&mut options.format, &value) {
-                        return fail(format!("Invalid parameter \"{value}\" to -v."));
+                    if let Err(message) = set_formats(&mut options.format, &value) {
+                        return fail(message);
                     }
                 }
-                "max-count" => {
-                    let value = value_of(&mut index, attached).unwrap_or_default();
-                    options.max_count = value.parse().ok();
+                "tail" => {
+                    got_t = true;
+                    options.dump = true;
+                    if let Err(message) = set_tail(&mut options, &value, 't', phone) {
+                        return fail(message);
+                    }
                 }
-                _ => {
-                    // Android 10's logcat knows no `--uid`; getopt rejects it as unknown.
-                    return LogcatParse::Fail(
-                        format!(
-                            "logcat: unknown option -- {long}\nUnrecognized Option \nUsage: logcat [options] [filterspecs]\n"
-                        ),
-                        1,
-                    );
-                }
+                _ => match value.parse::<usize>() {
+                    Ok(count) if count >= 1 => options.max_count = Some(count),
+                    _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
+                },
             }
         } else if arg.starts_with('-') && arg.len() >= 2 {
-            let flag = arg.as_bytes()[1] as char;
-            let attached = if arg.len() > 2 {
-                Some(arg[2..].to_string())
+            let flag = arg.chars().nth(1).unwrap_or('-');
+            let attached = if arg.len() > 2 { Some(arg[2..].to_string()) } else { None };
+            let takes_value = matches!(flag, 'b' | 'v' | 't' | 'T' | 'G' | 'm' | 'e' | 'f' | 'r' | 'n' | 'P');
+            let value = if takes_value {
+                match value_of(attached) {
+                    Some(value) => value,
+                    None => return fail(format!("Option '{arg}' needs an argument.")),
+                }
             } else {
-                None
+                String::new()
             };
             match flag {
                 'd' => options.dump = true,
@@ -357,56 +379,38 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
                 'g' => options.get_size = true,
                 'D' => options.dividers = true,
                 's' => options.silent_default = true,
-                'G' => {
-                    let value = value_of(&mut index, attached).unwrap_or_default();
-                    match parse_size(&value) {
-                        Some(size) => options.set_size = Some(size),
-                        None => return fail(format!("Invalid size '{value}'")),
-                    }
-                }
+                'G' => match parse_size(&value) {
+                    Some(size) if size >= 1 => options.set_size = Some(size),
+                    _ => return fail("-G must be specified as <num><multiplier>.".to_string()),
+                },
                 'b' => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail("Option -b needs an argument".to_string());
-                    };
                     if let Err(message) = add_buffers(&mut options, &value) {
                         return fail(message);
                     }
                 }
                 'v' => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail("Option -v needs an argument".to_string());
-                    };
-                    if !set_format(&mut options.format, &value) {
-                        return fail(format!("Invalid parameter \"{value}\" to -v."));
+                    if let Err(message) = set_formats(&mut options.format, &value) {
+                        return fail(message);
                     }
                 }
                 't' | 'T' => {
-                    let Some(value) = value_of(&mut index, attached) else {
-                        return fail(format!("Option -{flag} needs an argument"));
-                    };
                     if flag == 't' {
+                        got_t = true;
                         options.dump = true;
                     }
-                    if let Ok(count) = value.parse::<usize>() {
-                        options.tail_count = Some(count);
-                    } else if let Some(time) = parse_tail_time(&value, phone) {
-                        options.tail_time_ns = Some(time);
-                    } else {
-                        return fail(format!("-{flag} \"{value}\" not in time format"));
+                    if let Err(message) = set_tail(&mut options, &value, flag, phone) {
+                        return fail(message);
                     }
                 }
-                'm' => {
-                    let value = value_of(&mut index, attached).unwrap_or_default();
-                    match value.parse::<usize>() {
-                        Ok(count) => options.max_count = Some(count),
-                        Err(_) => {
-                            return fail(format!(
-                                "-m \"{value}\" isn't an integer greater than zero"
-                            ));
-                        }
-                    }
+                'm' => match value.parse::<usize>() {
+                    Ok(count) if count >= 1 => options.max_count = Some(count),
+                    _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
+                },
+                'e' | 'f' | 'r' | 'n' | 'P' => {
+                    return fail(format!("Option '-{flag}' is not modelled by the simulator."));
                 }
-                _ => return fail(format!("Unrecognized Option {flag}.")),
+                _ if android10 => return LogcatParse::Fail(ANDROID10_UNRECOGNIZED.replace('\0', &flag.to_string()), 1),
+                _ => return fail(format!("Unknown option '{arg}'.")),
             }
         } else {
             // A filterspec: TAG[:PRIORITY].
@@ -414,13 +418,14 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
                 Some((tag, level)) => (tag.to_string(), level.to_string()),
                 None => (arg.clone(), "V".to_string()),
             };
-            let letter = level.chars().next().unwrap_or('V');
-            let priority = match letter.to_ascii_uppercase() {
-                'S' => None,
-                other => match Priority::from_letter(other) {
+            let mut letters = level.chars();
+            let priority = match (letters.next().map(|c| c.to_ascii_uppercase()), letters.next()) {
+                (Some('S'), None) => None,
+                (Some(letter), None) => match Priority::from_letter(letter) {
                     Some(priority) => Some(priority),
-                    None => return fail(format!("Invalid filter expression '{arg}'")),
+                    None => return fail(format!("Invalid filter expression '{arg}'.")),
                 },
+                _ => return fail(format!("Invalid filter expression '{arg}'.")),
             };
             options.filters.push((tag, priority));
         }
@@ -429,14 +434,29 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
     if options.buffers.is_empty() {
         options.buffers = vec![Buffer::Main, Buffer::System, Buffer::Crash];
     }
-    if options.max_count.is_some() && options.tail_count.is_some() {
-        return fail("Cannot use -m (--max-count) and -t together".to_string());
+    if options.max_count.is_some() && got_t {
+        return fail("Cannot use -m (--max-count) and -t together.".to_string());
     }
     LogcatParse::Options(options)
 }
 
+/// Applies `-t`/`-T`: a count, or a time.
+fn set_tail(options: &mut LogcatOptions, value: &str, flag: char, phone: &SimPhone) -> Result<(), String> {
+    if !value.is_empty() && value.chars().all(|c| c.is_ascii_digit()) {
+        // logcat warns and uses 1 for a zero or out-of-range count; the warning goes to stderr,
+        // which the simulator does not model here.
+        options.tail_count = Some(value.parse::<usize>().ok().filter(|count| *count >= 1).unwrap_or(1));
+        Ok(())
+    } else if let Some(time) = parse_tail_time(value, phone) {
+        options.tail_time_ns = Some(time);
+        Ok(())
+    } else {
+        Err(format!("-{flag} '{value}' not in time format."))
+    }
+}
+
 fn add_buffers(options: &mut LogcatOptions, value: &str) -> Result<(), String> {
-    for name in value.split(',') {
+    for name in value.split(LIST_DELIMITERS).filter(|name| !name.is_empty()) {
         match name {
             "all" => options.buffers = Buffer::ALL.to_vec(),
             "default" => {
@@ -452,8 +472,17 @@ fn add_buffers(options: &mut LogcatOptions, value: &str) -> Result<(), String> {
                         options.buffers.push(buffer);
                     }
                 }
-                None => return Err(format!("Unknown buffer '{other}'")),
+                None => return Err(format!("Unknown -b buffer '{other}'.")),
             },
+        }
+    }
+    Ok(())
+}
+
+fn set_formats(format: &mut LineFormat, value: &str) -> Result<(), String> {
+    for name in value.split(LIST_DELIMITERS).filter(|name| !name.is_empty()) {
+        if !set_format(format, name) {
+            return Err(format!("Invalid -v '{name}'."));
         }
     }
     Ok(())

@@ -547,7 +547,11 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
 pub fn thread_comm(process: &Process, index: usize) -> String {
     let name = match (index, &process.package) {
         (0, Some(_)) => process.name.as_str(),
-        _ => process.threads.get(index).map(|(_, name)| name.as_str()).unwrap_or(&process.name),
+        _ => process
+            .threads
+            .get(index)
+            .map(|(_, name)| name.as_str())
+            .unwrap_or(&process.name),
     };
     let chars: Vec<char> = name.chars().collect();
     if index == 0 {

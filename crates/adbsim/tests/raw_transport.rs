@@ -20,7 +20,9 @@ struct Client {
 
 impl Client {
     async fn connect(address: std::net::SocketAddr) -> Self {
-        Self { stream: TcpStream::connect(address).await.unwrap() }
+        Self {
+            stream: TcpStream::connect(address).await.unwrap(),
+        }
     }
 
     async fn send(&mut self, message: Message) {
@@ -30,7 +32,10 @@ impl Client {
     /// Reads one message and checks its checksum and magic word.
     async fn recv(&mut self) -> Message {
         let mut header = [0u8; 24];
-        timeout(Duration::from_secs(5), self.stream.read_exact(&mut header)).await.unwrap().unwrap();
+        timeout(Duration::from_secs(5), self.stream.read_exact(&mut header))
+            .await
+            .unwrap()
+            .unwrap();
         let word = |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().unwrap());
         let mut data = vec![0u8; word(3) as usize];
         self.stream.read_exact(&mut data).await.unwrap();
@@ -46,13 +51,25 @@ impl Client {
     }
 
     async fn handshake(&mut self, max_payload: u32) -> Message {
-        self.send(Message::new(A_CNXN, 0x0100_0001, max_payload, b"host::features=shell_v2\0".to_vec())).await;
+        self.send(Message::new(
+            A_CNXN,
+            0x0100_0001,
+            max_payload,
+            b"host::features=shell_v2\0".to_vec(),
+        ))
+        .await;
         self.recv().await
     }
 
     /// Opens a service and returns the device's stream id.
     async fn open(&mut self, local: u32, service: &str) -> u32 {
-        self.send(Message::new(A_OPEN, local, 0, format!("{service}\0").into_bytes())).await;
+        self.send(Message::new(
+            A_OPEN,
+            local,
+            0,
+            format!("{service}\0").into_bytes(),
+        ))
+        .await;
         let okay = self.recv().await;
         assert_eq!((okay.command, okay.arg1), (A_OKAY, local));
         okay.arg0
@@ -66,10 +83,12 @@ impl Client {
             match message.command {
                 A_WRTE => {
                     bytes.extend_from_slice(&message.data);
-                    self.send(Message::new(A_OKAY, local, remote, Vec::new())).await;
+                    self.send(Message::new(A_OKAY, local, remote, Vec::new()))
+                        .await;
                 }
                 A_CLSE => {
-                    self.send(Message::new(A_CLSE, local, remote, Vec::new())).await;
+                    self.send(Message::new(A_CLSE, local, remote, Vec::new()))
+                        .await;
                     return bytes;
                 }
                 other => panic!("unexpected {other:#x}"),
@@ -102,32 +121,53 @@ async fn handshake_streams_and_flow_control() {
     let (address, handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
     let mut client = Client::connect(address).await;
     let cnxn = client.handshake(4096).await;
-    assert_eq!((cnxn.command, cnxn.arg0, cnxn.arg1), (A_CNXN, 0x0100_0001, 4096));
+    assert_eq!(
+        (cnxn.command, cnxn.arg0, cnxn.arg1),
+        (A_CNXN, 0x0100_0001, 4096)
+    );
     let banner = String::from_utf8(cnxn.data).unwrap();
     assert!(banner.starts_with("device::ro.product.name=panther;ro.product.model=Pixel 7;ro.product.device=panther;features="));
     assert!(banner.contains("shell_v2"));
 
     // Unknown services are refused with CLSE(0, id).
-    client.send(Message::new(A_OPEN, 7, 0, b"sync:\0".to_vec())).await;
+    client
+        .send(Message::new(A_OPEN, 7, 0, b"sync:\0".to_vec()))
+        .await;
     let refused = client.recv().await;
-    assert_eq!((refused.command, refused.arg0, refused.arg1), (A_CLSE, 0, 7));
+    assert_eq!(
+        (refused.command, refused.arg0, refused.arg1),
+        (A_CLSE, 0, 7)
+    );
 
     // Flow control: with a 4 KiB payload the dump needs many WRTEs, one at a time.
-    let remote = client.open(1, "shell,v2,raw:logcat -d -b main,system").await;
+    let remote = client
+        .open(1, "shell,v2,raw:logcat -d -b main,system")
+        .await;
     let first = client.recv().await;
     assert_eq!(first.command, A_WRTE);
     assert!(first.data.len() <= 4096);
-    assert!(client.quiet_for(Duration::from_millis(200)).await, "no second WRTE before our OKAY");
-    client.send(Message::new(A_OKAY, 1, remote, Vec::new())).await;
+    assert!(
+        client.quiet_for(Duration::from_millis(200)).await,
+        "no second WRTE before our OKAY"
+    );
+    client
+        .send(Message::new(A_OKAY, 1, remote, Vec::new()))
+        .await;
     let mut bytes = first.data;
     bytes.extend(client.drain(1, remote).await);
     let (out, err, code) = parse_v2(&bytes);
     assert_eq!(code, Some(0));
     assert!(err.is_empty());
-    assert!(String::from_utf8(out).unwrap().starts_with("--------- beginning of "));
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .starts_with("--------- beginning of ")
+    );
 
     // A late CLSE for a forgotten stream is ignored, and the connection goes on.
-    client.send(Message::new(A_CLSE, 1, remote, Vec::new())).await;
+    client
+        .send(Message::new(A_CLSE, 1, remote, Vec::new()))
+        .await;
     let remote = client.open(2, "shell,v2,raw:exit 42").await;
     let (_, _, code) = parse_v2(&client.drain(2, remote).await);
     assert_eq!(code, Some(42));
@@ -143,9 +183,16 @@ async fn track_jdwp_reports_every_change() {
     let remote = client.open(3, "track-jdwp").await;
     let pid = phone.pid_of("dev.phonelogs.crashtest").unwrap();
     let first = client.recv().await;
-    assert_eq!(String::from_utf8(first.data).unwrap(), format!("{:04x}{pid}\n", format!("{pid}\n").len()));
-    client.send(Message::new(A_OKAY, 3, remote, Vec::new())).await;
-    phone.crash("dev.phonelogs.crashtest", "java.lang.RuntimeException", "x").unwrap();
+    assert_eq!(
+        String::from_utf8(first.data).unwrap(),
+        format!("{:04x}{pid}\n", format!("{pid}\n").len())
+    );
+    client
+        .send(Message::new(A_OKAY, 3, remote, Vec::new()))
+        .await;
+    phone
+        .crash("dev.phonelogs.crashtest", "java.lang.RuntimeException", "x")
+        .unwrap();
     let second = client.recv().await;
     assert_eq!(String::from_utf8(second.data).unwrap(), "0000");
     handle.shutdown().await;
@@ -153,18 +200,35 @@ async fn track_jdwp_reports_every_change() {
 
 #[tokio::test]
 async fn auth_asks_the_user_for_an_unknown_key() {
-    let mut profile = Profile::default();
-    profile.auth = AuthMode::AskUser;
+    let profile = Profile {
+        auth: AuthMode::AskUser,
+        ..Profile::default()
+    };
     let phone = SimPhone::with_profile(profile);
     let (address, handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
     let mut client = Client::connect(address).await;
     let token = client.handshake(4096).await;
-    assert_eq!((token.command, token.arg0, token.data.len()), (A_AUTH, AUTH_TOKEN, 20));
-    client.send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, vec![1; 256])).await;
+    assert_eq!(
+        (token.command, token.arg0, token.data.len()),
+        (A_AUTH, AUTH_TOKEN, 20)
+    );
+    client
+        .send(Message::new(A_AUTH, AUTH_SIGNATURE, 0, vec![1; 256]))
+        .await;
     let again = client.recv().await;
     assert_eq!((again.command, again.arg0), (A_AUTH, AUTH_TOKEN));
-    client.send(Message::new(A_AUTH, AUTH_RSAPUBLICKEY, 0, b"QAAAAFakeKey user@host\0".to_vec())).await;
-    assert!(client.quiet_for(Duration::from_millis(200)).await, "waits for Allow USB debugging");
+    client
+        .send(Message::new(
+            A_AUTH,
+            AUTH_RSAPUBLICKEY,
+            0,
+            b"QAAAAFakeKey user@host\0".to_vec(),
+        ))
+        .await;
+    assert!(
+        client.quiet_for(Duration::from_millis(200)).await,
+        "waits for Allow USB debugging"
+    );
     phone.allow_usb_debugging();
     let cnxn = client.recv().await;
     assert_eq!(cnxn.command, A_CNXN);
@@ -174,7 +238,9 @@ async fn auth_asks_the_user_for_an_unknown_key() {
 #[tokio::test]
 async fn faults_cut_and_stall_streams() {
     let phone = SimPhone::default_phone();
-    phone.fill_log("dev.phonelogs.crashtest", Buffer::Main, 200_000).unwrap();
+    phone
+        .fill_log("dev.phonelogs.crashtest", Buffer::Main, 200_000)
+        .unwrap();
     let (address, handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
 
     phone.inject_fault(Fault::DropAfterBytes(10_000));
@@ -185,13 +251,21 @@ async fn faults_cut_and_stall_streams() {
     let mut closed = false;
     for _ in 0..100 {
         let mut header = [0u8; 24];
-        match timeout(Duration::from_secs(5), client.stream.read_exact(&mut header)).await.unwrap() {
+        match timeout(
+            Duration::from_secs(5),
+            client.stream.read_exact(&mut header),
+        )
+        .await
+        .unwrap()
+        {
             Ok(_) => {
                 let length = u32::from_le_bytes(header[12..16].try_into().unwrap()) as usize;
                 let mut data = vec![0u8; length];
                 client.stream.read_exact(&mut data).await.unwrap();
                 received += length;
-                client.send(Message::new(A_OKAY, 1, remote, Vec::new())).await;
+                client
+                    .send(Message::new(A_OKAY, 1, remote, Vec::new()))
+                    .await;
             }
             Err(_) => {
                 closed = true;
@@ -206,15 +280,30 @@ async fn faults_cut_and_stall_streams() {
     let mut client = Client::connect(address).await;
     client.handshake(4096).await;
     let remote = client.open(2, "shell,v2,raw:echo late").await;
-    assert!(client.quiet_for(Duration::from_millis(150)).await, "stalled");
+    assert!(
+        client.quiet_for(Duration::from_millis(150)).await,
+        "stalled"
+    );
     let (out, _, code) = parse_v2(&client.drain(2, remote).await);
     assert_eq!((out, code), (b"late\n".to_vec(), Some(0)));
 
     phone.set_offline(true);
     let mut client = Client::connect(address).await;
-    client.send(Message::new(A_CNXN, 0x0100_0001, 4096, b"host::\0".to_vec())).await;
+    client
+        .send(Message::new(
+            A_CNXN,
+            0x0100_0001,
+            4096,
+            b"host::\0".to_vec(),
+        ))
+        .await;
     let mut byte = [0u8; 1];
-    let read = timeout(Duration::from_secs(2), client.stream.read(&mut byte)).await.unwrap();
-    assert!(matches!(read, Ok(0) | Err(_)), "an offline phone closes at once");
+    let read = timeout(Duration::from_secs(2), client.stream.read(&mut byte))
+        .await
+        .unwrap();
+    assert!(
+        matches!(read, Ok(0) | Err(_)),
+        "an offline phone closes at once"
+    );
     handle.shutdown().await;
 }

@@ -278,11 +278,18 @@ fn userdebug_build_allows_debuggerd_and_lists_every_app_in_jdwp() {
     let (out, _, code) = server.shell(&sim.serial, &format!("debuggerd -b {pid}"));
     assert_eq!(code, 0);
     assert!(out.contains(&format!("----- pid {pid} at ")));
-    assert!(out.contains(&format!("\"main\" sysTid={pid}\n")));
+    // The main thread carries the kernel name: the process name's last 15 characters.
+    assert!(
+        out.contains(&format!("\"elogs.crashtest\" sysTid={pid}\n")),
+        "{out}"
+    );
     assert!(out.contains(&format!("----- end {pid} -----\n")));
     let (out, _, code) = server.shell(&sim.serial, &format!("debuggerd {pid}"));
     assert_eq!(code, 0);
     assert!(out.contains("signal 35 (<debuggerd signal>)"));
+    let jdwp = server.run(&["-s", &sim.serial, "jdwp"]);
+    let pids = String::from_utf8_lossy(&jdwp.stdout).lines().count();
+    assert!(pids > 5, "a userdebug build lists every app: {pids}");
 }
 
 #[test]
@@ -375,4 +382,90 @@ fn faults_drop_the_connection_and_offline_shows() {
     let (_, err, code) = server.shell(&sim.serial, "echo hi");
     assert_ne!(code, 0);
     assert!(err.contains("offline"), "{err}");
+}
+
+#[test]
+fn auth_shows_unauthorized_until_the_user_allows() {
+    let Some(adb) = adb_path("auth_shows_unauthorized_until_the_user_allows") else {
+        return;
+    };
+    let server = AdbServer::start(adb);
+    let profile = Profile {
+        auth: phonelogs_adbsim::AuthMode::AskUser,
+        ..Profile::default()
+    };
+    let phone = SimPhone::with_profile(profile);
+    let sim = RunningSim::start(phone.clone());
+    let _ = server.run(&["connect", &sim.serial]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = String::from_utf8_lossy(&server.run(&["devices"]).stdout).into_owned();
+        if text.contains(&format!("{}\tunauthorized", sim.serial)) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never unauthorized: {text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    phone.allow_usb_debugging();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = String::from_utf8_lossy(&server.run(&["devices"]).stdout).into_owned();
+        if text.contains(&format!("{}\tdevice", sim.serial)) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never authorized: {text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(server.shell(&sim.serial, "echo ok").0, "ok\n");
+}
+
+#[test]
+fn following_logcat_streams_new_lines_until_cancelled() {
+    use std::io::{BufRead, BufReader};
+    let Some(adb) = adb_path("following_logcat_streams_new_lines_until_cancelled") else {
+        return;
+    };
+    let server = AdbServer::start(adb);
+    let phone = SimPhone::default_phone();
+    let sim = RunningSim::start(phone.clone());
+    server.connect(&sim.serial);
+    let uid = crashtest_uid(&phone);
+    let mut child = server
+        .command()
+        .args([
+            "-s",
+            &sim.serial,
+            "shell",
+            &format!("logcat -v uid --uid={uid} -T 1"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    phone
+        .log(
+            "dev.phonelogs.crashtest",
+            phonelogs_adbsim::Priority::Warn,
+            "CrashTest",
+            "live line",
+        )
+        .unwrap();
+    let mut seen = false;
+    for line in lines.by_ref().take(20) {
+        if line.unwrap().ends_with("W CrashTest: live line") {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "the followed line arrived");
+    child.kill().unwrap();
+    let _ = child.wait();
+    // The connection still works after the cancelled stream.
+    assert_eq!(server.shell(&sim.serial, "echo after").0, "after\n");
 }

@@ -58,7 +58,9 @@ async fn run(adb: &Path) {
     phone
         .fill_log("dev.phonelogs.crashtest", Buffer::Main, DUMP_BYTES)
         .expect("the app runs");
-    let (address, _handle) = Simulator::bind_loopback(None, phone.clone()).await.expect("the simulator listens");
+    let (address, _handle) = Simulator::bind_loopback(None, phone.clone())
+        .await
+        .expect("the simulator listens");
     let serial = format!("127.0.0.1:{}", address.port());
     assert!(String::from_utf8_lossy(&adb_cmd(&["connect", &serial]).stdout).contains("connected"));
 
@@ -67,23 +69,35 @@ async fn run(adb: &Path) {
     let driver = AdbPhone::new(config);
     let device = DeviceId::new(serial.clone());
     for _ in 0..100 {
-        if driver.devices().await.is_ok_and(|d| d.iter().any(|d| d.id == device && d.state == phonelogs_driver::DeviceState::Online)) {
+        if driver.devices().await.is_ok_and(|d| {
+            d.iter()
+                .any(|d| d.id == device && d.state == phonelogs_driver::DeviceState::Online)
+        }) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let app = AppId::new("dev.phonelogs.crashtest");
-    let uid = phone.uid_of("dev.phonelogs.crashtest", 0).expect("installed");
+    let uid = phone
+        .uid_of("dev.phonelogs.crashtest", 0)
+        .expect("installed");
     let query = LogQuery::since(time::OffsetDateTime::UNIX_EPOCH, 1_000_000);
 
     let before = driver.round_trips();
-    let first = driver.app_logs(&device, &app, &query).await.expect("the first call");
+    let first = driver
+        .app_logs(&device, &app, &query)
+        .await
+        .expect("the first call");
     let first_trips = driver.round_trips() - before;
     let before = driver.round_trips();
-    driver.app_logs(&device, &app, &query).await.expect("a repeated call");
+    driver
+        .app_logs(&device, &app, &query)
+        .await
+        .expect("a repeated call");
     let repeated_trips = driver.round_trips() - before;
 
-    let bare_command = format!("logcat -d -b main,system,crash -v epoch -v uid --uid={uid} -t 1000000 '*:V'");
+    let bare_command =
+        format!("logcat -d -b main,system,crash -v epoch -v uid --uid={uid} -t 1000000 '*:V'");
     let bare = adb_cmd(&["-s", &serial, "shell", &bare_command]);
     let dump_bytes = bare.stdout.len();
 
@@ -92,7 +106,10 @@ async fn run(adb: &Path) {
     let mut client_only = Vec::new();
     for _ in 0..ROUNDS {
         let start = Instant::now();
-        let result = driver.app_logs(&device, &app, &query).await.expect("app_logs");
+        let result = driver
+            .app_logs(&device, &app, &query)
+            .await
+            .expect("app_logs");
         warm.push(start.elapsed());
         assert_eq!(result.lines.len(), first.lines.len());
 
@@ -102,12 +119,19 @@ async fn run(adb: &Path) {
         assert!(output.status.success());
 
         let start = Instant::now();
-        let output = driver.server().shell(&serial, &bare_command).await.expect("shell");
+        let output = driver
+            .server()
+            .shell(&serial, &bare_command)
+            .await
+            .expect("shell");
         client_only.push(start.elapsed());
         assert_eq!(output.stdout.len(), dump_bytes);
     }
     let (warm, cli, client_only) = (median(warm), median(cli), median(client_only));
-    println!("dump: {dump_bytes} bytes, {} lines of the app", first.lines.len());
+    println!(
+        "dump: {dump_bytes} bytes, {} lines of the app",
+        first.lines.len()
+    );
     println!("round trips: first app_logs call {first_trips}, repeated call {repeated_trips}");
     println!("median of {ROUNDS}: warm app_logs {warm:?}");
     println!("median of {ROUNDS}: bare `adb -s SERIAL shell 'logcat -d …'` {cli:?}");

@@ -223,9 +223,15 @@ fn classify_fail(serial: &str, service: &str, message: String) -> Error {
     let lower = message.to_ascii_lowercase();
     if lower.contains("not found") || lower.contains("no devices") {
         Error::DeviceNotFound(serial.to_owned())
-    } else if ["offline", "unauthorized", "authorizing", "connecting", "no permissions"]
-        .iter()
-        .any(|word| lower.contains(word))
+    } else if [
+        "offline",
+        "unauthorized",
+        "authorizing",
+        "connecting",
+        "no permissions",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
     {
         Error::DeviceUnavailable {
             serial: serial.to_owned(),
@@ -284,11 +290,11 @@ impl AdbServer {
 
     /// Opens a connection to the server, starting a local one if none answers.
     async fn connect(&self) -> Result<Connection> {
-        let refused = |error: &Error| {
-            matches!(error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::ConnectionRefused)
-        };
+        let refused = |error: &Error| matches!(error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::ConnectionRefused);
         let result = match self.try_connect().await {
-            Err(error) if refused(&error) && self.config.start_server && self.config.is_loopback() => {
+            Err(error)
+                if refused(&error) && self.config.start_server && self.config.is_loopback() =>
+            {
                 self.start_server().await?;
                 self.try_connect().await
             }
@@ -308,18 +314,24 @@ impl AdbServer {
 
     async fn try_connect(&self) -> Result<Connection> {
         let address = (self.config.host.as_str(), self.config.port);
-        let stream = match tokio::time::timeout(self.config.connect_timeout, TcpStream::connect(address)).await {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(error)) => {
-                return Err(Error::io(format!("connecting to the adb server at {}", self.config.address()), error));
-            }
-            Err(_) => {
-                return Err(Error::ServerUnavailable {
-                    address: self.config.address(),
-                    reason: format!("no answer within {:?}", self.config.connect_timeout),
-                });
-            }
-        };
+        let stream =
+            match tokio::time::timeout(self.config.connect_timeout, TcpStream::connect(address))
+                .await
+            {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(error)) => {
+                    return Err(Error::io(
+                        format!("connecting to the adb server at {}", self.config.address()),
+                        error,
+                    ));
+                }
+                Err(_) => {
+                    return Err(Error::ServerUnavailable {
+                        address: self.config.address(),
+                        reason: format!("no answer within {:?}", self.config.connect_timeout),
+                    });
+                }
+            };
         // Requests are small and answered one at a time: do not let Nagle delay them.
         let _ = stream.set_nodelay(true);
         Ok(Connection {
@@ -359,16 +371,17 @@ impl AdbServer {
         let child = command
             .spawn()
             .map_err(|error| Error::io(format!("running {} start-server", adb.display()), error))?;
-        let output = match tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await {
-            Ok(Ok(output)) => output,
-            Ok(Err(error)) => return Err(Error::io("waiting for adb start-server", error)),
-            Err(_) => {
-                return Err(Error::ServerUnavailable {
-                    address,
-                    reason: "`adb start-server` did not finish within 20 s".into(),
-                });
-            }
-        };
+        let output =
+            match tokio::time::timeout(Duration::from_secs(20), child.wait_with_output()).await {
+                Ok(Ok(output)) => output,
+                Ok(Err(error)) => return Err(Error::io("waiting for adb start-server", error)),
+                Err(_) => {
+                    return Err(Error::ServerUnavailable {
+                        address,
+                        reason: "`adb start-server` did not finish within 20 s".into(),
+                    });
+                }
+            };
         if !output.status.success() {
             return Err(Error::ServerUnavailable {
                 address,
@@ -446,13 +459,16 @@ impl AdbServer {
         connection
             .request(&format!("host:transport:{serial}"), serial)
             .await?;
-        connection.request(service, serial).await.map_err(|error| match error {
-            Error::Refused { message, .. } => Error::Refused {
-                service: what.to_owned(),
-                message,
-            },
-            other => other,
-        })?;
+        connection
+            .request(service, serial)
+            .await
+            .map_err(|error| match error {
+                Error::Refused { message, .. } => Error::Refused {
+                    service: what.to_owned(),
+                    message,
+                },
+                other => other,
+            })?;
         Ok(connection)
     }
 
@@ -495,7 +511,9 @@ impl AdbServer {
                 let mut stdout = connection.read_to_end(self.config.max_output).await?;
                 let exit_code = split_legacy_exit(&mut stdout);
                 if exit_code.is_none() {
-                    return Err(Error::Disconnected("reading a legacy shell's output".into()));
+                    return Err(Error::Disconnected(
+                        "reading a legacy shell's output".into(),
+                    ));
                 }
                 Ok(ShellOutput {
                     stdout,
@@ -523,7 +541,9 @@ impl AdbServer {
     pub async fn jdwp(&self, serial: &str) -> Result<String> {
         self.within_deadline("jdwp", async {
             let mut connection = self.open_service(serial, "jdwp", "jdwp").await?;
-            let bytes = connection.read_for(self.config.jdwp_settle, 1024 * 1024).await?;
+            let bytes = connection
+                .read_for(self.config.jdwp_settle, 1024 * 1024)
+                .await?;
             Ok(String::from_utf8_lossy(&bytes).into_owned())
         })
         .await
@@ -532,7 +552,9 @@ impl AdbServer {
     fn note_failure<T>(&self, serial: &str, result: &Result<T>) {
         if matches!(
             result,
-            Err(Error::DeviceNotFound(_) | Error::DeviceUnavailable { .. } | Error::Disconnected(_))
+            Err(Error::DeviceNotFound(_)
+                | Error::DeviceUnavailable { .. }
+                | Error::Disconnected(_))
         ) {
             self.forget(serial);
         }
@@ -572,16 +594,23 @@ impl Connection {
     async fn request(&mut self, service: &str, serial: &str) -> Result<()> {
         let length = service.len();
         if length > 0xffff {
-            return Err(Error::Protocol(format!("a request of {length} bytes is too long")));
+            return Err(Error::Protocol(format!(
+                "a request of {length} bytes is too long"
+            )));
         }
         let mut message = format!("{length:04x}").into_bytes();
         message.extend_from_slice(service.as_bytes());
         let what = service.split(':').next().unwrap_or(service).to_owned();
-        timed(self.read_timeout, &what, self.stream.get_mut().write_all(&message))
-            .await?
-            .map_err(|error| Error::io(format!("sending {what}"), error))?;
+        timed(
+            self.read_timeout,
+            &what,
+            self.stream.get_mut().write_all(&message),
+        )
+        .await?
+        .map_err(|error| Error::io(format!("sending {what}"), error))?;
         let mut status = [0u8; 4];
-        self.read_exact(&mut status, &format!("the answer to {what}")).await?;
+        self.read_exact(&mut status, &format!("the answer to {what}"))
+            .await?;
         match &status {
             b"OKAY" => Ok(()),
             b"FAIL" => {
@@ -623,7 +652,13 @@ impl Connection {
         let mut output = ShellOutput::default();
         loop {
             let mut header = [0u8; 5];
-            match timed(self.read_timeout, "shell output", self.stream.read_exact(&mut header)).await? {
+            match timed(
+                self.read_timeout,
+                "shell output",
+                self.stream.read_exact(&mut header),
+            )
+            .await?
+            {
                 Ok(_) => {}
                 Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => {
                     return Err(Error::Disconnected(
@@ -644,7 +679,7 @@ impl Connection {
                 3 => {
                     let mut code = vec![0u8; length];
                     self.read_exact(&mut code, "the exit code").await?;
-                    output.exit_code = Some(code.first().copied().map_or(0, i32::from));
+                    output.exit_code = code.first().map(|code| i32::from(*code));
                     return Ok(output);
                 }
                 _ => {
@@ -705,11 +740,17 @@ impl Connection {
 }
 
 /// Awaits `op` for at most `after`.
-async fn timed<T>(after: Duration, what: &str, op: impl std::future::Future<Output = T>) -> Result<T> {
-    tokio::time::timeout(after, op).await.map_err(|_| Error::Timeout {
-        what: what.to_owned(),
-        after,
-    })
+async fn timed<T>(
+    after: Duration,
+    what: &str,
+    op: impl std::future::Future<Output = T>,
+) -> Result<T> {
+    tokio::time::timeout(after, op)
+        .await
+        .map_err(|_| Error::Timeout {
+            what: what.to_owned(),
+            after,
+        })
 }
 
 #[cfg(test)]
@@ -720,7 +761,8 @@ mod tests {
     fn server_address_from_the_environment() {
         let config = AdbConfig::from_vars(|_| None);
         assert_eq!((config.host.as_str(), config.port), ("127.0.0.1", 5037));
-        let config = AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "5555".into()));
+        let config =
+            AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "5555".into()));
         assert_eq!(config.port, 5555);
         let config = AdbConfig::from_vars(|name| match name {
             "ADB_SERVER_SOCKET" => Some("tcp:farm.example:7000".into()),
@@ -729,9 +771,11 @@ mod tests {
         });
         assert_eq!((config.host.as_str(), config.port), ("farm.example", 7000));
         assert!(!config.is_loopback());
-        let config = AdbConfig::from_vars(|name| (name == "ADB_SERVER_SOCKET").then(|| "unix:/x".into()));
+        let config =
+            AdbConfig::from_vars(|name| (name == "ADB_SERVER_SOCKET").then(|| "unix:/x".into()));
         assert_eq!(config.port, 5037);
-        let config = AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "x".into()));
+        let config =
+            AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "x".into()));
         assert_eq!(config.port, 5037);
     }
 
@@ -767,10 +811,17 @@ emulator-5554          offline transport_id:1\n\
             Error::DeviceUnavailable { .. }
         ));
         assert!(matches!(
-            classify_fail("x", "host", "device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set".into()),
+            classify_fail(
+                "x",
+                "host",
+                "device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set".into()
+            ),
             Error::DeviceUnavailable { .. }
         ));
-        assert!(matches!(classify_fail("x", "host", "closed".into()), Error::Refused { .. }));
+        assert!(matches!(
+            classify_fail("x", "host", "closed".into()),
+            Error::Refused { .. }
+        ));
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub(crate) fn new_marker() -> String {
 }
 
 /// The three drop box tags of an app's crash reports.
-pub(crate) const DROPBOX_TAGS: [&str; 3] = ["data_app_crash", "data_app_native_crash", "data_app_anr"];
+pub(crate) const DROPBOX_TAGS: [&str; 3] =
+    ["data_app_crash", "data_app_native_crash", "data_app_anr"];
 
 /// Joins already-quoted commands into one script whose output [`split_sections`] takes apart.
 ///
@@ -64,7 +65,10 @@ pub(crate) fn split_sections<'a>(stdout: &'a [u8], marker: &str) -> Vec<Section<
     while let Some(at) = find(rest, marker.as_bytes()) {
         let output = &rest[..at];
         let after = &rest[at + marker.len()..];
-        let line_end = after.iter().position(|&b| b == b'\n').unwrap_or(after.len());
+        let line_end = after
+            .iter()
+            .position(|&b| b == b'\n')
+            .unwrap_or(after.len());
         let exit_code = std::str::from_utf8(&after[..line_end])
             .ok()
             .map(|code| exit_code_text(code.trim()));
@@ -84,7 +88,9 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || haystack.len() < needle.len() {
         return None;
     }
-    haystack.windows(needle.len()).position(|window| window == needle)
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
 }
 
 /// What the driver learns about an app once and keeps for the device.
@@ -128,10 +134,19 @@ pub(crate) fn app_facts(uids: Vec<u32>, dumpsys: &str, package: &str) -> AppFact
 /// other apps' lines. With a text filter `-t` is left out too: the filter is applied here, after
 /// logcat, and `-t` would cut before it.
 pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -> String {
-    let mut words: Vec<String> = ["logcat", "-d", "-b", "main,system,crash", "-v", "epoch", "-v", "uid"]
-        .iter()
-        .map(|w| (*w).to_owned())
-        .collect();
+    let mut words: Vec<String> = [
+        "logcat",
+        "-d",
+        "-b",
+        "main,system,crash",
+        "-v",
+        "epoch",
+        "-v",
+        "uid",
+    ]
+    .iter()
+    .map(|w| (*w).to_owned())
+    .collect();
     if uid_option {
         let list: Vec<String> = uids.iter().map(u32::to_string).collect();
         words.push(format!("--uid={}", list.join(",")));
@@ -158,7 +173,10 @@ pub(crate) fn crash_buffer_command(uids: &[u32], uid_option: bool) -> String {
 /// Whether a logcat's complaint says it does not know `--uid`.
 pub(crate) fn logcat_lacks_uid_option(stderr: &str, stdout: &str) -> bool {
     let text = format!("{stderr}\n{stdout}").to_ascii_lowercase();
-    (text.contains("uid") && (text.contains("unrecognized") || text.contains("unknown") || text.contains("invalid option")))
+    (text.contains("uid")
+        && (text.contains("unrecognized")
+            || text.contains("unknown")
+            || text.contains("invalid option")))
         || text.contains("unrecognized option")
 }
 
@@ -272,7 +290,9 @@ pub(crate) fn app_crashes(
                 if report.pid.is_none() {
                     report.pid = match report.kind {
                         ReportKind::Anr => first_section_pid(&entry.body),
-                        ReportKind::NativeCrash => phonelogs_crash::tombstone::parse_tombstone_header(&entry.body).pid,
+                        ReportKind::NativeCrash => {
+                            phonelogs_crash::tombstone::parse_tombstone_header(&entry.body).pid
+                        }
                         _ => None,
                     };
                 }
@@ -334,7 +354,7 @@ pub(crate) fn app_crashes(
             })
         })
         .collect();
-    out.sort_by(|a, b| b.time.cmp(&a.time));
+    out.sort_by_key(|report| std::cmp::Reverse(report.time));
     out.truncate(limit);
     out
 }
@@ -376,12 +396,18 @@ mod tests {
         assert_eq!(sections[1].output, b"package:a uid:1\n");
         assert_eq!(sections[2].output, b"");
         assert_eq!(sections[2].exit_code, Some(1));
-        assert_eq!(split_sections(b"__PHONELOGS_SECTION__ $?\n", m)[0].exit_code, Some(1));
+        assert_eq!(
+            split_sections(b"__PHONELOGS_SECTION__ $?\n", m)[0].exit_code,
+            Some(1)
+        );
         // Output without a final newline.
         let sections = split_sections(b"x__PHONELOGS_SECTION__ 0\n", m);
         assert_eq!(sections[0].output, b"x");
         // A cut-off script gives fewer sections.
-        assert_eq!(split_sections(b"+0100\n__PHONELOGS_SECTION__ 0\npartial", m).len(), 1);
+        assert_eq!(
+            split_sections(b"+0100\n__PHONELOGS_SECTION__ 0\npartial", m).len(),
+            1
+        );
         let built = script(&["date +%z", "true"], m);
         assert_eq!(
             built,
@@ -423,7 +449,15 @@ garbage line\n";
         let query = LogQuery::since(datetime!(2025-01-01 0:00 UTC), 500);
         let result = app_lines(DUMP.as_bytes(), &[10123], &query);
         let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
-        assert_eq!(texts, ["started", "loading config", "slow response", "FATAL EXCEPTION: main"]);
+        assert_eq!(
+            texts,
+            [
+                "started",
+                "loading config",
+                "slow response",
+                "FATAL EXCEPTION: main"
+            ]
+        );
         assert!(result.lines.iter().all(|l| l.uid == Some(10123)));
         assert_eq!(result.lines[1].tid, Some(4250));
         assert_eq!(result.lines[0].time.unix_timestamp(), 1_764_496_801);
@@ -448,18 +482,32 @@ garbage line\n";
         query.filter = Some("CrashTest".into());
         assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
         let cut = OffsetDateTime::from_unix_timestamp(1_764_496_803).unwrap();
-        assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &LogQuery::since(cut, 500)).lines.len(), 2);
+        assert_eq!(
+            app_lines(DUMP.as_bytes(), &[10123], &LogQuery::since(cut, 500))
+                .lines
+                .len(),
+            2
+        );
     }
 
     #[test]
     fn packages_and_flags() {
         assert_eq!(
-            uids_of("package:com.example.app uid:10127\npackage:com.example.app.pro uid:10128\n", "com.example.app"),
+            uids_of(
+                "package:com.example.app uid:10127\npackage:com.example.app.pro uid:10128\n",
+                "com.example.app"
+            ),
             Some(vec![10127])
         );
-        assert_eq!(uids_of("package:com.example.app.pro uid:10128\n", "com.example.app"), None);
         assert_eq!(
-            uids_of("package:com.example.app uid:10127\npackage:com.example.app uid:1010127\n", "com.example.app"),
+            uids_of("package:com.example.app.pro uid:10128\n", "com.example.app"),
+            None
+        );
+        assert_eq!(
+            uids_of(
+                "package:com.example.app uid:10127\npackage:com.example.app uid:1010127\n",
+                "com.example.app"
+            ),
             Some(vec![10127, 1010127])
         );
         // dumpsys package layout per android-formats.md §6.
@@ -500,19 +548,60 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
          1764496830.000 10123  4300  4300 E AndroidRuntime: java.lang.NullPointerException: second\n\
          1764496831.000 10200  5151  5151 E AndroidRuntime: FATAL EXCEPTION: main\n\
          1764496831.000 10200  5151  5151 E AndroidRuntime: java.lang.RuntimeException: OTHER-APP-SECRET\n";
-        let clock = PhoneClock { offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(), year: None };
+        let clock = PhoneClock {
+            offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+            year: None,
+        };
         let since = datetime!(2025-11-30 9:00 UTC);
-        let reports = app_crashes(&[java, "", anr], buffer.as_bytes(), "dev.phonelogs.crashtest", &[10123], &clock, since, 10);
+        let reports = app_crashes(
+            &[java, "", anr],
+            buffer.as_bytes(),
+            "dev.phonelogs.crashtest",
+            &[10123],
+            &clock,
+            since,
+            10,
+        );
         let kinds: Vec<CrashKind> = reports.iter().map(|r| r.kind).collect();
-        assert_eq!(kinds, [CrashKind::JavaCrash, CrashKind::Anr, CrashKind::JavaCrash]);
+        assert_eq!(
+            kinds,
+            [CrashKind::JavaCrash, CrashKind::Anr, CrashKind::JavaCrash]
+        );
         assert_eq!(reports[0].pid, Some(4300));
         assert_eq!(reports[1].summary, "Input dispatching timed out");
-        assert!(!reports[1].text.contains("system_server"), "{}", reports[1].text);
+        assert!(
+            !reports[1].text.contains("system_server"),
+            "{}",
+            reports[1].text
+        );
         assert_eq!(reports[2].time, datetime!(2025-11-30 11:00:06 +1));
-        assert!(reports.iter().all(|r| !r.text.contains("OTHER-APP") && !r.summary.contains("OTHER-APP")));
-        let newest = app_crashes(&[java, "", anr], buffer.as_bytes(), "dev.phonelogs.crashtest", &[10123], &clock, since, 1);
+        assert!(
+            reports
+                .iter()
+                .all(|r| !r.text.contains("OTHER-APP") && !r.summary.contains("OTHER-APP"))
+        );
+        let newest = app_crashes(
+            &[java, "", anr],
+            buffer.as_bytes(),
+            "dev.phonelogs.crashtest",
+            &[10123],
+            &clock,
+            since,
+            1,
+        );
         assert_eq!(newest.len(), 1);
         let later = datetime!(2025-11-30 12:00 UTC);
-        assert!(app_crashes(&[java, "", anr], buffer.as_bytes(), "dev.phonelogs.crashtest", &[10123], &clock, later, 10).is_empty());
+        assert!(
+            app_crashes(
+                &[java, "", anr],
+                buffer.as_bytes(),
+                "dev.phonelogs.crashtest",
+                &[10123],
+                &clock,
+                later,
+                10
+            )
+            .is_empty()
+        );
     }
 }

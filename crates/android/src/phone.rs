@@ -17,8 +17,8 @@ use time::OffsetDateTime;
 
 use crate::client::{AdbConfig, AdbServer, ShellOutput};
 use crate::logs::{
-    AppFacts, DROPBOX_TAGS, Section, app_facts, crash_buffer_command, has_foreign_lines, logcat_command,
-    logcat_lacks_uid_option, new_marker, script, split_sections, uids_of,
+    AppFacts, DROPBOX_TAGS, Section, app_facts, crash_buffer_command, has_foreign_lines,
+    logcat_command, logcat_lacks_uid_option, new_marker, script, split_sections, uids_of,
 };
 use crate::quote::{command_line, quote};
 
@@ -129,7 +129,9 @@ impl AdbPhone {
         // Android 10 (API 29) and older have no `logcat --uid`.
         let uid_option = sdk.is_none_or(|sdk| sdk >= 30);
         let Some(uids) = uids_of(&text(&sections[1]), app.as_str()) else {
-            return Err(Error::NotFound(format!("{app} is not installed on {device}")));
+            return Err(Error::NotFound(format!(
+                "{app} is not installed on {device}"
+            )));
         };
         let facts = app_facts(uids, &text(&sections[2]), app.as_str());
         let device_facts = {
@@ -148,7 +150,11 @@ impl AdbPhone {
     }
 
     /// The facts of an app whose lines may be read: not one that shares its uid.
-    async fn readable_facts(&self, device: &DeviceId, app: &AppId) -> Result<(DeviceFacts, AppFacts)> {
+    async fn readable_facts(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+    ) -> Result<(DeviceFacts, AppFacts)> {
         let (device_facts, facts) = self.facts(device, app).await?;
         if let Some(shared) = &facts.shared_user {
             return Err(Error::Unsupported(format!(
@@ -160,11 +166,19 @@ impl AdbPhone {
 
     /// Checks the `pm list packages -U` section of a call against the kept uids. `Ok(true)`: the
     /// same; `Ok(false)`: the app was reinstalled and the facts are forgotten.
-    fn same_install(&self, device: &DeviceId, app: &AppId, pm: &Section<'_>, facts: &AppFacts) -> Result<bool> {
+    fn same_install(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        pm: &Section<'_>,
+        facts: &AppFacts,
+    ) -> Result<bool> {
         match uids_of(&text(pm), app.as_str()) {
             None => {
                 self.forget_app(device, app);
-                Err(Error::NotFound(format!("{app} is not installed on {device}")))
+                Err(Error::NotFound(format!(
+                    "{app} is not installed on {device}"
+                )))
             }
             Some(uids) if uids != facts.uids => {
                 tracing::info!(%app, old = ?facts.uids, new = ?uids, "the app was reinstalled with a new uid");
@@ -179,7 +193,9 @@ impl AdbPhone {
 fn serial_of(device: &DeviceId) -> Result<&str> {
     let serial = device.as_str();
     if serial.trim().is_empty() || serial.contains(['\0', '\n']) {
-        return Err(Error::InvalidArgument(format!("{serial:?} is not a device serial")));
+        return Err(Error::InvalidArgument(format!(
+            "{serial:?} is not a device serial"
+        )));
     }
     Ok(serial)
 }
@@ -194,13 +210,17 @@ fn checked_app(app: &AppId) -> Result<AppId> {
 
 /// Splits a script's output and insists on `count` sections: fewer means the device went away
 /// before the script ended.
-fn expect_sections<'a>(output: &'a ShellOutput, marker: &str, count: usize) -> Result<Vec<Section<'a>>> {
+fn expect_sections<'a>(
+    output: &'a ShellOutput,
+    marker: &str,
+    count: usize,
+) -> Result<Vec<Section<'a>>> {
     let sections = split_sections(&output.stdout, marker);
     if sections.len() < count {
+        let stderr: String = output.stderr_text().trim().chars().take(400).collect();
         return Err(Error::Disconnected(format!(
-            "the device's answer ended after {} of {count} commands: {}",
-            sections.len(),
-            output.stderr_text().trim()
+            "the device's answer ended after {} of {count} commands: {stderr}",
+            sections.len()
         )));
     }
     Ok(sections)
@@ -208,15 +228,29 @@ fn expect_sections<'a>(output: &'a ShellOutput, marker: &str, count: usize) -> R
 
 /// Turns a failed command into the contract's kinds: a refusal is `PermissionDenied`,
 /// anything else a backend error with what the device said.
-fn command_failure(what: &str, output: &ShellOutput) -> Error {
-    let said = format!("{} {}", output.stderr_text().trim(), output.stdout_text().trim());
-    let said = said.trim();
-    if is_refusal(said) {
+///
+/// Only stderr and the first line of `stdout_hint` go into the message, cut short: the stdout of
+/// a log dump can hold other apps' lines, and an error message must never carry them.
+fn command_failure(what: &str, output: &ShellOutput, stdout_hint: &str) -> Error {
+    let stderr = output.stderr_text();
+    let first_stdout = stdout_hint
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let said: String = format!("{} {first_stdout}", stderr.trim())
+        .trim()
+        .chars()
+        .take(400)
+        .collect();
+    if is_refusal(&said) {
         Error::PermissionDenied(format!("{what}: {said}"))
     } else {
         Error::backend(format!(
             "{what} failed (exit code {}): {said}",
-            output.exit_code.map_or_else(|| "unknown".to_owned(), |c| c.to_string())
+            output
+                .exit_code
+                .map_or_else(|| "unknown".to_owned(), |c| c.to_string())
         ))
     }
 }
@@ -280,7 +314,12 @@ impl AppLogger for AdbPhone {
         })
     }
 
-    async fn app_logs(&self, device: &DeviceId, app: &AppId, query: &LogQuery) -> Result<LogResult> {
+    async fn app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
         let app = checked_app(app)?;
         // At most: a reinstall noticed, a logcat without --uid noticed, then the real read.
         for _ in 0..3 {
@@ -297,12 +336,14 @@ impl AppLogger for AdbPhone {
             }
             let logs = &sections[0];
             if logs.exit_code != Some(0) {
-                if device_facts.uid_option && logcat_lacks_uid_option(&output.stderr_text(), &text(logs)) {
+                if device_facts.uid_option
+                    && logcat_lacks_uid_option(&output.stderr_text(), &text(logs))
+                {
                     tracing::info!(%device, "logcat has no --uid; reading every line and keeping the app's");
                     self.set_uid_option(device, false);
                     continue;
                 }
-                return Err(command_failure("logcat", &output));
+                return Err(command_failure("logcat", &output, ""));
             }
             if device_facts.uid_option && has_foreign_lines(logs.output, &facts.uids) {
                 // The lines of others are never passed on (app_lines checks every uid), but
@@ -314,7 +355,9 @@ impl AppLogger for AdbPhone {
             }
             return Ok(crate::logs::app_lines(logs.output, &facts.uids, query));
         }
-        Err(Error::backend(format!("the facts of {app} kept changing while reading its logs")))
+        Err(Error::backend(format!(
+            "the facts of {app} kept changing while reading its logs"
+        )))
     }
 
     async fn app_crashes(
@@ -335,7 +378,11 @@ impl AppLogger for AdbPhone {
                 format!("pm list packages -U {}", quote(app.as_str())),
             ];
             // The drop box ANDs its search words, so each tag is asked for on its own.
-            commands.extend(DROPBOX_TAGS.iter().map(|tag| format!("dumpsys dropbox --print {tag}")));
+            commands.extend(
+                DROPBOX_TAGS
+                    .iter()
+                    .map(|tag| format!("dumpsys dropbox --print {tag}")),
+            );
             commands.push(crash_buffer_command(&facts.uids, device_facts.uid_option));
             let output = self.shell(device, &script(&commands, &marker)).await?;
             let sections = expect_sections(&output, &marker, commands.len())?;
@@ -344,15 +391,17 @@ impl AppLogger for AdbPhone {
             }
             let crash_buffer = &sections[5];
             if crash_buffer.exit_code != Some(0) {
-                if device_facts.uid_option && logcat_lacks_uid_option(&output.stderr_text(), &text(crash_buffer)) {
+                if device_facts.uid_option
+                    && logcat_lacks_uid_option(&output.stderr_text(), &text(crash_buffer))
+                {
                     self.set_uid_option(device, false);
                     continue;
                 }
-                return Err(command_failure("logcat -b crash", &output));
+                return Err(command_failure("logcat -b crash", &output, ""));
             }
             for section in &sections[2..5] {
                 if section.exit_code != Some(0) {
-                    return Err(command_failure("dumpsys dropbox", &output));
+                    return Err(command_failure("dumpsys dropbox", &output, ""));
                 }
             }
             let offset = parse_date_offset(&text(&sections[0])).unwrap_or_else(|| {
@@ -372,7 +421,9 @@ impl AppLogger for AdbPhone {
                 limit,
             ));
         }
-        Err(Error::backend(format!("the facts of {app} kept changing while reading its crashes")))
+        Err(Error::backend(format!(
+            "the facts of {app} kept changing while reading its crashes"
+        )))
     }
 
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
@@ -387,35 +438,44 @@ impl AppLogger for AdbPhone {
 
 #[async_trait]
 impl AppDebugger for AdbPhone {
-    async fn process_exit_history(&self, device: &DeviceId, package: &AppId) -> Result<ProcessExitHistory> {
+    async fn process_exit_history(
+        &self,
+        device: &DeviceId,
+        package: &AppId,
+    ) -> Result<ProcessExitHistory> {
         let package = checked_app(package)?;
         let command = command_line(&["dumpsys", "activity", "exit-info", package.as_str()])?;
         let output = self.shell(device, &command).await?;
         if !output.success() || is_refusal(&output.stderr_text()) {
-            return Err(command_failure("dumpsys activity exit-info", &output));
+            return Err(command_failure(
+                "dumpsys activity exit-info",
+                &output,
+                &output.stdout_text(),
+            ));
         }
-        let records: Vec<phonelogs_driver::ExitRecord> = phonelogs_crash::exitinfo::parse_exit_info(&output.stdout_text())
-            .into_iter()
-            .map(|r| phonelogs_driver::ExitRecord {
-                timestamp: r.timestamp,
-                pid: r.pid.map(i64::from),
-                real_uid: r.real_uid.map(i64::from),
-                user: r.user.map(i64::from),
-                process: r.process,
-                reason_code: r.reason_code.map(i64::from),
-                reason: r.reason,
-                subreason_code: r.subreason_code.map(i64::from),
-                subreason: r.subreason,
-                status: r.status.map(i64::from),
-                importance: r.importance.map(i64::from),
-                pss: r.pss,
-                rss: r.rss,
-                state: r.state,
-                description: r.description,
-                trace_available: r.trace_available,
-                has_anr_info: r.has_anr_info,
-            })
-            .collect();
+        let records: Vec<phonelogs_driver::ExitRecord> =
+            phonelogs_crash::exitinfo::parse_exit_info(&output.stdout_text())
+                .into_iter()
+                .map(|r| phonelogs_driver::ExitRecord {
+                    timestamp: r.timestamp,
+                    pid: r.pid.map(i64::from),
+                    real_uid: r.real_uid.map(i64::from),
+                    user: r.user.map(i64::from),
+                    process: r.process,
+                    reason_code: r.reason_code.map(i64::from),
+                    reason: r.reason,
+                    subreason_code: r.subreason_code.map(i64::from),
+                    subreason: r.subreason,
+                    status: r.status.map(i64::from),
+                    importance: r.importance.map(i64::from),
+                    pss: r.pss,
+                    rss: r.rss,
+                    state: r.state,
+                    description: r.description,
+                    trace_available: r.trace_available,
+                    has_anr_info: r.has_anr_info,
+                })
+                .collect();
         Ok(ProcessExitHistory {
             serial: device.to_string(),
             package: package.to_string(),
@@ -442,7 +502,11 @@ impl AppDebugger for AdbPhone {
         words.push(package.as_str());
         let output = self.shell(device, &command_line(&words)?).await?;
         if !output.success() || said_error(&output) {
-            return Err(command_failure("am set-debug-app", &output));
+            return Err(command_failure(
+                "am set-debug-app",
+                &output,
+                &output.stdout_text(),
+            ));
         }
         Ok(SetDebugAppResult {
             serial: device.to_string(),
@@ -455,7 +519,11 @@ impl AppDebugger for AdbPhone {
     async fn clear_debug_app(&self, device: &DeviceId) -> Result<ClearDebugAppResult> {
         let output = self.shell(device, "am clear-debug-app").await?;
         if !output.success() || said_error(&output) {
-            return Err(command_failure("am clear-debug-app", &output));
+            return Err(command_failure(
+                "am clear-debug-app",
+                &output,
+                &output.stdout_text(),
+            ));
         }
         Ok(ClearDebugAppResult {
             serial: device.to_string(),
@@ -484,7 +552,11 @@ impl AppDebugger for AdbPhone {
         let dump = output.stdout_text();
         let parsed = phonelogs_crash::tombstone::parse_backtrace(&dump);
         if is_refusal(&output.stderr_text()) || (!output.success() && is_refusal(&dump)) {
-            return Err(command_failure(&format!("debuggerd -b {pid}"), &output));
+            return Err(command_failure(
+                &format!("debuggerd -b {pid}"),
+                &output,
+                &dump,
+            ));
         }
         if !output.success() || parsed.threads.is_empty() {
             return Err(Error::backend(format!(
@@ -507,7 +579,11 @@ impl AppDebugger for AdbPhone {
                     frame_count: thread.frame_count as usize,
                 })
                 .collect(),
-            text: phonelogs_crash::cut_text(&dump, MAX_BACKTRACE_TEXT, "\n[… cut: the backtrace is longer]\n"),
+            text: phonelogs_crash::cut_text(
+                &dump,
+                MAX_BACKTRACE_TEXT,
+                "\n[… cut: the backtrace is longer]\n",
+            ),
         })
     }
 
@@ -516,7 +592,7 @@ impl AppDebugger for AdbPhone {
         let output = self.shell(device, &format!("debuggerd {pid}")).await?;
         let dump = output.stdout_text();
         if is_refusal(&output.stderr_text()) || (!output.success() && is_refusal(&dump)) {
-            return Err(command_failure(&format!("debuggerd {pid}"), &output));
+            return Err(command_failure(&format!("debuggerd {pid}"), &output, &dump));
         }
         let header = phonelogs_crash::tombstone::parse_tombstone_header(&dump);
         if !output.success() || (header.pid.is_none() && header.signal.is_none()) {
@@ -544,7 +620,9 @@ fn said_error(output: &ShellOutput) -> bool {
     let said = format!("{}\n{}", output.stderr_text(), output.stdout_text());
     said.lines().any(|line| {
         let line = line.trim_start();
-        line.starts_with("Error") || line.starts_with("Exception") || line.contains("SecurityException")
+        line.starts_with("Error")
+            || line.starts_with("Exception")
+            || line.contains("SecurityException")
     })
 }
 
@@ -559,4 +637,54 @@ fn first_words(output: &ShellOutput) -> String {
         .find(|line| !line.is_empty())
         .unwrap_or("no output");
     line.chars().take(300).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(stdout: &str, stderr: &str, exit_code: i32) -> ShellOutput {
+        ShellOutput {
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+            exit_code: Some(exit_code),
+        }
+    }
+
+    #[test]
+    fn errors_never_carry_a_dump() {
+        let failed = output(
+            "         1764496801.500 10200  5151  5151 I Store   : OTHER-APP-SECRET user=alice\n",
+            "logcat: bad option\n",
+            1,
+        );
+        let error = command_failure("logcat", &failed, "");
+        assert!(!error.to_string().contains("OTHER-APP-SECRET"), "{error}");
+        assert!(error.to_string().contains("bad option"));
+    }
+
+    #[test]
+    fn refusals_are_permission_denied() {
+        // As debuggerd on a user build answers for another uid's process.
+        let refused = output(
+            "",
+            "libdebuggerd_client: failed to send signal to pid 4242: Permission denied\ndebuggerd: failed to dump process 4242\n",
+            1,
+        );
+        assert_eq!(
+            command_failure("debuggerd -b 4242", &refused, "").kind(),
+            phonelogs_driver::ErrorKind::PermissionDenied
+        );
+        let dead = output(
+            "",
+            "debuggerd: failed to fetch info for process 99999: No such file or directory\n",
+            1,
+        );
+        assert_eq!(
+            command_failure("debuggerd", &dead, "").kind(),
+            phonelogs_driver::ErrorKind::Backend
+        );
+        assert!(said_error(&output("", "Error: Unknown option: -x\n", 0)));
+        assert!(!said_error(&output("", "", 0)));
+    }
 }

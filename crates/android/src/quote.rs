@@ -23,7 +23,10 @@ pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word.bytes().all(|b| {
             b.is_ascii_alphanumeric()
-                || matches!(b, b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-')
+                || matches!(
+                    b,
+                    b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-'
+                )
         });
     if plain {
         return word.to_owned();

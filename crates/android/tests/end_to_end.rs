@@ -2,12 +2,17 @@
 //! the privacy property, and the failure paths (no server, a device that vanishes mid-call, a
 //! stalled device, a server killed mid-call).
 
+// Tests may unwrap: a failure is the test failing.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::time::Duration;
 
 use common::{Front, ThroughAdb, config, free_port};
-use phonelogs_adbsim::{AndroidVersion, Buffer, BuildType, Fault, Package, Priority, Profile, SimPhone};
+use phonelogs_adbsim::{
+    AndroidVersion, Buffer, BuildType, Fault, Package, Priority, Profile, SimPhone,
+};
 use phonelogs_android::{AdbConfig, AdbPhone, AdbServer};
 use phonelogs_driver::{AppDebugger, AppId, AppLogger, DeviceId, ErrorKind, LogLevel, LogQuery};
 use proptest::prelude::*;
@@ -32,49 +37,118 @@ async fn the_host_protocol_basics() {
     assert_eq!(devices[0].state, "device");
     assert_eq!(devices[0].model.as_deref(), Some("Pixel_7"));
     // Shell v2: stdout, stderr and the exit code apart.
-    let output = server.shell_v2(front.device.as_str(), "echo out; logcat --no-such-option").await.unwrap();
+    let output = server
+        .shell_v2(front.device.as_str(), "echo out; logcat --no-such-option")
+        .await
+        .unwrap();
     assert_eq!(output.stdout_text(), "out\n");
     assert!(!output.stderr.is_empty());
     assert_ne!(output.exit_code, Some(0));
     let output = server.shell(front.device.as_str(), "true").await.unwrap();
     assert_eq!(output.exit_code, Some(0));
     // The legacy shell still learns the exit code.
-    let output = server.shell_legacy(front.device.as_str(), "false").await.unwrap();
+    let output = server
+        .shell_legacy(front.device.as_str(), "false")
+        .await
+        .unwrap();
     assert_eq!(output.exit_code, Some(1));
-    let output = server.shell_legacy(front.device.as_str(), "echo hi").await.unwrap();
-    assert_eq!((output.stdout_text().as_str(), output.exit_code), ("hi\n", Some(0)));
-    let bytes = server.exec(front.device.as_str(), "echo raw").await.unwrap();
+    let output = server
+        .shell_legacy(front.device.as_str(), "echo hi")
+        .await
+        .unwrap();
+    assert_eq!(
+        (output.stdout_text().as_str(), output.exit_code),
+        ("hi\n", Some(0))
+    );
+    let bytes = server
+        .exec(front.device.as_str(), "echo raw")
+        .await
+        .unwrap();
     assert_eq!(bytes, b"raw\n");
     // A hostile package name reaches the device as one word.
     let app = AppId::new("x;reboot");
-    let error = front.driver.app_logs(&front.device, &app, &LogQuery::since(long_ago(), 10)).await.unwrap_err();
+    let error = front
+        .driver
+        .app_logs(&front.device, &app, &LogQuery::since(long_ago(), 10))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidArgument);
-    assert!(!front.phone.commands_run().iter().any(|c| c.contains("reboot")));
+    assert!(
+        !front
+            .phone
+            .commands_run()
+            .iter()
+            .any(|c| c.contains("reboot"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_call_is_one_round_trip_and_a_reinstall_is_noticed() {
     let front = Front::start(SimPhone::default_phone(), |_| {}).await;
     let query = LogQuery::since(long_ago(), 200);
-    let first = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
-    assert!(first.lines.iter().any(|l| l.text.contains("Crash Test ready")));
-    assert_eq!(front.driver.round_trips(), 2, "first call: facts, then the dump");
+    let first = front
+        .driver
+        .app_logs(&front.device, &crashtest(), &query)
+        .await
+        .unwrap();
+    assert!(
+        first
+            .lines
+            .iter()
+            .any(|l| l.text.contains("Crash Test ready"))
+    );
+    assert_eq!(
+        front.driver.round_trips(),
+        2,
+        "first call: facts, then the dump"
+    );
     front.phone.clear_requests();
-    front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
-    assert_eq!(front.driver.round_trips(), 3, "a repeated call is one round trip");
+    front
+        .driver
+        .app_logs(&front.device, &crashtest(), &query)
+        .await
+        .unwrap();
+    assert_eq!(
+        front.driver.round_trips(),
+        3,
+        "a repeated call is one round trip"
+    );
     let commands = front.phone.commands_run();
     assert_eq!(commands.len(), 1, "{commands:?}");
-    assert!(commands[0].contains("--uid=10234") && commands[0].contains("-t 200"), "{commands:?}");
+    assert!(
+        commands[0].contains("--uid=10234") && commands[0].contains("-t 200"),
+        "{commands:?}"
+    );
     // Reinstalled with a new uid: the old uid is not read again.
     let mut package = Package::new("dev.phonelogs.crashtest", 10999);
     package.debuggable = true;
     front.phone.install(package);
     front.phone.launch("dev.phonelogs.crashtest").unwrap();
-    front.phone.log("dev.phonelogs.crashtest", Priority::Info, "CrashTest", "after reinstall").unwrap();
-    let after = front.driver.app_logs(&front.device, &crashtest(), &query).await.unwrap();
-    assert!(after.lines.iter().all(|l| l.uid == Some(10999)), "{:?}", after.lines);
+    front
+        .phone
+        .log(
+            "dev.phonelogs.crashtest",
+            Priority::Info,
+            "CrashTest",
+            "after reinstall",
+        )
+        .unwrap();
+    let after = front
+        .driver
+        .app_logs(&front.device, &crashtest(), &query)
+        .await
+        .unwrap();
+    assert!(
+        after.lines.iter().all(|l| l.uid == Some(10999)),
+        "{:?}",
+        after.lines
+    );
     assert!(after.lines.iter().any(|l| l.text == "after reinstall"));
-    let info = front.driver.app_info(&front.device, &crashtest()).await.unwrap();
+    let info = front
+        .driver
+        .app_info(&front.device, &crashtest())
+        .await
+        .unwrap();
     assert_eq!(info.uid, Some(10999));
 }
 
@@ -83,37 +157,96 @@ async fn shared_uids_clones_and_system_apps() {
     let front = Front::start(SimPhone::default_phone(), |_| {}).await;
     let query = LogQuery::since(long_ago(), 50);
     let shared = AppId::new("dev.phonelogs.suite.mail");
-    let error = front.driver.app_logs(&front.device, &shared, &query).await.unwrap_err();
+    let error = front
+        .driver
+        .app_logs(&front.device, &shared, &query)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unsupported, "{error}");
-    let error = front.driver.app_crashes(&front.device, &shared, long_ago(), 3).await.unwrap_err();
+    let error = front
+        .driver
+        .app_crashes(&front.device, &shared, long_ago(), 3)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unsupported);
     // The policy still learns what the app is.
-    let settings = front.driver.app_info(&front.device, &AppId::new("com.android.settings")).await.unwrap();
+    let settings = front
+        .driver
+        .app_info(&front.device, &AppId::new("com.android.settings"))
+        .await
+        .unwrap();
     assert!(settings.system && !settings.dev_build);
     // An app cloned into user 10: the clone's lines are the app's too, nobody else's are.
     front.phone.launch_as_user("com.whatsapp", 10).unwrap();
-    front.phone.log("com.whatsapp", Priority::Info, "WA", "from user 0").unwrap();
-    let result = front.driver.app_logs(&front.device, &AppId::new("com.whatsapp"), &query).await.unwrap();
-    assert!(result.lines.iter().all(|l| matches!(l.uid, Some(10145 | 1_010_145))), "{:?}", result.lines);
+    front
+        .phone
+        .log("com.whatsapp", Priority::Info, "WA", "from user 0")
+        .unwrap();
+    let result = front
+        .driver
+        .app_logs(&front.device, &AppId::new("com.whatsapp"), &query)
+        .await
+        .unwrap();
+    assert!(
+        result
+            .lines
+            .iter()
+            .all(|l| matches!(l.uid, Some(10145 | 1_010_145))),
+        "{:?}",
+        result.lines
+    );
     assert!(result.lines.iter().any(|l| l.text == "from user 0"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_crashes_of_the_simulated_app() {
-    for android in [AndroidVersion::Android10, AndroidVersion::Android14, AndroidVersion::Android16] {
+    for android in [
+        AndroidVersion::Android10,
+        AndroidVersion::Android14,
+        AndroidVersion::Android16,
+    ] {
         let phone = SimPhone::for_android(android);
         let front = Front::start(phone, |_| {}).await;
-        let crash_pid = front.phone.crash("dev.phonelogs.crashtest", "java.lang.IllegalStateException", "Crash button tapped").unwrap();
+        let crash_pid = front
+            .phone
+            .crash(
+                "dev.phonelogs.crashtest",
+                "java.lang.IllegalStateException",
+                "Crash button tapped",
+            )
+            .unwrap();
         front.phone.advance_clock(30.0);
         let anr_pid = front.phone.hang("dev.phonelogs.crashtest").unwrap();
         front.phone.advance_clock(30.0);
-        front.phone.native_crash("dev.phonelogs.crashtest", 11).unwrap();
-        front.phone.crash("com.spotify.music", "java.lang.RuntimeException", "someone else's").unwrap();
-        let reports = front.driver.app_crashes(&front.device, &crashtest(), long_ago(), 10).await.unwrap();
+        front
+            .phone
+            .native_crash("dev.phonelogs.crashtest", 11)
+            .unwrap();
+        front
+            .phone
+            .crash(
+                "com.spotify.music",
+                "java.lang.RuntimeException",
+                "someone else's",
+            )
+            .unwrap();
+        let reports = front
+            .driver
+            .app_crashes(&front.device, &crashtest(), long_ago(), 10)
+            .await
+            .unwrap();
         let kinds: Vec<_> = reports.iter().map(|r| r.kind.name()).collect();
-        assert_eq!(kinds, ["native_crash", "anr", "java_crash"], "Android {android:?}: {reports:#?}");
+        assert_eq!(
+            kinds,
+            ["native_crash", "anr", "java_crash"],
+            "Android {android:?}: {reports:#?}"
+        );
         assert_eq!(reports[1].pid, Some(anr_pid));
-        assert!(!reports[1].text.contains("Cmd line: system_server"), "{}", reports[1].text);
+        assert!(
+            !reports[1].text.contains("Cmd line: system_server"),
+            "{}",
+            reports[1].text
+        );
         assert!(reports[2].summary.contains("Crash button tapped"));
         if android != AndroidVersion::Android10 {
             assert_eq!(reports[2].pid, Some(crash_pid));
@@ -124,40 +257,96 @@ async fn real_crashes_of_the_simulated_app() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_six_debugging_aids() {
-    let mut profile = Profile::default();
-    profile.build_type = BuildType::Userdebug;
+    let profile = Profile {
+        build_type: BuildType::Userdebug,
+        ..Profile::default()
+    };
     let front = Front::start(SimPhone::with_profile(profile), |_| {}).await;
     let debugger = front.driver.debugger().unwrap();
     let pid = front.phone.pid_of("dev.phonelogs.crashtest").unwrap();
-    front.phone.crash("com.spotify.music", "java.lang.RuntimeException", "x").unwrap();
-    let history = debugger.process_exit_history(&front.device, &AppId::new("com.spotify.music")).await.unwrap();
+    front
+        .phone
+        .crash("com.spotify.music", "java.lang.RuntimeException", "x")
+        .unwrap();
+    let history = debugger
+        .process_exit_history(&front.device, &AppId::new("com.spotify.music"))
+        .await
+        .unwrap();
     assert_eq!(history.count, 1);
-    assert_eq!(history.records[0].reason.as_deref(), Some("APP CRASH(EXCEPTION)"));
-    let set = debugger.set_debug_app(&front.device, &crashtest(), true, true).await.unwrap();
+    assert_eq!(
+        history.records[0].reason.as_deref(),
+        Some("APP CRASH(EXCEPTION)")
+    );
+    let set = debugger
+        .set_debug_app(&front.device, &crashtest(), true, true)
+        .await
+        .unwrap();
     assert!(set.wait_for_debugger && set.persistent);
     let recorded = front.phone.debug_app().unwrap();
-    assert!(recorded.wait_for_debugger && recorded.persistent && recorded.package == "dev.phonelogs.crashtest");
-    assert!(debugger.clear_debug_app(&front.device).await.unwrap().cleared);
+    assert!(
+        recorded.wait_for_debugger
+            && recorded.persistent
+            && recorded.package == "dev.phonelogs.crashtest"
+    );
+    assert!(
+        debugger
+            .clear_debug_app(&front.device)
+            .await
+            .unwrap()
+            .cleared
+    );
     assert!(front.phone.debug_app().is_none());
     let jdwp = debugger.jdwp_processes(&front.device).await.unwrap();
-    assert_eq!(jdwp.pids, front.phone.jdwp_pids().into_iter().map(i64::from).collect::<Vec<_>>());
+    assert_eq!(
+        jdwp.pids,
+        front
+            .phone
+            .jdwp_pids()
+            .into_iter()
+            .map(i64::from)
+            .collect::<Vec<_>>()
+    );
     assert!(jdwp.pids.contains(&i64::from(pid)));
-    let trace = debugger.native_backtrace(&front.device, i64::from(pid)).await.unwrap();
-    assert!(trace.thread_count > 0 && trace.threads.iter().all(|t| t.frame_count > 0), "{trace:?}");
-    assert_eq!(trace.process_name.as_deref(), Some("dev.phonelogs.crashtest"));
-    let tombstone = debugger.native_tombstone(&front.device, i64::from(pid)).await.unwrap();
-    assert_eq!(tombstone.process_name.as_deref(), Some("dev.phonelogs.crashtest"));
+    let trace = debugger
+        .native_backtrace(&front.device, i64::from(pid))
+        .await
+        .unwrap();
+    assert!(
+        trace.thread_count > 0 && trace.threads.iter().all(|t| t.frame_count > 0),
+        "{trace:?}"
+    );
+    assert_eq!(
+        trace.process_name.as_deref(),
+        Some("dev.phonelogs.crashtest")
+    );
+    let tombstone = debugger
+        .native_tombstone(&front.device, i64::from(pid))
+        .await
+        .unwrap();
+    assert_eq!(
+        tombstone.process_name.as_deref(),
+        Some("dev.phonelogs.crashtest")
+    );
     assert!(tombstone.signal.is_some() && !tombstone.bytes.is_empty());
     // A dead pid is a backend error.
-    let error = debugger.native_backtrace(&front.device, 99_999).await.unwrap_err();
+    let error = debugger
+        .native_backtrace(&front.device, 99_999)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Backend, "{error}");
     // A user build refuses debuggerd.
     let front = Front::start(SimPhone::default_phone(), |_| {}).await;
     let debugger = front.driver.debugger().unwrap();
     let pid = front.phone.pid_of("dev.phonelogs.crashtest").unwrap();
-    let error = debugger.native_backtrace(&front.device, i64::from(pid)).await.unwrap_err();
+    let error = debugger
+        .native_backtrace(&front.device, i64::from(pid))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::PermissionDenied, "{error}");
-    let error = debugger.native_tombstone(&front.device, i64::from(pid)).await.unwrap_err();
+    let error = debugger
+        .native_tombstone(&front.device, i64::from(pid))
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::PermissionDenied, "{error}");
 }
 
@@ -165,14 +354,28 @@ async fn the_six_debugging_aids() {
 async fn unknown_and_offline_devices() {
     let front = Front::start(SimPhone::default_phone(), |_| {}).await;
     let nowhere = DeviceId::new("no-such-device");
-    let error = front.driver.app_info(&nowhere, &crashtest()).await.unwrap_err();
+    let error = front
+        .driver
+        .app_info(&nowhere, &crashtest())
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::DeviceNotFound, "{error}");
     front.phone.set_offline(true);
     front.driver.forget_device(&front.device);
-    let error = front.driver.app_info(&front.device, &crashtest()).await.unwrap_err();
+    let error = front
+        .driver
+        .app_info(&front.device, &crashtest())
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::DeviceUnavailable, "{error}");
     front.phone.set_offline(false);
-    assert!(front.driver.app_info(&front.device, &crashtest()).await.is_ok());
+    assert!(
+        front
+            .driver
+            .app_info(&front.device, &crashtest())
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,7 +388,10 @@ async fn no_server_running() {
     let mut missing = AdbConfig::local(free_port());
     missing.adb_program = Some("/nonexistent/adb".into());
     let error = AdbServer::new(missing).version().await.unwrap_err();
-    assert!(error.to_string().contains("adb is not installed"), "{error}");
+    assert!(
+        error.to_string().contains("adb is not installed"),
+        "{error}"
+    );
     let error: phonelogs_driver::Error = error.into();
     assert_eq!(error.kind(), ErrorKind::DeviceUnavailable);
 }
@@ -194,17 +400,40 @@ async fn no_server_running() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_that_vanishes_mid_call_then_works_again() {
-    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |_| {}).await else { return };
-    setup.phone.fill_log("dev.phonelogs.crashtest", Buffer::Main, 256 * 1024).unwrap();
+    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |_| {}).await else {
+        return;
+    };
+    setup
+        .phone
+        .fill_log("dev.phonelogs.crashtest", Buffer::Main, 256 * 1024)
+        .unwrap();
     let query = LogQuery::since(long_ago(), 500);
-    setup.driver.app_info(&setup.device, &crashtest()).await.unwrap();
+    setup
+        .driver
+        .app_info(&setup.device, &crashtest())
+        .await
+        .unwrap();
     setup.phone.inject_fault(Fault::DropAfterBytes(10_000));
-    let error = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::Disconnected | ErrorKind::DeviceUnavailable), "{error}");
+    let error = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error.kind(),
+            ErrorKind::Disconnected | ErrorKind::DeviceUnavailable
+        ),
+        "{error}"
+    );
     // The device comes back (adb connects again) and the next call works.
     let address: std::net::SocketAddr = setup.device.as_str().parse().unwrap();
     setup.server.connect(address, &setup.driver).await;
-    let result = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap();
+    let result = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap();
     assert_eq!(result.lines.len(), 500);
 }
 
@@ -218,11 +447,25 @@ async fn a_stalled_device_times_out_then_works_again() {
         return;
     };
     let query = LogQuery::since(long_ago(), 50);
-    setup.driver.app_info(&setup.device, &crashtest()).await.unwrap();
+    setup
+        .driver
+        .app_info(&setup.device, &crashtest())
+        .await
+        .unwrap();
     setup.phone.inject_fault(Fault::Stall(None));
-    let error = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap_err();
+    let error = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
-    assert!(setup.driver.app_logs(&setup.device, &crashtest(), &query).await.is_ok());
+    assert!(
+        setup
+            .driver
+            .app_logs(&setup.device, &crashtest(), &query)
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,7 +478,11 @@ async fn through_the_real_server_killed_mid_call() {
         return;
     };
     let query = LogQuery::since(long_ago(), 50);
-    let before = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap();
+    let before = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap();
     assert!(!before.lines.is_empty());
     // The device stalls, and the server is killed while the call waits.
     setup.phone.inject_fault(Fault::Stall(None));
@@ -248,22 +495,50 @@ async fn through_the_real_server_killed_mid_call() {
     };
     let (result, ()) = tokio::join!(call, kill);
     let error = result.unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::Disconnected | ErrorKind::Timeout | ErrorKind::Backend), "{error}");
+    assert!(
+        matches!(
+            error.kind(),
+            ErrorKind::Disconnected | ErrorKind::Timeout | ErrorKind::Backend
+        ),
+        "{error}"
+    );
     // With no server, the next call says the server is unavailable.
-    let error = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap_err();
+    let error = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::DeviceUnavailable, "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_the_real_server_the_logs_and_aids_work() {
-    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |_| {}).await else { return };
+    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |_| {}).await else {
+        return;
+    };
     let mut query = LogQuery::since(long_ago(), 200);
     query.level = Some(LogLevel::Info);
-    let result = setup.driver.app_logs(&setup.device, &crashtest(), &query).await.unwrap();
-    assert!(result.lines.iter().all(|l| l.uid == Some(10234) && l.level >= LogLevel::Info));
-    assert!(result.lines.iter().any(|l| l.text.contains("Crash Test ready")));
+    let result = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap();
+    assert!(
+        result
+            .lines
+            .iter()
+            .all(|l| l.uid == Some(10234) && l.level >= LogLevel::Info)
+    );
+    assert!(
+        result
+            .lines
+            .iter()
+            .any(|l| l.text.contains("Crash Test ready"))
+    );
     let jdwp = setup.driver.jdwp_processes(&setup.device).await.unwrap();
-    assert!(jdwp.pids.contains(&i64::from(setup.phone.pid_of("dev.phonelogs.crashtest").unwrap())));
+    assert!(jdwp.pids.contains(&i64::from(
+        setup.phone.pid_of("dev.phonelogs.crashtest").unwrap()
+    )));
 }
 
 /// One generated line: which app logged it, its level, tag and text.

@@ -240,7 +240,10 @@ proptest! {
     }
 
     #[test]
-    fn fast_path_agrees_with_the_full_parser_on_any_line(line in "[ 0-9.a-zA-Z:]{0,60}") {
+    fn fast_path_agrees_with_the_full_parser_on_any_line(line in prop_oneof![
+        "[ 0-9.a-zA-Z:]{0,60}",
+        "[ ]{0,20}[0-9]{1,19}\\.[0-9]{1,9} [ ]{0,3}0?[0-9]{1,7} [ ]{0,3}[0-9]{1,6} [ ]{0,3}[0-9]{1,6} [VDIWEF] [a-z .]{0,10}: [ -~]{0,20}",
+    ]) {
         if let logcat::LogcatItem::Line(parsed) = logcat::parse_line(&line)
             && let (logcat::LogTime::Epoch { .. }, Some(logcat::UidField::Number(uid))) = (&parsed.time, &parsed.uid)
         {

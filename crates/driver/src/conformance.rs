@@ -62,7 +62,15 @@ pub struct Scenario {
     pub missing_app: AppId,
 }
 
-fn line(start: OffsetDateTime, millis: i64, level: LogLevel, tag: &str, text: &str, pid: u32, uid: u32) -> LogLine {
+fn line(
+    start: OffsetDateTime,
+    millis: i64,
+    level: LogLevel,
+    tag: &str,
+    text: &str,
+    pid: u32,
+    uid: u32,
+) -> LogLine {
     LogLine {
         time: start + Duration::milliseconds(millis),
         level,
@@ -92,11 +100,51 @@ impl Scenario {
             system: false,
             dev_build: true,
             lines: vec![
-                line(start, 1_000, LogLevel::Info, "CrashTest", &app_text("started"), app_pid, app_uid),
-                line(start, 2_100, LogLevel::Debug, "CrashTest", &app_text("loading config"), app_pid, app_uid),
-                line(start, 3_200, LogLevel::Warn, "Net", &app_text("slow response"), app_pid, app_uid),
-                line(start, 4_300, LogLevel::Error, "CrashTest", &app_text("failed to save"), app_pid, app_uid),
-                line(start, 5_400, LogLevel::Error, "AndroidRuntime", &app_text("FATAL EXCEPTION: main"), app_pid, app_uid),
+                line(
+                    start,
+                    1_000,
+                    LogLevel::Info,
+                    "CrashTest",
+                    &app_text("started"),
+                    app_pid,
+                    app_uid,
+                ),
+                line(
+                    start,
+                    2_100,
+                    LogLevel::Debug,
+                    "CrashTest",
+                    &app_text("loading config"),
+                    app_pid,
+                    app_uid,
+                ),
+                line(
+                    start,
+                    3_200,
+                    LogLevel::Warn,
+                    "Net",
+                    &app_text("slow response"),
+                    app_pid,
+                    app_uid,
+                ),
+                line(
+                    start,
+                    4_300,
+                    LogLevel::Error,
+                    "CrashTest",
+                    &app_text("failed to save"),
+                    app_pid,
+                    app_uid,
+                ),
+                line(
+                    start,
+                    5_400,
+                    LogLevel::Error,
+                    "AndroidRuntime",
+                    &app_text("FATAL EXCEPTION: main"),
+                    app_pid,
+                    app_uid,
+                ),
             ],
             crashes: vec![
                 CrashReport {
@@ -105,7 +153,9 @@ impl Scenario {
                     pid: Some(app_pid),
                     process: "dev.phonelogs.crashtest".into(),
                     summary: "java.lang.IllegalStateException: Crash button tapped".into(),
-                    text: format!("java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n{APP_MARKER}\n"),
+                    text: format!(
+                        "java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n{APP_MARKER}\n"
+                    ),
                 },
                 CrashReport {
                     kind: CrashKind::Anr,
@@ -125,8 +175,24 @@ impl Scenario {
             system: false,
             dev_build: false,
             lines: vec![
-                line(start, 1_500, LogLevel::Info, "Store", &format!("{OTHER_MARKER} user=alice"), other_pid, other_uid),
-                line(start, 3_700, LogLevel::Error, "CrashTest", &format!("{OTHER_MARKER} token=abc"), other_pid, other_uid),
+                line(
+                    start,
+                    1_500,
+                    LogLevel::Info,
+                    "Store",
+                    &format!("{OTHER_MARKER} user=alice"),
+                    other_pid,
+                    other_uid,
+                ),
+                line(
+                    start,
+                    3_700,
+                    LogLevel::Error,
+                    "CrashTest",
+                    &format!("{OTHER_MARKER} token=abc"),
+                    other_pid,
+                    other_uid,
+                ),
             ],
             crashes: vec![CrashReport {
                 kind: CrashKind::JavaCrash,
@@ -217,19 +283,40 @@ fn leaks(lines: &[LogLine]) -> Option<&LogLine> {
 /// The device is listed, online, on the driver's platform.
 pub async fn check_devices(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
     const CHECK: &str = "devices";
-    let devices = logger.devices().await.map_err(|e| driver_error(CHECK, "devices()", e))?;
+    let devices = logger
+        .devices()
+        .await
+        .map_err(|e| driver_error(CHECK, "devices()", e))?;
     let platform = logger.capabilities().platform;
     let found = devices.iter().find(|d| d.id == scenario.device);
-    ensure!(CHECK, found.is_some(), "{} is not among {devices:?}", scenario.device);
+    ensure!(
+        CHECK,
+        found.is_some(),
+        "{} is not among {devices:?}",
+        scenario.device
+    );
     if let Some(device) = found {
-        ensure!(CHECK, device.state == DeviceState::Online, "state is {:?}", device.state);
-        ensure!(CHECK, device.platform == platform, "platform {:?} != {platform:?}", device.platform);
+        ensure!(
+            CHECK,
+            device.state == DeviceState::Online,
+            "state is {:?}",
+            device.state
+        );
+        ensure!(
+            CHECK,
+            device.platform == platform,
+            "platform {:?} != {platform:?}",
+            device.platform
+        );
     }
     Ok(())
 }
 
 /// All of the app's lines since the start, oldest first, and nothing of anyone else.
-pub async fn check_logs_are_the_apps_own(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
+pub async fn check_logs_are_the_apps_own(
+    logger: &dyn AppLogger,
+    scenario: &Scenario,
+) -> CheckResult {
     const CHECK: &str = "logs_are_the_apps_own";
     let query = LogQuery::since(scenario.start, 500);
     let result = logger
@@ -237,7 +324,10 @@ pub async fn check_logs_are_the_apps_own(logger: &dyn AppLogger, scenario: &Scen
         .await
         .map_err(|e| driver_error(CHECK, "app_logs", e))?;
     if let Some(bad) = leaks(&result.lines) {
-        return Err(Failure { check: CHECK, message: format!("a line that is not the app's own: {bad:?}") });
+        return Err(Failure {
+            check: CHECK,
+            message: format!("a line that is not the app's own: {bad:?}"),
+        });
     }
     ensure!(
         CHECK,
@@ -249,13 +339,36 @@ pub async fn check_logs_are_the_apps_own(logger: &dyn AppLogger, scenario: &Scen
     if logger.capabilities().log_history {
         ensure!(CHECK, got == want, "lines {got:?}, expected {want:?}");
     } else {
-        ensure!(CHECK, got.iter().all(|t| want.contains(t)), "unexpected lines {got:?}");
+        ensure!(
+            CHECK,
+            got.iter().all(|t| want.contains(t)),
+            "unexpected lines {got:?}"
+        );
     }
     for (got, want) in result.lines.iter().zip(&scenario.app.lines) {
         if got.text == want.text {
-            ensure!(CHECK, got.time == want.time, "time {} != {} for {:?}", got.time, want.time, got.text);
-            ensure!(CHECK, got.level == want.level, "level {:?} != {:?}", got.level, want.level);
-            ensure!(CHECK, got.tag == want.tag, "tag {:?} != {:?}", got.tag, want.tag);
+            ensure!(
+                CHECK,
+                got.time == want.time,
+                "time {} != {} for {:?}",
+                got.time,
+                want.time,
+                got.text
+            );
+            ensure!(
+                CHECK,
+                got.level == want.level,
+                "level {:?} != {:?}",
+                got.level,
+                want.level
+            );
+            ensure!(
+                CHECK,
+                got.tag == want.tag,
+                "tag {:?} != {:?}",
+                got.tag,
+                want.tag
+            );
         }
     }
     Ok(())
@@ -274,7 +387,12 @@ pub async fn check_count_keeps_newest(logger: &dyn AppLogger, scenario: &Scenari
         .map_err(|e| driver_error(CHECK, "app_logs", e))?;
     let all = &scenario.app.lines;
     let want = own_texts(&all[all.len().saturating_sub(2)..]);
-    ensure!(CHECK, own_texts(&result.lines) == want, "got {:?}, expected {want:?}", own_texts(&result.lines));
+    ensure!(
+        CHECK,
+        own_texts(&result.lines) == want,
+        "got {:?}, expected {want:?}",
+        own_texts(&result.lines)
+    );
     Ok(())
 }
 
@@ -290,19 +408,43 @@ pub async fn check_level_and_filter(logger: &dyn AppLogger, scenario: &Scenario)
         .app_logs(&scenario.device, &scenario.app.app, &query)
         .await
         .map_err(|e| driver_error(CHECK, "app_logs with a level", e))?;
-    let want: Vec<&str> = scenario.app.lines.iter().filter(|l| l.level >= LogLevel::Warn).map(|l| l.text.as_str()).collect();
-    ensure!(CHECK, own_texts(&result.lines) == want, "level warn gave {:?}, expected {want:?}", own_texts(&result.lines));
+    let want: Vec<&str> = scenario
+        .app
+        .lines
+        .iter()
+        .filter(|l| l.level >= LogLevel::Warn)
+        .map(|l| l.text.as_str())
+        .collect();
+    ensure!(
+        CHECK,
+        own_texts(&result.lines) == want,
+        "level warn gave {:?}, expected {want:?}",
+        own_texts(&result.lines)
+    );
 
-    for (filter, expected) in [("slow", 1usize), ("Net", 1), ("CrashTest", 3), ("no such words", 0)] {
+    for (filter, expected) in [
+        ("slow", 1usize),
+        ("Net", 1),
+        ("CrashTest", 3),
+        ("no such words", 0),
+    ] {
         let mut query = LogQuery::since(scenario.start, 500);
         query.filter = Some(filter.into());
         let result = logger
             .app_logs(&scenario.device, &scenario.app.app, &query)
             .await
             .map_err(|e| driver_error(CHECK, "app_logs with a filter", e))?;
-        ensure!(CHECK, result.lines.len() == expected, "filter {filter:?} gave {} lines, expected {expected}", result.lines.len());
+        ensure!(
+            CHECK,
+            result.lines.len() == expected,
+            "filter {filter:?} gave {} lines, expected {expected}",
+            result.lines.len()
+        );
         if let Some(bad) = leaks(&result.lines) {
-            return Err(Failure { check: CHECK, message: format!("filter {filter:?} leaked {bad:?}") });
+            return Err(Failure {
+                check: CHECK,
+                message: format!("filter {filter:?} leaked {bad:?}"),
+            });
         }
     }
     Ok(())
@@ -316,17 +458,40 @@ pub async fn check_since(logger: &dyn AppLogger, scenario: &Scenario) -> CheckRe
     }
     let cut = scenario.app.lines[2].time;
     let result = logger
-        .app_logs(&scenario.device, &scenario.app.app, &LogQuery::since(cut, 500))
+        .app_logs(
+            &scenario.device,
+            &scenario.app.app,
+            &LogQuery::since(cut, 500),
+        )
         .await
         .map_err(|e| driver_error(CHECK, "app_logs", e))?;
-    ensure!(CHECK, result.lines.iter().all(|l| l.time >= cut), "a line before since: {:?}", result.lines);
-    ensure!(CHECK, result.lines.len() == 3, "expected 3 lines since {cut}, got {}", result.lines.len());
+    ensure!(
+        CHECK,
+        result.lines.iter().all(|l| l.time >= cut),
+        "a line before since: {:?}",
+        result.lines
+    );
+    ensure!(
+        CHECK,
+        result.lines.len() == 3,
+        "expected 3 lines since {cut}, got {}",
+        result.lines.len()
+    );
     let later = scenario.start + Duration::hours(1);
     let result = logger
-        .app_logs(&scenario.device, &scenario.app.app, &LogQuery::since(later, 500))
+        .app_logs(
+            &scenario.device,
+            &scenario.app.app,
+            &LogQuery::since(later, 500),
+        )
         .await
         .map_err(|e| driver_error(CHECK, "app_logs", e))?;
-    ensure!(CHECK, result.lines.is_empty(), "lines after the last one: {:?}", result.lines);
+    ensure!(
+        CHECK,
+        result.lines.is_empty(),
+        "lines after the last one: {:?}",
+        result.lines
+    );
     Ok(())
 }
 
@@ -334,21 +499,46 @@ pub async fn check_since(logger: &dyn AppLogger, scenario: &Scenario) -> CheckRe
 pub async fn check_unknowns(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
     const CHECK: &str = "unknowns";
     let query = LogQuery::since(scenario.start, 10);
-    match logger.app_logs(&scenario.device, &scenario.missing_app, &query).await {
-        Err(e) => ensure!(CHECK, e.kind() == ErrorKind::NotFound, "a missing app gave {e}"),
+    match logger
+        .app_logs(&scenario.device, &scenario.missing_app, &query)
+        .await
+    {
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() == ErrorKind::NotFound,
+            "a missing app gave {e}"
+        ),
         Ok(r) => ensure!(CHECK, false, "a missing app gave {} lines", r.lines.len()),
     }
-    match logger.app_info(&scenario.device, &scenario.missing_app).await {
-        Err(e) => ensure!(CHECK, e.kind() == ErrorKind::NotFound, "app_info of a missing app gave {e}"),
+    match logger
+        .app_info(&scenario.device, &scenario.missing_app)
+        .await
+    {
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() == ErrorKind::NotFound,
+            "app_info of a missing app gave {e}"
+        ),
         Ok(info) => ensure!(CHECK, false, "app_info of a missing app gave {info:?}"),
     }
     let nowhere = DeviceId::new("no-such-device-0000");
     match logger.app_logs(&nowhere, &scenario.app.app, &query).await {
-        Err(e) => ensure!(CHECK, e.kind() == ErrorKind::DeviceNotFound, "a missing device gave {e}"),
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() == ErrorKind::DeviceNotFound,
+            "a missing device gave {e}"
+        ),
         Ok(_) => ensure!(CHECK, false, "a missing device answered"),
     }
-    match logger.app_crashes(&nowhere, &scenario.app.app, scenario.start, 3).await {
-        Err(e) => ensure!(CHECK, e.kind() == ErrorKind::DeviceNotFound, "crashes on a missing device gave {e}"),
+    match logger
+        .app_crashes(&nowhere, &scenario.app.app, scenario.start, 3)
+        .await
+    {
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() == ErrorKind::DeviceNotFound,
+            "crashes on a missing device gave {e}"
+        ),
         Ok(_) => ensure!(CHECK, false, "crashes on a missing device answered"),
     }
     Ok(())
@@ -364,22 +554,64 @@ pub async fn check_crashes(logger: &dyn AppLogger, scenario: &Scenario) -> Check
         .app_crashes(&scenario.device, &scenario.app.app, scenario.start, 10)
         .await
         .map_err(|e| driver_error(CHECK, "app_crashes", e))?;
-    ensure!(CHECK, reports.len() == scenario.app.crashes.len(), "{} reports, expected {}", reports.len(), scenario.app.crashes.len());
-    ensure!(CHECK, reports.windows(2).all(|w| w[0].time >= w[1].time), "reports are not newest first");
+    ensure!(
+        CHECK,
+        reports.len() == scenario.app.crashes.len(),
+        "{} reports, expected {}",
+        reports.len(),
+        scenario.app.crashes.len()
+    );
+    ensure!(
+        CHECK,
+        reports.windows(2).all(|w| w[0].time >= w[1].time),
+        "reports are not newest first"
+    );
     for report in &reports {
-        ensure!(CHECK, !report.text.contains(OTHER_MARKER) && !report.summary.contains(OTHER_MARKER), "another app's report: {report:?}");
+        ensure!(
+            CHECK,
+            !report.text.contains(OTHER_MARKER) && !report.summary.contains(OTHER_MARKER),
+            "another app's report: {report:?}"
+        );
     }
     for (got, want) in reports.iter().zip(scenario.app.crashes.iter().rev()) {
-        ensure!(CHECK, got.kind == want.kind, "kind {:?} != {:?}", got.kind, want.kind);
-        ensure!(CHECK, got.time == want.time, "time {} != {}", got.time, want.time);
-        ensure!(CHECK, got.pid == want.pid, "pid {:?} != {:?}", got.pid, want.pid);
-        ensure!(CHECK, got.summary.contains(&want.summary), "summary {:?} lacks {:?}", got.summary, want.summary);
+        ensure!(
+            CHECK,
+            got.kind == want.kind,
+            "kind {:?} != {:?}",
+            got.kind,
+            want.kind
+        );
+        ensure!(
+            CHECK,
+            got.time == want.time,
+            "time {} != {}",
+            got.time,
+            want.time
+        );
+        ensure!(
+            CHECK,
+            got.pid == want.pid,
+            "pid {:?} != {:?}",
+            got.pid,
+            want.pid
+        );
+        ensure!(
+            CHECK,
+            got.summary.contains(&want.summary),
+            "summary {:?} lacks {:?}",
+            got.summary,
+            want.summary
+        );
     }
     let newest = logger
         .app_crashes(&scenario.device, &scenario.app.app, scenario.start, 1)
         .await
         .map_err(|e| driver_error(CHECK, "app_crashes with limit 1", e))?;
-    ensure!(CHECK, newest.len() == 1 && Some(&newest[0]) == reports.first(), "limit 1 gave {newest:?}");
+    ensure!(
+        CHECK,
+        newest.len() == 1 && Some(&newest[0]) == reports.first(),
+        "limit 1 gave {newest:?}"
+    );
     let later = scenario.start + Duration::hours(1);
     let none = logger
         .app_crashes(&scenario.device, &scenario.app.app, later, 10)
@@ -397,15 +629,44 @@ pub async fn check_app_info(logger: &dyn AppLogger, scenario: &Scenario) -> Chec
             .dev_build(&scenario.device, &expected.app)
             .await
             .map_err(|e| driver_error(CHECK, "dev_build", e))?;
-        ensure!(CHECK, dev == expected.dev_build, "dev_build({}) = {dev}", expected.app);
+        ensure!(
+            CHECK,
+            dev == expected.dev_build,
+            "dev_build({}) = {dev}",
+            expected.app
+        );
         let info = logger
             .app_info(&scenario.device, &expected.app)
             .await
             .map_err(|e| driver_error(CHECK, "app_info", e))?;
-        ensure!(CHECK, info.app == expected.app, "app_info names {}", info.app);
-        ensure!(CHECK, info.dev_build == expected.dev_build, "app_info({}).dev_build = {}", expected.app, info.dev_build);
-        ensure!(CHECK, info.system == expected.system, "app_info({}).system = {}", expected.app, info.system);
-        ensure!(CHECK, info.uid.is_none_or(|uid| uid == expected.uid), "app_info({}).uid = {:?}, expected {}", expected.app, info.uid, expected.uid);
+        ensure!(
+            CHECK,
+            info.app == expected.app,
+            "app_info names {}",
+            info.app
+        );
+        ensure!(
+            CHECK,
+            info.dev_build == expected.dev_build,
+            "app_info({}).dev_build = {}",
+            expected.app,
+            info.dev_build
+        );
+        ensure!(
+            CHECK,
+            info.system == expected.system,
+            "app_info({}).system = {}",
+            expected.app,
+            info.system
+        );
+        ensure!(
+            CHECK,
+            info.uid.is_none_or(|uid| uid == expected.uid),
+            "app_info({}).uid = {:?}, expected {}",
+            expected.app,
+            info.uid,
+            expected.uid
+        );
     }
     Ok(())
 }
@@ -414,7 +675,12 @@ pub async fn check_app_info(logger: &dyn AppLogger, scenario: &Scenario) -> Chec
 pub async fn check_listener(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
     const CHECK: &str = "listener";
     let caps = logger.capabilities();
-    ensure!(CHECK, caps.listener == logger.listener().is_some(), "capabilities.listener is {} but listener() disagrees", caps.listener);
+    ensure!(
+        CHECK,
+        caps.listener == logger.listener().is_some(),
+        "capabilities.listener is {} but listener() disagrees",
+        caps.listener
+    );
     if let Some(listener) = logger.listener() {
         for _ in 0..2 {
             listener
@@ -430,8 +696,15 @@ pub async fn check_listener(logger: &dyn AppLogger, scenario: &Scenario) -> Chec
 pub async fn check_debugger(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
     const CHECK: &str = "debugger";
     let caps = logger.capabilities();
-    ensure!(CHECK, caps.debugger == logger.debugger().is_some(), "capabilities.debugger is {} but debugger() disagrees", caps.debugger);
-    let Some(debugger) = logger.debugger() else { return Ok(()) };
+    ensure!(
+        CHECK,
+        caps.debugger == logger.debugger().is_some(),
+        "capabilities.debugger is {} but debugger() disagrees",
+        caps.debugger
+    );
+    let Some(debugger) = logger.debugger() else {
+        return Ok(());
+    };
     check_debugger_on(debugger, scenario).await
 }
 
@@ -440,28 +713,51 @@ async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> C
     let device = &scenario.device;
     for pid in [0, -1] {
         match debugger.native_backtrace(device, pid).await {
-            Err(e) => ensure!(CHECK, e.kind() == ErrorKind::InvalidArgument, "backtrace of pid {pid} gave {e}"),
+            Err(e) => ensure!(
+                CHECK,
+                e.kind() == ErrorKind::InvalidArgument,
+                "backtrace of pid {pid} gave {e}"
+            ),
             Ok(_) => ensure!(CHECK, false, "backtrace of pid {pid} answered"),
         }
         match debugger.native_tombstone(device, pid).await {
-            Err(e) => ensure!(CHECK, e.kind() == ErrorKind::InvalidArgument, "tombstone of pid {pid} gave {e}"),
+            Err(e) => ensure!(
+                CHECK,
+                e.kind() == ErrorKind::InvalidArgument,
+                "tombstone of pid {pid} gave {e}"
+            ),
             Ok(_) => ensure!(CHECK, false, "tombstone of pid {pid} answered"),
         }
     }
-    match debugger.process_exit_history(device, &AppId::new(" ")).await {
-        Err(e) => ensure!(CHECK, e.kind() == ErrorKind::InvalidArgument, "a blank package gave {e}"),
+    match debugger
+        .process_exit_history(device, &AppId::new(" "))
+        .await
+    {
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() == ErrorKind::InvalidArgument,
+            "a blank package gave {e}"
+        ),
         Ok(_) => ensure!(CHECK, false, "a blank package answered"),
     }
     let history = debugger
         .process_exit_history(device, &scenario.missing_app)
         .await
         .map_err(|e| driver_error(CHECK, "exit history of a missing app", e))?;
-    ensure!(CHECK, history.records.is_empty() && history.count == 0, "a missing app has history {history:?}");
+    ensure!(
+        CHECK,
+        history.records.is_empty() && history.count == 0,
+        "a missing app has history {history:?}"
+    );
     let set = debugger
         .set_debug_app(device, &scenario.app.app, true, false)
         .await
         .map_err(|e| driver_error(CHECK, "set_debug_app", e))?;
-    ensure!(CHECK, set.wait_for_debugger && !set.persistent && set.package == scenario.app.app.as_str(), "set_debug_app gave {set:?}");
+    ensure!(
+        CHECK,
+        set.wait_for_debugger && !set.persistent && set.package == scenario.app.app.as_str(),
+        "set_debug_app gave {set:?}"
+    );
     for _ in 0..2 {
         let cleared = debugger
             .clear_debug_app(device)
@@ -474,11 +770,26 @@ async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> C
         .await
         .map_err(|e| driver_error(CHECK, "jdwp_processes", e))?;
     let mut seen = std::collections::HashSet::new();
-    ensure!(CHECK, jdwp.pids.iter().all(|p| seen.insert(*p)), "duplicate jdwp pids {:?}", jdwp.pids);
-    ensure!(CHECK, jdwp.count == jdwp.pids.len(), "jdwp count {} for {:?}", jdwp.count, jdwp.pids);
+    ensure!(
+        CHECK,
+        jdwp.pids.iter().all(|p| seen.insert(*p)),
+        "duplicate jdwp pids {:?}",
+        jdwp.pids
+    );
+    ensure!(
+        CHECK,
+        jdwp.count == jdwp.pids.len(),
+        "jdwp count {} for {:?}",
+        jdwp.count,
+        jdwp.pids
+    );
     let nowhere = DeviceId::new("no-such-device-0000");
     match debugger.clear_debug_app(&nowhere).await {
-        Err(e) => ensure!(CHECK, e.kind() == ErrorKind::DeviceNotFound, "a missing device gave {e}"),
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() == ErrorKind::DeviceNotFound,
+            "a missing device gave {e}"
+        ),
         Ok(_) => ensure!(CHECK, false, "a missing device answered"),
     }
     Ok(())

@@ -52,9 +52,9 @@ use async_trait::async_trait;
 use phonelogs_driver::conformance::{Scenario, ScenarioApp};
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    DeviceId, DeviceInfo, DeviceState, Error, ExitRecord, JdwpProcessList, LogListener, LogLine,
-    LogQuery, LogResult, NativeBacktrace, Platform, ProcessExitHistory, Result,
-    SetDebugAppResult, TombstoneCapture, check_pid,
+    DeviceId, DeviceInfo, DeviceState, Error, ExitRecord, JdwpProcessList, LogLine, LogListener,
+    LogQuery, LogResult, NativeBacktrace, Platform, ProcessExitHistory, Result, SetDebugAppResult,
+    TombstoneCapture, check_pid,
 };
 use time::OffsetDateTime;
 
@@ -234,7 +234,9 @@ impl FakePhone {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock only happens in a failing test; the state is still
         // usable for the assertions that follow, so a poisoned lock is taken over.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Adds an online device.
@@ -267,7 +269,12 @@ impl FakePhone {
     }
 
     /// Adds lines logged by an app (the spec's `AddLogs`). Lines without a uid get the app's.
-    pub fn add_logs(&self, device: &DeviceId, app: &AppId, lines: impl IntoIterator<Item = LogLine>) {
+    pub fn add_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        lines: impl IntoIterator<Item = LogLine>,
+    ) {
         let mut state = self.lock();
         let entry = state.devices.entry(device.clone()).or_default();
         let uid = entry.apps.get(app).and_then(|a| a.uid);
@@ -285,7 +292,9 @@ impl FakePhone {
     pub fn add_system_lines(&self, device: &DeviceId, lines: impl IntoIterator<Item = LogLine>) {
         let mut state = self.lock();
         let entry = state.devices.entry(device.clone()).or_default();
-        entry.lines.extend(lines.into_iter().map(|line| (None, line)));
+        entry
+            .lines
+            .extend(lines.into_iter().map(|line| (None, line)));
         entry.lines.sort_by_key(|(_, line)| line.time);
     }
 
@@ -299,7 +308,11 @@ impl FakePhone {
     /// Marks an app as a development build or not (the spec's `SetDevBuild`).
     pub fn set_dev_build(&self, device: &DeviceId, app: &AppId, dev_build: bool) {
         let mut state = self.lock();
-        if let Some(entry) = state.devices.get_mut(device).and_then(|d| d.apps.get_mut(app)) {
+        if let Some(entry) = state
+            .devices
+            .get_mut(device)
+            .and_then(|d| d.apps.get_mut(app))
+        {
             entry.dev_build = dev_build;
         }
     }
@@ -313,7 +326,11 @@ impl FakePhone {
     pub fn add_exit_record(&self, device: &DeviceId, app: &AppId, record: ExitRecord) {
         let mut state = self.lock();
         let entry = state.devices.entry(device.clone()).or_default();
-        entry.exit_records.entry(app.clone()).or_default().push(record);
+        entry
+            .exit_records
+            .entry(app.clone())
+            .or_default()
+            .push(record);
     }
 
     /// Sets the pids `adb jdwp` lists (as the device prints them, duplicates included).
@@ -326,7 +343,11 @@ impl FakePhone {
     /// default).
     pub fn set_debuggerd_allowed(&self, device: &DeviceId, allowed: bool) {
         let mut state = self.lock();
-        state.devices.entry(device.clone()).or_default().debuggerd_allowed = allowed;
+        state
+            .devices
+            .entry(device.clone())
+            .or_default()
+            .debuggerd_allowed = allowed;
     }
 
     /// Sets what `debuggerd -b <pid>` answers for a live pid.
@@ -345,12 +366,19 @@ impl FakePhone {
 
     /// The debug app `set_debug_app` left, if any.
     pub fn debug_app(&self, device: &DeviceId) -> Option<AppId> {
-        self.lock().devices.get(device).and_then(|d| d.debug_app.clone())
+        self.lock()
+            .devices
+            .get(device)
+            .and_then(|d| d.debug_app.clone())
     }
 
     /// Makes the next call of `operation` fail with `fault` (faults queue up, one per call).
     pub fn fail_next(&self, operation: Operation, fault: Fault) {
-        self.lock().one_shot.entry(operation).or_default().push(fault);
+        self.lock()
+            .one_shot
+            .entry(operation)
+            .or_default()
+            .push(fault);
     }
 
     /// Makes every call of `operation` fail with `fault` until [`FakePhone::clear_faults`].
@@ -368,7 +396,9 @@ impl FakePhone {
     /// Whether the fake is listening for `app` on `device` (a listener fake starts on the first
     /// `app_logs` call and stops on `stop_app_logs`).
     pub fn is_listening(&self, device: &DeviceId, app: &AppId) -> bool {
-        self.lock().listening.contains(&(device.clone(), app.clone()))
+        self.lock()
+            .listening
+            .contains(&(device.clone(), app.clone()))
     }
 
     /// Every call made so far, as `operation device app`, for tests that assert what was asked.
@@ -406,9 +436,7 @@ impl FakePhone {
                     after,
                 })
             }
-            Some(Fault::Disconnect) => Err(Error::Disconnected(
-                "the fake device went away".into(),
-            )),
+            Some(Fault::Disconnect) => Err(Error::Disconnected("the fake device went away".into())),
             Some(Fault::DisconnectAfterLines(n)) => Ok(Some(n)),
         }
     }
@@ -544,9 +572,7 @@ impl AppLogger for FakePhone {
             })
         })?;
         if self.listener {
-            self.lock()
-                .listening
-                .insert((device.clone(), app.clone()));
+            self.lock().listening.insert((device.clone(), app.clone()));
         }
         if let Some(n) = cut {
             // The device delivered `n` lines and went away: a real driver loses the call, and so
@@ -576,7 +602,7 @@ impl AppLogger for FakePhone {
                 .filter(|(owner, report)| owner == app && report.time >= since)
                 .map(|(_, report)| report.clone())
                 .collect();
-            reports.sort_by(|a, b| b.time.cmp(&a.time));
+            reports.sort_by_key(|report| std::cmp::Reverse(report.time));
             reports.truncate(limit);
             Ok(reports)
         })
@@ -600,8 +626,11 @@ impl AppLogger for FakePhone {
 #[async_trait]
 impl LogListener for FakePhone {
     async fn stop_app_logs(&self, device: &DeviceId, app: &AppId) -> Result<()> {
-        self.apply(Operation::StopAppLogs, format!("stop_app_logs {device} {app}"))
-            .await?;
+        self.apply(
+            Operation::StopAppLogs,
+            format!("stop_app_logs {device} {app}"),
+        )
+        .await?;
         self.lock().listening.remove(&(device.clone(), app.clone()));
         Ok(())
     }
@@ -637,8 +666,11 @@ impl AppDebugger for FakePhone {
         persistent: bool,
     ) -> Result<SetDebugAppResult> {
         blank_package(package)?;
-        self.apply(Operation::Debugger, format!("set-debug-app {device} {package}"))
-            .await?;
+        self.apply(
+            Operation::Debugger,
+            format!("set-debug-app {device} {package}"),
+        )
+        .await?;
         self.with_device_mut(device, |entry| {
             entry.debug_app = Some(package.clone());
             Ok(SetDebugAppResult {
@@ -663,7 +695,8 @@ impl AppDebugger for FakePhone {
     }
 
     async fn jdwp_processes(&self, device: &DeviceId) -> Result<JdwpProcessList> {
-        self.apply(Operation::Debugger, format!("jdwp {device}")).await?;
+        self.apply(Operation::Debugger, format!("jdwp {device}"))
+            .await?;
         self.with_device(device, |entry, _| {
             let mut seen = HashSet::new();
             let pids: Vec<i64> = entry

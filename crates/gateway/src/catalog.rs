@@ -82,12 +82,12 @@ pub fn scope_message(reason: ScopeReason, label: &str) -> String {
         ScopeReason::WatchOnly => format!(
             "Outside the scope: this agent may only watch the screen, and logs show more than the screen, so it cannot read the logs of {label}."
         ),
-        ScopeReason::OutsideAgentScope => format!(
-            "Outside the scope: {label} is not among the apps this agent may use."
-        ),
-        ScopeReason::OutsideTask => format!(
-            "Outside the scope: {label} is not among this task's apps."
-        ),
+        ScopeReason::OutsideAgentScope => {
+            format!("Outside the scope: {label} is not among the apps this agent may use.")
+        }
+        ScopeReason::OutsideTask => {
+            format!("Outside the scope: {label} is not among this task's apps.")
+        }
     }
 }
 
@@ -105,7 +105,9 @@ pub fn pending_message(label: &str, approval_id: &str) -> String {
 
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
-    format!("Denied: the person did not allow reading the logs of {label} (rule \u{201c}{rule}\u{201d}).")
+    format!(
+        "Denied: the person did not allow reading the logs of {label} (rule \u{201c}{rule}\u{201d})."
+    )
 }
 
 /// The message of a read of log lines: how many, since when, and how many older ones were left
@@ -182,7 +184,9 @@ pub fn approval_expired(approval_id: &str) -> String {
 
 /// The error for an approval already used ("Allow once" covers one call).
 pub fn approval_used(approval_id: &str) -> String {
-    format!("approval {approval_id:?} was for one call and has been used; call again without it to ask anew.")
+    format!(
+        "approval {approval_id:?} was for one call and has been used; call again without it to ask anew."
+    )
 }
 
 /// The error for a task that has ended.
@@ -219,16 +223,28 @@ pub fn device_outside_task(device: &str) -> String {
 }
 
 /// `get_process_exit_history`'s message.
-pub fn exit_history_message(count: usize, package: &str, serial: &str, newest: Option<(&str, &str)>) -> String {
+pub fn exit_history_message(
+    count: usize,
+    package: &str,
+    serial: &str,
+    newest: Option<(&str, &str)>,
+) -> String {
     match (count, newest) {
         (0, _) => format!("No exit records for {package} on {serial}."),
-        (n, Some((reason, at))) => format!("{n} exit records for {package} on {serial} (newest: {reason} at {at})."),
+        (n, Some((reason, at))) => {
+            format!("{n} exit records for {package} on {serial} (newest: {reason} at {at}).")
+        }
         (n, None) => format!("{n} exit records for {package} on {serial}."),
     }
 }
 
 /// `set_debug_app`'s message.
-pub fn set_debug_app_message(package: &str, serial: &str, wait_for_debugger: bool, persistent: bool) -> String {
+pub fn set_debug_app_message(
+    package: &str,
+    serial: &str,
+    wait_for_debugger: bool,
+    persistent: bool,
+) -> String {
     let mut notes = Vec::new();
     if wait_for_debugger {
         notes.push("waits for debugger on next launch");
@@ -239,7 +255,10 @@ pub fn set_debug_app_message(package: &str, serial: &str, wait_for_debugger: boo
     if notes.is_empty() {
         format!("Set {package} as the debug app on {serial}.")
     } else {
-        format!("Set {package} as the debug app on {serial} ({}).", notes.join(", "))
+        format!(
+            "Set {package} as the debug app on {serial} ({}).",
+            notes.join(", ")
+        )
     }
 }
 
@@ -251,7 +270,11 @@ pub fn clear_debug_app_message(serial: &str) -> String {
 /// `list_jdwp_processes`'s message.
 pub fn jdwp_message(pids: &[i64], serial: &str) -> String {
     let list: Vec<String> = pids.iter().map(i64::to_string).collect();
-    format!("{} JDWP-debuggable process(es) on {serial}: [{}].", pids.len(), list.join(", "))
+    format!(
+        "{} JDWP-debuggable process(es) on {serial}: [{}].",
+        pids.len(),
+        list.join(", ")
+    )
 }
 
 /// `capture_native_backtrace`'s message.
@@ -271,7 +294,9 @@ pub fn may_not_change_phone(tool: &str) -> String {
 
 /// A debugging aid refused because the process is not an app the agent may see.
 pub fn unknown_process(pid: i64) -> String {
-    format!("pid {pid} is not a process of an app phonelogs can tell; it is treated as one of the phone's own.")
+    format!(
+        "pid {pid} is not a process of an app phonelogs can tell; it is treated as one of the phone's own."
+    )
 }
 
 /// No local root configured for tombstones.
@@ -281,7 +306,9 @@ pub fn no_local_root() -> String {
 
 /// A `local_path` that escapes the local root or names a directory.
 pub fn bad_local_path(local_path: &str, why: &str) -> String {
-    format!("local_path {local_path:?} is refused: {why}. Give a relative file path inside local_root/tombstones/, e.g. \"run1/sysui.txt\".")
+    format!(
+        "local_path {local_path:?} is refused: {why}. Give a relative file path inside local_root/tombstones/, e.g. \"run1/sysui.txt\"."
+    )
 }
 
 #[cfg(test)]
@@ -290,14 +317,26 @@ mod tests {
 
     #[test]
     fn the_steps_are_the_specs_words() {
-        assert_eq!(step_read_lines(120, "Example"), "Read 120 log lines of Example");
-        assert_eq!(step_read_reports(1, "Example"), "Read 1 crash report of Example");
-        assert_eq!(step_waiting("Example"), "Waiting for you: Read the logs of Example");
+        assert_eq!(
+            step_read_lines(120, "Example"),
+            "Read 120 log lines of Example"
+        );
+        assert_eq!(
+            step_read_reports(1, "Example"),
+            "Read 1 crash report of Example"
+        );
+        assert_eq!(
+            step_waiting("Example"),
+            "Waiting for you: Read the logs of Example"
+        );
         assert_eq!(
             step_blocked("Finance apps", "My Bank"),
             "Blocked by \u{201c}Finance apps\u{201d}: read the logs of My Bank"
         );
-        assert_eq!(step_outside_scope("Example"), "Outside the scope: read the logs of Example");
+        assert_eq!(
+            step_outside_scope("Example"),
+            "Outside the scope: read the logs of Example"
+        );
         assert_eq!(question("Example"), "Read the logs of Example?");
     }
 }

@@ -191,7 +191,10 @@ impl DebugResponse {
                 data: Some(data),
                 error: None,
             },
-            Err(error) => DebugResponse::error(ErrorCode::BackendError, format!("the result could not be encoded: {error}")),
+            Err(error) => DebugResponse::error(
+                ErrorCode::BackendError,
+                format!("the result could not be encoded: {error}"),
+            ),
         }
     }
 
@@ -232,13 +235,20 @@ impl Session {
             return DebugResponse::error(ErrorCode::InvalidArgument, "serial must not be blank");
         }
         match request {
-            DebugRequest::GetProcessExitHistory { package, approval_id, .. } => {
+            DebugRequest::GetProcessExitHistory {
+                package,
+                approval_id,
+                ..
+            } => {
                 let app = match parse_package(&package) {
                     Ok(app) => app,
                     Err(response) => return response,
                 };
                 args.app = app.to_string();
-                let target = match self.debug_target(&serial, &app, approval_id.as_deref(), &args, true).await {
+                let target = match self
+                    .debug_target(&serial, &app, approval_id.as_deref(), &args, true)
+                    .await
+                {
                     Ok(target) => target,
                     Err(response) => return response,
                 };
@@ -247,35 +257,78 @@ impl Session {
                 };
                 match debugger.process_exit_history(&target.device, &app).await {
                     Ok(history) => {
-                        self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
-                        let newest = history.records.first().and_then(|r| Some((r.reason.as_deref()?, r.timestamp.as_deref()?)));
-                        let message = catalog::exit_history_message(history.count, &history.package, &history.serial, newest);
+                        self.record(
+                            &args,
+                            Some(&target.device),
+                            Status::Ok,
+                            catalog::step_debug(tool, &target.label),
+                        );
+                        let newest = history
+                            .records
+                            .first()
+                            .and_then(|r| Some((r.reason.as_deref()?, r.timestamp.as_deref()?)));
+                        let message = catalog::exit_history_message(
+                            history.count,
+                            &history.package,
+                            &history.serial,
+                            newest,
+                        );
                         DebugResponse::success(message, &history)
                     }
                     Err(error) => self.debug_failed(&args, &target, error),
                 }
             }
-            DebugRequest::SetDebugApp { package, wait_for_debugger, persistent, approval_id, .. } => {
+            DebugRequest::SetDebugApp {
+                package,
+                wait_for_debugger,
+                persistent,
+                approval_id,
+                ..
+            } => {
                 let app = match parse_package(&package) {
                     Ok(app) => app,
                     Err(response) => return response,
                 };
                 args.app = app.to_string();
                 if !self.spec().agent.may_change_phone() {
-                    self.record(&args, None, Status::ScopeDenied, catalog::step_outside_scope(app.as_str()));
-                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::may_not_change_phone(tool));
+                    self.record(
+                        &args,
+                        None,
+                        Status::ScopeDenied,
+                        catalog::step_outside_scope(app.as_str()),
+                    );
+                    return DebugResponse::error(
+                        ErrorCode::PolicyDenied,
+                        catalog::may_not_change_phone(tool),
+                    );
                 }
-                let target = match self.debug_target(&serial, &app, approval_id.as_deref(), &args, true).await {
+                let target = match self
+                    .debug_target(&serial, &app, approval_id.as_deref(), &args, true)
+                    .await
+                {
                     Ok(target) => target,
                     Err(response) => return response,
                 };
                 let Some(debugger) = self.debugger(target.driver_index) else {
                     return unsupported(tool);
                 };
-                match debugger.set_debug_app(&target.device, &app, wait_for_debugger, persistent).await {
+                match debugger
+                    .set_debug_app(&target.device, &app, wait_for_debugger, persistent)
+                    .await
+                {
                     Ok(result) => {
-                        self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
-                        let message = catalog::set_debug_app_message(&result.package, &result.serial, result.wait_for_debugger, result.persistent);
+                        self.record(
+                            &args,
+                            Some(&target.device),
+                            Status::Ok,
+                            catalog::step_debug(tool, &target.label),
+                        );
+                        let message = catalog::set_debug_app_message(
+                            &result.package,
+                            &result.serial,
+                            result.wait_for_debugger,
+                            result.persistent,
+                        );
                         DebugResponse::success(message, &result)
                     }
                     Err(error) => self.debug_failed(&args, &target, error),
@@ -283,7 +336,10 @@ impl Session {
             }
             DebugRequest::ClearDebugApp { .. } => {
                 if !self.spec().agent.may_change_phone() {
-                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::may_not_change_phone(tool));
+                    return DebugResponse::error(
+                        ErrorCode::PolicyDenied,
+                        catalog::may_not_change_phone(tool),
+                    );
                 }
                 let (index, device) = match self.debug_device(&serial).await {
                     Ok(found) => found,
@@ -294,15 +350,28 @@ impl Session {
                 };
                 match debugger.clear_debug_app(&device).await {
                     Ok(result) => {
-                        self.record(&args, Some(&device), Status::Ok, catalog::step_debug(tool, device.as_str()));
-                        DebugResponse::success(catalog::clear_debug_app_message(&result.serial), &result)
+                        self.record(
+                            &args,
+                            Some(&device),
+                            Status::Ok,
+                            catalog::step_debug(tool, device.as_str()),
+                        );
+                        DebugResponse::success(
+                            catalog::clear_debug_app_message(&result.serial),
+                            &result,
+                        )
                     }
-                    Err(error) => DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                    Err(error) => {
+                        DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())
+                    }
                 }
             }
             DebugRequest::ListJdwpProcesses { .. } => {
                 if self.spec().agent.mode == phonelogs_policy::Mode::WatchOnly {
-                    return DebugResponse::error(ErrorCode::PolicyDenied, catalog::scope_message(phonelogs_policy::ScopeReason::WatchOnly, "any app"));
+                    return DebugResponse::error(
+                        ErrorCode::PolicyDenied,
+                        catalog::scope_message(phonelogs_policy::ScopeReason::WatchOnly, "any app"),
+                    );
                 }
                 let (index, device) = match self.debug_device(&serial).await {
                     Ok(found) => found,
@@ -313,13 +382,25 @@ impl Session {
                 };
                 match debugger.jdwp_processes(&device).await {
                     Ok(result) => {
-                        self.record(&args, Some(&device), Status::Ok, catalog::step_debug(tool, device.as_str()));
-                        DebugResponse::success(catalog::jdwp_message(&result.pids, &result.serial), &result)
+                        self.record(
+                            &args,
+                            Some(&device),
+                            Status::Ok,
+                            catalog::step_debug(tool, device.as_str()),
+                        );
+                        DebugResponse::success(
+                            catalog::jdwp_message(&result.pids, &result.serial),
+                            &result,
+                        )
                     }
-                    Err(error) => DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                    Err(error) => {
+                        DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())
+                    }
                 }
             }
-            DebugRequest::CaptureNativeBacktrace { pid, approval_id, .. } => {
+            DebugRequest::CaptureNativeBacktrace {
+                pid, approval_id, ..
+            } => {
                 if let Err(error) = check_pid(pid) {
                     return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
                 }
@@ -334,16 +415,41 @@ impl Session {
                 // by the dump's header; nothing of it leaves here before the policy agreed.
                 let backtrace = match debugger.native_backtrace(&device, pid).await {
                     Ok(backtrace) => backtrace,
-                    Err(error) => return DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                    Err(error) => {
+                        return DebugResponse::error(
+                            ErrorCode::from_driver(&error),
+                            error.to_string(),
+                        );
+                    }
                 };
-                let target = match self.process_target(index, &device, pid, backtrace.process_name.as_deref(), approval_id.as_deref(), &mut args).await {
+                let target = match self
+                    .process_target(
+                        index,
+                        &device,
+                        pid,
+                        backtrace.process_name.as_deref(),
+                        approval_id.as_deref(),
+                        &mut args,
+                    )
+                    .await
+                {
                     Ok(target) => target,
                     Err(response) => return response,
                 };
-                self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
+                self.record(
+                    &args,
+                    Some(&target.device),
+                    Status::Ok,
+                    catalog::step_debug(tool, &target.label),
+                );
                 DebugResponse::success(catalog::backtrace_message(), &backtrace)
             }
-            DebugRequest::CaptureNativeTombstone { pid, local_path, approval_id, .. } => {
+            DebugRequest::CaptureNativeTombstone {
+                pid,
+                local_path,
+                approval_id,
+                ..
+            } => {
                 if let Err(error) = check_pid(pid) {
                     return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
                 }
@@ -352,7 +458,12 @@ impl Session {
                 };
                 let relative = match check_local_path(&local_path) {
                     Ok(relative) => relative,
-                    Err(why) => return DebugResponse::error(ErrorCode::PolicyDenied, catalog::bad_local_path(&local_path, &why)),
+                    Err(why) => {
+                        return DebugResponse::error(
+                            ErrorCode::PolicyDenied,
+                            catalog::bad_local_path(&local_path, &why),
+                        );
+                    }
                 };
                 let (index, device) = match self.debug_device(&serial).await {
                     Ok(found) => found,
@@ -363,17 +474,42 @@ impl Session {
                 };
                 let capture = match debugger.native_tombstone(&device, pid).await {
                     Ok(capture) => capture,
-                    Err(error) => return DebugResponse::error(ErrorCode::from_driver(&error), error.to_string()),
+                    Err(error) => {
+                        return DebugResponse::error(
+                            ErrorCode::from_driver(&error),
+                            error.to_string(),
+                        );
+                    }
                 };
-                let target = match self.process_target(index, &device, pid, capture.process_name.as_deref(), approval_id.as_deref(), &mut args).await {
+                let target = match self
+                    .process_target(
+                        index,
+                        &device,
+                        pid,
+                        capture.process_name.as_deref(),
+                        approval_id.as_deref(),
+                        &mut args,
+                    )
+                    .await
+                {
                     Ok(target) => target,
                     Err(response) => return response,
                 };
                 let written = match write_tombstone(&root, &relative, &capture.bytes) {
                     Ok(path) => path,
-                    Err((code, why)) => return DebugResponse::error(code, catalog::bad_local_path(&local_path, &why)),
+                    Err((code, why)) => {
+                        return DebugResponse::error(
+                            code,
+                            catalog::bad_local_path(&local_path, &why),
+                        );
+                    }
                 };
-                self.record(&args, Some(&target.device), Status::Ok, catalog::step_debug(tool, &target.label));
+                self.record(
+                    &args,
+                    Some(&target.device),
+                    Status::Ok,
+                    catalog::step_debug(tool, &target.label),
+                );
                 let path = written.display().to_string();
                 let result = phonelogs_driver::NativeTombstone {
                     serial: capture.serial,
@@ -387,7 +523,10 @@ impl Session {
                     size_bytes: capture.bytes.len() as u64,
                     success: true,
                 };
-                DebugResponse::success(catalog::tombstone_message(pid, &result.serial, &path), &result)
+                DebugResponse::success(
+                    catalog::tombstone_message(pid, &result.serial, &path),
+                    &result,
+                )
             }
         }
     }
@@ -396,8 +535,18 @@ impl Session {
         phonelogs_driver::AppLogger::debugger(self.driver(index))
     }
 
-    fn debug_failed(&self, args: &StepArgs, target: &Target, error: phonelogs_driver::Error) -> DebugResponse {
-        self.record(args, Some(&target.device), Status::Error, catalog::step_failed(&target.label));
+    fn debug_failed(
+        &self,
+        args: &StepArgs,
+        target: &Target,
+        error: phonelogs_driver::Error,
+    ) -> DebugResponse {
+        self.record(
+            args,
+            Some(&target.device),
+            Status::Error,
+            catalog::step_failed(&target.label),
+        );
         DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())
     }
 
@@ -406,7 +555,10 @@ impl Session {
         if let Some(allowed) = &self.spec().devices
             && !allowed.iter().any(|d| d.as_str() == serial)
         {
-            return Err(DebugResponse::error(ErrorCode::PolicyDenied, catalog::device_outside_task(serial)));
+            return Err(DebugResponse::error(
+                ErrorCode::PolicyDenied,
+                catalog::device_outside_task(serial),
+            ));
         }
         let mut unavailable = None;
         for (index, driver) in self.gateway().inner.drivers.iter().enumerate() {
@@ -422,7 +574,9 @@ impl Session {
             }
         }
         Err(match unavailable {
-            Some(error) if error.kind() == ErrorKind::DeviceUnavailable => DebugResponse::error(ErrorCode::AdbUnavailable, error.to_string()),
+            Some(error) if error.kind() == ErrorKind::DeviceUnavailable => {
+                DebugResponse::error(ErrorCode::AdbUnavailable, error.to_string())
+            }
             _ => DebugResponse::error(ErrorCode::DeviceNotFound, catalog::no_such_device(serial)),
         })
     }
@@ -430,22 +584,46 @@ impl Session {
     /// The app a package-based aid acts on, through the same permission steps as `phone_logs`.
     /// A package that is not installed is judged by its id alone and asks nothing: there is
     /// nothing of it to read.
-    async fn debug_target(&self, serial: &str, app: &AppId, approval_id: Option<&str>, args: &StepArgs, _reads: bool) -> Result<Target, DebugResponse> {
+    async fn debug_target(
+        &self,
+        serial: &str,
+        app: &AppId,
+        approval_id: Option<&str>,
+        args: &StepArgs,
+        _reads: bool,
+    ) -> Result<Target, DebugResponse> {
         let (driver_index, device) = self.debug_device(serial).await?;
-        let info = match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), &device, app).await {
-            Ok(info) => info,
-            Err(error) if error.kind() == ErrorKind::NotFound => AppInfo {
-                app: app.clone(),
-                label: None,
-                system: false,
-                // Nothing is installed, so there is nothing to ask about.
-                dev_build: true,
-                uid: None,
-            },
-            Err(error) => return Err(DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())),
+        let info =
+            match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), &device, app)
+                .await
+            {
+                Ok(info) => info,
+                Err(error) if error.kind() == ErrorKind::NotFound => AppInfo {
+                    app: app.clone(),
+                    label: None,
+                    system: false,
+                    // Nothing is installed, so there is nothing to ask about.
+                    dev_build: true,
+                    uid: None,
+                },
+                Err(error) => {
+                    return Err(DebugResponse::error(
+                        ErrorCode::from_driver(&error),
+                        error.to_string(),
+                    ));
+                }
+            };
+        let label = info
+            .label
+            .clone()
+            .filter(|l| !l.trim().is_empty())
+            .unwrap_or_else(|| app.to_string());
+        let target = Target {
+            driver_index,
+            device,
+            info,
+            label,
         };
-        let label = info.label.clone().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| app.to_string());
-        let target = Target { driver_index, device, info, label };
         match self.permit(&target, approval_id, args).await {
             Gate::Go => Ok(target),
             Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
@@ -468,19 +646,47 @@ impl Session {
             .map(|name| name.split(':').next().unwrap_or(name).trim())
             .and_then(|name| AppId::parse(name).ok());
         let Some(app) = package else {
-            return Err(DebugResponse::error(ErrorCode::PolicyDenied, catalog::unknown_process(pid)));
+            return Err(DebugResponse::error(
+                ErrorCode::PolicyDenied,
+                catalog::unknown_process(pid),
+            ));
         };
         args.app = app.to_string();
-        let info = match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), device, &app).await {
-            Ok(info) => info,
-            Err(error) if error.kind() == ErrorKind::NotFound => {
-                self.record(args, Some(device), Status::BlockedByPolicy, catalog::step_blocked(catalog::names::PHONE_OWN_APPS, app.as_str()));
-                return Err(DebugResponse::error(ErrorCode::PolicyDenied, catalog::unknown_process(pid)));
-            }
-            Err(error) => return Err(DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())),
+        let info =
+            match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), device, &app)
+                .await
+            {
+                Ok(info) => info,
+                Err(error) if error.kind() == ErrorKind::NotFound => {
+                    self.record(
+                        args,
+                        Some(device),
+                        Status::BlockedByPolicy,
+                        catalog::step_blocked(catalog::names::PHONE_OWN_APPS, app.as_str()),
+                    );
+                    return Err(DebugResponse::error(
+                        ErrorCode::PolicyDenied,
+                        catalog::unknown_process(pid),
+                    ));
+                }
+                Err(error) => {
+                    return Err(DebugResponse::error(
+                        ErrorCode::from_driver(&error),
+                        error.to_string(),
+                    ));
+                }
+            };
+        let label = info
+            .label
+            .clone()
+            .filter(|l| !l.trim().is_empty())
+            .unwrap_or_else(|| app.to_string());
+        let target = Target {
+            driver_index,
+            device: device.clone(),
+            info,
+            label,
         };
-        let label = info.label.clone().filter(|l| !l.trim().is_empty()).unwrap_or_else(|| app.to_string());
-        let target = Target { driver_index, device: device.clone(), info, label };
         match self.permit(&target, approval_id, args).await {
             Gate::Go => Ok(target),
             Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
@@ -490,13 +696,20 @@ impl Session {
 
 fn parse_package(package: &str) -> Result<AppId, DebugResponse> {
     if package.trim().is_empty() {
-        return Err(DebugResponse::error(ErrorCode::InvalidArgument, "package must not be blank"));
+        return Err(DebugResponse::error(
+            ErrorCode::InvalidArgument,
+            "package must not be blank",
+        ));
     }
-    AppId::parse(package).map_err(|error| DebugResponse::error(ErrorCode::InvalidArgument, error.to_string()))
+    AppId::parse(package)
+        .map_err(|error| DebugResponse::error(ErrorCode::InvalidArgument, error.to_string()))
 }
 
 fn unsupported(tool: &str) -> DebugResponse {
-    DebugResponse::error(ErrorCode::BackendError, format!("{tool} is not available for this phone's driver"))
+    DebugResponse::error(
+        ErrorCode::BackendError,
+        format!("{tool} is not available for this phone's driver"),
+    )
 }
 
 /// Checks a `local_path` without touching the disk: a relative path of plain names, naming a
@@ -535,9 +748,18 @@ pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
 /// directory, synced, then renamed. Every directory on the way is checked: a symlink that leads
 /// out of `<root>/tombstones`, or a file where a directory should be, is refused, and so is a
 /// final name that is a directory or a symlink.
-pub(crate) fn write_tombstone(root: &Path, relative: &Path, bytes: &[u8]) -> Result<PathBuf, (ErrorCode, String)> {
+pub(crate) fn write_tombstone(
+    root: &Path,
+    relative: &Path,
+    bytes: &[u8],
+) -> Result<PathBuf, (ErrorCode, String)> {
     let policy = |why: &str| (ErrorCode::PolicyDenied, why.to_owned());
-    let io = |error: std::io::Error| (ErrorCode::BackendError, format!("the tombstone could not be written: {error}"));
+    let io = |error: std::io::Error| {
+        (
+            ErrorCode::BackendError,
+            format!("the tombstone could not be written: {error}"),
+        )
+    };
     std::fs::create_dir_all(root).map_err(io)?;
     let root = root.canonicalize().map_err(io)?;
     let tombstones = root.join("tombstones");
@@ -546,7 +768,9 @@ pub(crate) fn write_tombstone(root: &Path, relative: &Path, bytes: &[u8]) -> Res
             return Err(policy("local_root/tombstones is not a plain directory"));
         }
         Ok(_) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&tombstones).map_err(io)?,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir(&tombstones).map_err(io)?
+        }
         Err(error) => return Err(io(error)),
     }
     let Some(file_name) = relative.file_name() else {
@@ -561,7 +785,9 @@ pub(crate) fn write_tombstone(root: &Path, relative: &Path, bytes: &[u8]) -> Res
             let next = dir.join(name);
             match std::fs::symlink_metadata(&next) {
                 Ok(meta) if meta.file_type().is_symlink() => {
-                    let resolved = next.canonicalize().map_err(|_| policy("a symlink on the way leads nowhere"))?;
+                    let resolved = next
+                        .canonicalize()
+                        .map_err(|_| policy("a symlink on the way leads nowhere"))?;
                     if !resolved.starts_with(&tombstones) || !resolved.is_dir() {
                         return Err(policy("a symlink on the way leads out of local_root"));
                     }
@@ -583,9 +809,16 @@ pub(crate) fn write_tombstone(root: &Path, relative: &Path, bytes: &[u8]) -> Res
         Ok(meta) if meta.file_type().is_symlink() => return Err(policy("it names a symlink")),
         _ => {}
     }
-    let temporary = dir.join(format!(".{}.{}.partial", file_name.to_string_lossy(), new_id("tmp")));
+    let temporary = dir.join(format!(
+        ".{}.{}.partial",
+        file_name.to_string_lossy(),
+        new_id("tmp")
+    ));
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&temporary, &target)

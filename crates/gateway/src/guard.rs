@@ -57,9 +57,17 @@ impl GuardedLogger {
 
     /// The app's lines, each checked again against `info`'s uid: a driver that returns mixed
     /// lines (a logcat that ignored `--uid`) leaks nothing.
-    pub async fn own_logs(&self, device: &DeviceId, info: &AppInfo, query: &LogQuery) -> Result<LogResult> {
+    pub async fn own_logs(
+        &self,
+        device: &DeviceId,
+        info: &AppInfo,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
         let result = self
-            .timed("reading the app's log lines", self.inner.app_logs(device, &info.app, query))
+            .timed(
+                "reading the app's log lines",
+                self.inner.app_logs(device, &info.app, query),
+            )
             .await?;
         let (mut lines, dropped) = own_lines(result.lines, info);
         if dropped > 0 {
@@ -84,14 +92,19 @@ impl GuardedLogger {
         limit: usize,
     ) -> Result<Vec<CrashReport>> {
         let mut reports = self
-            .timed("reading the app's crash reports", self.inner.app_crashes(device, &info.app, since, limit))
+            .timed(
+                "reading the app's crash reports",
+                self.inner.app_crashes(device, &info.app, since, limit),
+            )
             .await?;
         let before = reports.len();
-        reports.retain(|report| report.time >= since && report_is_the_apps(report, info, self.inner.capabilities()));
+        reports.retain(|report| {
+            report.time >= since && report_is_the_apps(report, info, self.inner.capabilities())
+        });
         if reports.len() < before {
             tracing::warn!(app = %info.app, dropped = before - reports.len(), "the driver returned reports of other processes; they were dropped");
         }
-        reports.sort_by(|a, b| b.time.cmp(&a.time));
+        reports.sort_by_key(|report| std::cmp::Reverse(report.time));
         reports.truncate(limit);
         Ok(reports)
     }
@@ -126,10 +139,16 @@ impl AppLogger for GuardedLogger {
     }
 
     async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
-        self.timed("looking up the app", self.inner.app_info(device, app)).await
+        self.timed("looking up the app", self.inner.app_info(device, app))
+            .await
     }
 
-    async fn app_logs(&self, device: &DeviceId, app: &AppId, query: &LogQuery) -> Result<LogResult> {
+    async fn app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
         let info = self.app_info(device, app).await?;
         self.own_logs(device, &info, query).await
     }
@@ -146,7 +165,11 @@ impl AppLogger for GuardedLogger {
     }
 
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
-        self.timed("checking for a development build", self.inner.dev_build(device, app)).await
+        self.timed(
+            "checking for a development build",
+            self.inner.dev_build(device, app),
+        )
+        .await
     }
 
     fn listener(&self) -> Option<&dyn LogListener> {
@@ -162,7 +185,10 @@ impl AppLogger for GuardedLogger {
 impl LogListener for GuardedLogger {
     async fn stop_app_logs(&self, device: &DeviceId, app: &AppId) -> Result<()> {
         match self.inner.listener() {
-            Some(listener) => self.timed("stopping the listener", listener.stop_app_logs(device, app)).await,
+            Some(listener) => {
+                self.timed("stopping the listener", listener.stop_app_logs(device, app))
+                    .await
+            }
             None => Ok(()),
         }
     }
@@ -174,9 +200,17 @@ fn no_debugger() -> Error {
 
 #[async_trait]
 impl AppDebugger for GuardedLogger {
-    async fn process_exit_history(&self, device: &DeviceId, package: &AppId) -> Result<ProcessExitHistory> {
+    async fn process_exit_history(
+        &self,
+        device: &DeviceId,
+        package: &AppId,
+    ) -> Result<ProcessExitHistory> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("dumpsys activity exit-info", debugger.process_exit_history(device, package)).await
+        self.timed(
+            "dumpsys activity exit-info",
+            debugger.process_exit_history(device, package),
+        )
+        .await
     }
 
     async fn set_debug_app(
@@ -187,27 +221,34 @@ impl AppDebugger for GuardedLogger {
         persistent: bool,
     ) -> Result<SetDebugAppResult> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("am set-debug-app", debugger.set_debug_app(device, package, wait_for_debugger, persistent))
-            .await
+        self.timed(
+            "am set-debug-app",
+            debugger.set_debug_app(device, package, wait_for_debugger, persistent),
+        )
+        .await
     }
 
     async fn clear_debug_app(&self, device: &DeviceId) -> Result<ClearDebugAppResult> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("am clear-debug-app", debugger.clear_debug_app(device)).await
+        self.timed("am clear-debug-app", debugger.clear_debug_app(device))
+            .await
     }
 
     async fn jdwp_processes(&self, device: &DeviceId) -> Result<JdwpProcessList> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("adb jdwp", debugger.jdwp_processes(device)).await
+        self.timed("adb jdwp", debugger.jdwp_processes(device))
+            .await
     }
 
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("debuggerd -b", debugger.native_backtrace(device, pid)).await
+        self.timed("debuggerd -b", debugger.native_backtrace(device, pid))
+            .await
     }
 
     async fn native_tombstone(&self, device: &DeviceId, pid: i64) -> Result<TombstoneCapture> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("debuggerd", debugger.native_tombstone(device, pid)).await
+        self.timed("debuggerd", debugger.native_tombstone(device, pid))
+            .await
     }
 }

@@ -286,7 +286,9 @@ impl GatewayBuilder {
                 UtcOffset::UTC
             }),
         };
-        let clock = self.clock.unwrap_or_else(|| Arc::new(OffsetDateTime::now_utc));
+        let clock = self
+            .clock
+            .unwrap_or_else(|| Arc::new(OffsetDateTime::now_utc));
         let drivers = self
             .drivers
             .into_iter()

@@ -3,9 +3,9 @@
 
 use phonelogs_driver::{AppInfo, CrashReport, LogLine};
 use serde::Serialize;
+use time::UtcOffset;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
-use time::UtcOffset;
 
 /// The most a result's text may hold.
 pub const MAX_RESULT_BYTES: usize = 64 * 1024;
@@ -86,7 +86,10 @@ pub fn own_lines(lines: Vec<LogLine>, info: &AppInfo) -> (Vec<LogLine>, usize) {
         return (lines, 0);
     };
     let before = lines.len();
-    let kept: Vec<LogLine> = lines.into_iter().filter(|line| line.uid == Some(uid)).collect();
+    let kept: Vec<LogLine> = lines
+        .into_iter()
+        .filter(|line| line.uid == Some(uid))
+        .collect();
     let dropped = before - kept.len();
     (kept, dropped)
 }
@@ -96,7 +99,9 @@ pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
     let time = line
         .time
         .to_offset(local)
-        .format(format_description!("[hour]:[minute]:[second].[subsecond digits:3]"))
+        .format(format_description!(
+            "[hour]:[minute]:[second].[subsecond digits:3]"
+        ))
         .unwrap_or_else(|_| "??:??:??.???".to_owned());
     let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
     let prefix_len = time.len() + 1 + tag.len() + 2;
@@ -147,7 +152,10 @@ fn heading(report: &CrashReport) -> (String, String, String) {
     let (summary, _) = cut_marked(&one_line(&report.summary), MAX_HEADING_PART_BYTES);
     let pid = report.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
     (
-        format!("{} at {time}{pid}, {process}: {summary}", report.kind.name()),
+        format!(
+            "{} at {time}{pid}, {process}: {summary}",
+            report.kind.name()
+        ),
         time,
         summary,
     )
@@ -251,7 +259,9 @@ mod tests {
 
     #[test]
     fn lines_keep_the_newest_within_64_kb() {
-        let lines: Vec<LogLine> = (0..200).map(|i| line(&format!("{i:04} {}", "x".repeat(1_000)))).collect();
+        let lines: Vec<LogLine> = (0..200)
+            .map(|i| line(&format!("{i:04} {}", "x".repeat(1_000))))
+            .collect();
         let (log, views, left_out) = render_lines(&lines, offset!(UTC));
         assert!(log.len() <= MAX_RESULT_BYTES);
         assert_eq!(views.len() + left_out, 200);
@@ -262,7 +272,13 @@ mod tests {
 
     #[test]
     fn only_the_apps_uid_passes() {
-        let info = AppInfo { app: AppId::new("a.b"), label: None, system: false, dev_build: false, uid: Some(10123) };
+        let info = AppInfo {
+            app: AppId::new("a.b"),
+            label: None,
+            system: false,
+            dev_build: false,
+            uid: Some(10123),
+        };
         let mut other = line("other");
         other.uid = Some(10200);
         let mut unknown = line("unknown");
@@ -285,7 +301,10 @@ mod tests {
 
     #[test]
     fn reports_fit_whole_when_small() {
-        let reports = vec![report(2, "first\nsecond\n".into()), report(1, "older\n".into())];
+        let reports = vec![
+            report(2, "first\nsecond\n".into()),
+            report(1, "older\n".into()),
+        ];
         let (log, views, cut) = render_reports(&reports);
         assert_eq!(cut, 0);
         assert!(log.starts_with("java_crash at 2026-11-30T10:00:02Z, pid 42, com.example.app: summary 2\nfirst\nsecond\n\n"));
@@ -295,7 +314,11 @@ mod tests {
     #[test]
     fn big_reports_keep_headings_cut_the_newest_that_overflows_and_show_first_lines() {
         let big = |tag: &str| format!("{tag} first line\n{}", "y".repeat(40_000));
-        let reports = vec![report(3, big("A")), report(2, big("B")), report(1, big("C"))];
+        let reports = vec![
+            report(3, big("A")),
+            report(2, big("B")),
+            report(1, big("C")),
+        ];
         let (log, views, cut) = render_reports(&reports);
         assert!(log.len() <= MAX_RESULT_BYTES, "{}", log.len());
         assert!(!views[0].cut);

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, DeviceState, ErrorKind, LogLevel, LogQuery};
+use phonelogs_driver::{
+    AppId, AppInfo, AppLogger, DeviceId, DeviceState, ErrorKind, LogLevel, LogQuery,
+};
 use phonelogs_policy::{Decision, Rule};
 use time::OffsetDateTime;
 
@@ -66,7 +68,11 @@ impl Session {
     pub(crate) fn start(gateway: Gateway, spec: TaskSpec) -> Session {
         let task_id = new_id("task");
         let started_at = gateway.now();
-        if let Err(error) = gateway.inner.store.begin_task(&task_id, &spec.agent.name, started_at) {
+        if let Err(error) = gateway
+            .inner
+            .store
+            .begin_task(&task_id, &spec.agent.name, started_at)
+        {
             tracing::warn!(%error, "could not record the task's start");
         }
         Session {
@@ -126,11 +132,24 @@ impl Session {
             Err(error) => return LogsResponse::bare(Status::Error, error.to_string()),
         };
         // Arguments first: a wrong call is answered before anything touches a phone.
-        let level = match request.level.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+        let level = match request
+            .level
+            .as_deref()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+        {
             None => None,
             Some(text) => match LogLevel::from_name(text) {
                 Some(level) => Some(level),
-                None => return self.failed(&args, None, app.as_str(), Status::Error, catalog::level_error(text)),
+                None => {
+                    return self.failed(
+                        &args,
+                        None,
+                        app.as_str(),
+                        Status::Error,
+                        catalog::level_error(text),
+                    );
+                }
             },
         };
         let (default_limit, max_limit) = match request.kind {
@@ -139,10 +158,21 @@ impl Session {
         };
         let limit = request.limit.unwrap_or(default_limit);
         if limit == 0 || limit > max_limit {
-            return self.failed(&args, None, app.as_str(), Status::Error, catalog::limit_error(request.kind.as_str(), limit, max_limit));
+            return self.failed(
+                &args,
+                None,
+                app.as_str(),
+                Status::Error,
+                catalog::limit_error(request.kind.as_str(), limit, max_limit),
+            );
         }
         let now = self.gateway().now();
-        let since = match parse_since(request.since.as_deref(), now, self.gateway().local_offset(), self.inner.started_at) {
+        let since = match parse_since(
+            request.since.as_deref(),
+            now,
+            self.gateway().local_offset(),
+            self.inner.started_at,
+        ) {
             Ok(since) => since,
             Err(message) => return self.failed(&args, None, app.as_str(), Status::Error, message),
         };
@@ -158,9 +188,18 @@ impl Session {
         };
         if !able {
             let message = format!("this phone's driver cannot read {}.", request.kind.as_str());
-            return self.failed(&args, Some(&target.device), &target.label, Status::Unsupported, message);
+            return self.failed(
+                &args,
+                Some(&target.device),
+                &target.label,
+                Status::Unsupported,
+                message,
+            );
         }
-        match self.permit(&target, request.approval_id.as_deref(), &args).await {
+        match self
+            .permit(&target, request.approval_id.as_deref(), &args)
+            .await
+        {
             Gate::Go => {}
             Gate::Stop(response) => return response,
         }
@@ -181,7 +220,12 @@ impl Session {
                     Ok(result) => {
                         let (log, lines, size_left_out) = render_lines(&result.lines, local);
                         let omitted = result.omitted + size_left_out;
-                        self.record(&args, Some(&target.device), Status::Ok, catalog::step_read_lines(lines.len(), &target.label));
+                        self.record(
+                            &args,
+                            Some(&target.device),
+                            Status::Ok,
+                            catalog::step_read_lines(lines.len(), &target.label),
+                        );
                         LogsResponse {
                             status: Status::Ok,
                             message: catalog::lines_message(lines.len(), &target.label, omitted),
@@ -196,10 +240,18 @@ impl Session {
                     Err(error) => self.driver_failed(&args, &target, error),
                 }
             }
-            LogsKind::Crashes => match driver.own_crashes(&target.device, &target.info, since, limit as usize).await {
+            LogsKind::Crashes => match driver
+                .own_crashes(&target.device, &target.info, since, limit as usize)
+                .await
+            {
                 Ok(reports) => {
                     let (log, views, cut) = render_reports(&reports);
-                    self.record(&args, Some(&target.device), Status::Ok, catalog::step_read_reports(views.len(), &target.label));
+                    self.record(
+                        &args,
+                        Some(&target.device),
+                        Status::Ok,
+                        catalog::step_read_reports(views.len(), &target.label),
+                    );
                     LogsResponse {
                         status: Status::Ok,
                         message: catalog::reports_message(views.len(), &target.label, cut),
@@ -218,15 +270,29 @@ impl Session {
 
     /// Finds the phone (the one named, or the only one connected within the task's phones), its
     /// driver, and what the driver knows of the app.
-    pub(crate) async fn resolve(&self, device: Option<&str>, app: &AppId, args: &StepArgs) -> Result<Target, Box<LogsResponse>> {
-        let (driver_index, device) = self.resolve_device(device).await.map_err(|(status, message)| {
-            Box::new(self.failed(args, None, app.as_str(), status, message))
-        })?;
+    pub(crate) async fn resolve(
+        &self,
+        device: Option<&str>,
+        app: &AppId,
+        args: &StepArgs,
+    ) -> Result<Target, Box<LogsResponse>> {
+        let (driver_index, device) =
+            self.resolve_device(device)
+                .await
+                .map_err(|(status, message)| {
+                    Box::new(self.failed(args, None, app.as_str(), status, message))
+                })?;
         let info = match self.driver(driver_index).app_info(&device, app).await {
             Ok(info) => info,
             Err(error) => {
                 let (status, message) = driver_error_status(&error, app, &device);
-                return Err(Box::new(self.failed(args, Some(&device), app.as_str(), status, message)));
+                return Err(Box::new(self.failed(
+                    args,
+                    Some(&device),
+                    app.as_str(),
+                    status,
+                    message,
+                )));
             }
         };
         let label = info
@@ -234,10 +300,18 @@ impl Session {
             .clone()
             .filter(|l| !l.trim().is_empty())
             .unwrap_or_else(|| app.to_string());
-        Ok(Target { driver_index, device, info, label })
+        Ok(Target {
+            driver_index,
+            device,
+            info,
+            label,
+        })
     }
 
-    pub(crate) async fn resolve_device(&self, wanted: Option<&str>) -> Result<(usize, DeviceId), (Status, String)> {
+    pub(crate) async fn resolve_device(
+        &self,
+        wanted: Option<&str>,
+    ) -> Result<(usize, DeviceId), (Status, String)> {
         let allowed = self.inner.spec.devices.as_deref();
         let wanted = wanted.map(str::trim).filter(|w| !w.is_empty());
         if let (Some(wanted), Some(allowed)) = (wanted, allowed)
@@ -269,52 +343,102 @@ impl Session {
             }
         }
         if let Some(wanted) = wanted {
-            return Err((Status::Error, match first_error {
-                Some(error) => format!("{} ({error})", catalog::no_such_device(wanted)),
-                None => catalog::no_such_device(wanted),
-            }));
+            return Err((
+                Status::Error,
+                match first_error {
+                    Some(error) => format!("{} ({error})", catalog::no_such_device(wanted)),
+                    None => catalog::no_such_device(wanted),
+                },
+            ));
         }
         match online.len() {
             1 => Ok(online.remove(0)),
-            0 => Err((Status::Error, match first_error {
-                Some(error) => format!("{} ({error})", catalog::no_device()),
-                None => catalog::no_device(),
-            })),
-            _ => Err((Status::Error, catalog::several_devices(&online.iter().map(|(_, d)| d.to_string()).collect::<Vec<_>>()))),
+            0 => Err((
+                Status::Error,
+                match first_error {
+                    Some(error) => format!("{} ({error})", catalog::no_device()),
+                    None => catalog::no_device(),
+                },
+            )),
+            _ => Err((
+                Status::Error,
+                catalog::several_devices(
+                    &online
+                        .iter()
+                        .map(|(_, d)| d.to_string())
+                        .collect::<Vec<_>>(),
+                ),
+            )),
         }
     }
 
     /// The policy and the person: scope, blocks, development builds, grants, approvals.
-    pub(crate) async fn permit(&self, target: &Target, approval_id: Option<&str>, args: &StepArgs) -> Gate {
+    pub(crate) async fn permit(
+        &self,
+        target: &Target,
+        approval_id: Option<&str>,
+        args: &StepArgs,
+    ) -> Gate {
         let gateway = self.gateway();
         let store = &gateway.inner.store;
         let agent = &self.inner.spec.agent;
         let device = Some(&target.device);
         let label = target.label.as_str();
-        let mut decision = gateway
-            .inner
-            .policy
-            .logs_decision(agent, self.inner.spec.apps.as_deref(), &target.info);
+        let mut decision = gateway.inner.policy.logs_decision(
+            agent,
+            self.inner.spec.apps.as_deref(),
+            &target.info,
+        );
         if !matches!(decision, Decision::ScopeDenied(_)) {
             match store.is_blocked(&target.info.app) {
                 // A person's block names its own rule, unless the curated lists refuse the app
                 // anyway (their names say more).
-                Ok(true) if gateway.inner.policy.logs_refused(&target.info.app).is_none() => {
+                Ok(true)
+                    if gateway
+                        .inner
+                        .policy
+                        .logs_refused(&target.info.app)
+                        .is_none() =>
+                {
                     decision = Decision::Blocked(Rule::BlockedApps);
                 }
                 Ok(_) => {}
-                Err(error) => return Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string())),
+                Err(error) => {
+                    return Gate::Stop(self.failed(
+                        args,
+                        device,
+                        label,
+                        Status::Error,
+                        error.to_string(),
+                    ));
+                }
             }
         }
         match decision {
             Decision::ScopeDenied(reason) => {
-                self.record(args, device, Status::ScopeDenied, catalog::step_outside_scope(label));
-                return Gate::Stop(LogsResponse::bare(Status::ScopeDenied, catalog::scope_message(reason, label)));
+                self.record(
+                    args,
+                    device,
+                    Status::ScopeDenied,
+                    catalog::step_outside_scope(label),
+                );
+                return Gate::Stop(LogsResponse::bare(
+                    Status::ScopeDenied,
+                    catalog::scope_message(reason, label),
+                ));
             }
             Decision::Blocked(rule) => {
                 let name = catalog::rule_name(&rule);
-                self.record(args, device, Status::BlockedByPolicy, catalog::step_blocked(&name, label));
-                let mut response = LogsResponse::bare(Status::BlockedByPolicy, catalog::blocked_message(&name, label));
+                self.record(
+                    args,
+                    device,
+                    Status::BlockedByPolicy,
+                    catalog::step_blocked(&name, label),
+                );
+                let mut response = LogsResponse::bare(
+                    Status::BlockedByPolicy,
+                    catalog::blocked_message(&name, label),
+                );
                 response.rule = Some(name);
                 return Gate::Stop(response);
             }
@@ -329,70 +453,159 @@ impl Session {
         if let Some(approval_id) = approval_id.map(str::trim).filter(|a| !a.is_empty()) {
             let approval = match store.approval(approval_id) {
                 Ok(Some(approval)) => approval,
-                Ok(None) => return Gate::Stop(self.failed(args, device, label, Status::Error, catalog::approval_unknown(approval_id))),
-                Err(error) => return Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string())),
+                Ok(None) => {
+                    return Gate::Stop(self.failed(
+                        args,
+                        device,
+                        label,
+                        Status::Error,
+                        catalog::approval_unknown(approval_id),
+                    ));
+                }
+                Err(error) => {
+                    return Gate::Stop(self.failed(
+                        args,
+                        device,
+                        label,
+                        Status::Error,
+                        error.to_string(),
+                    ));
+                }
             };
             if approval.task_id != task_id
                 || approval.agent != agent.name
                 || approval.device != target.device.as_str()
                 || approval.app != target.info.app.as_str()
             {
-                return Gate::Stop(self.failed(args, device, label, Status::Error, catalog::approval_mismatch(approval_id)));
+                return Gate::Stop(self.failed(
+                    args,
+                    device,
+                    label,
+                    Status::Error,
+                    catalog::approval_mismatch(approval_id),
+                ));
             }
             return match (approval.state, approval.answer) {
                 (ApprovalState::Pending, _) => Gate::Stop(pending(&approval.id, label)),
-                (ApprovalState::Expired, _) => {
-                    Gate::Stop(self.failed(args, device, label, Status::Error, catalog::approval_expired(approval_id)))
-                }
+                (ApprovalState::Expired, _) => Gate::Stop(self.failed(
+                    args,
+                    device,
+                    label,
+                    Status::Error,
+                    catalog::approval_expired(approval_id),
+                )),
                 (_, Some(Answer::Deny)) => {
                     self.record(args, device, Status::Denied, catalog::step_denied(label));
-                    let mut response = LogsResponse::bare(Status::Denied, catalog::denied_message(rule, label));
+                    let mut response =
+                        LogsResponse::bare(Status::Denied, catalog::denied_message(rule, label));
                     response.rule = Some(rule.to_owned());
                     Gate::Stop(response)
                 }
-                (ApprovalState::Answered, Some(Answer::Once)) => match store.use_once(approval_id) {
-                    Ok(true) => Gate::Go,
-                    Ok(false) => Gate::Stop(self.failed(args, device, label, Status::Error, catalog::approval_used(approval_id))),
-                    Err(error) => Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string())),
-                },
+                (ApprovalState::Answered, Some(Answer::Once)) => {
+                    match store.use_once(approval_id) {
+                        Ok(true) => Gate::Go,
+                        Ok(false) => Gate::Stop(self.failed(
+                            args,
+                            device,
+                            label,
+                            Status::Error,
+                            catalog::approval_used(approval_id),
+                        )),
+                        Err(error) => Gate::Stop(self.failed(
+                            args,
+                            device,
+                            label,
+                            Status::Error,
+                            error.to_string(),
+                        )),
+                    }
+                }
                 (ApprovalState::Answered, Some(Answer::Task | Answer::Always)) => Gate::Go,
                 _ => match store.covered(task_id, &agent.name, &target.device, &target.info.app) {
                     Ok(true) => Gate::Go,
-                    _ => Gate::Stop(self.failed(args, device, label, Status::Error, catalog::approval_used(approval_id))),
+                    _ => Gate::Stop(self.failed(
+                        args,
+                        device,
+                        label,
+                        Status::Error,
+                        catalog::approval_used(approval_id),
+                    )),
                 },
             };
         }
         match store.covered(task_id, &agent.name, &target.device, &target.info.app) {
             Ok(true) => return Gate::Go,
             Ok(false) => {}
-            Err(error) => return Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string())),
+            Err(error) => {
+                return Gate::Stop(self.failed(
+                    args,
+                    device,
+                    label,
+                    Status::Error,
+                    error.to_string(),
+                ));
+            }
         }
         let question = catalog::question(label);
-        match store.pending_or_create(task_id, &agent.name, &target.device, &target.info.app, label, &question, rule, gateway.now()) {
+        match store.pending_or_create(
+            task_id,
+            &agent.name,
+            &target.device,
+            &target.info.app,
+            label,
+            &question,
+            rule,
+            gateway.now(),
+        ) {
             Ok((approval, created)) => {
                 if created {
-                    self.record(args, device, Status::ApprovalPending, catalog::step_waiting(label));
+                    self.record(
+                        args,
+                        device,
+                        Status::ApprovalPending,
+                        catalog::step_waiting(label),
+                    );
                 }
                 Gate::Stop(pending(&approval.id, label))
             }
-            Err(error) => Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string())),
+            Err(error) => {
+                Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string()))
+            }
         }
     }
 
-    fn driver_failed(&self, args: &StepArgs, target: &Target, error: phonelogs_driver::Error) -> LogsResponse {
+    fn driver_failed(
+        &self,
+        args: &StepArgs,
+        target: &Target,
+        error: phonelogs_driver::Error,
+    ) -> LogsResponse {
         let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
         self.failed(args, Some(&target.device), &target.label, status, message)
     }
 
     /// Records a failed step and returns the response for it.
-    pub(crate) fn failed(&self, args: &StepArgs, device: Option<&DeviceId>, label: &str, status: Status, message: String) -> LogsResponse {
+    pub(crate) fn failed(
+        &self,
+        args: &StepArgs,
+        device: Option<&DeviceId>,
+        label: &str,
+        status: Status,
+        message: String,
+    ) -> LogsResponse {
         self.record(args, device, status, catalog::step_failed(label));
         LogsResponse::bare(status, message)
     }
 
     /// Writes a history step. A store that cannot be written to is logged, not fatal: the read
     /// itself already happened or was refused.
-    pub(crate) fn record(&self, args: &StepArgs, device: Option<&DeviceId>, status: Status, step: String) {
+    pub(crate) fn record(
+        &self,
+        args: &StepArgs,
+        device: Option<&DeviceId>,
+        status: Status,
+        step: String,
+    ) {
         let device = device.map(DeviceId::to_string);
         let result = self.gateway().inner.store.record_step(&NewStep {
             task_id: &self.inner.task_id,
@@ -463,16 +676,26 @@ impl Session {
 }
 
 fn pending(approval_id: &str, label: &str) -> LogsResponse {
-    let mut response = LogsResponse::bare(Status::ApprovalPending, catalog::pending_message(label, approval_id));
+    let mut response = LogsResponse::bare(
+        Status::ApprovalPending,
+        catalog::pending_message(label, approval_id),
+    );
     response.approval_id = Some(approval_id.to_owned());
     response.rule = Some(catalog::names::APP_LOGS.to_owned());
     response
 }
 
-pub(crate) fn driver_error_status(error: &phonelogs_driver::Error, app: &AppId, device: &DeviceId) -> (Status, String) {
+pub(crate) fn driver_error_status(
+    error: &phonelogs_driver::Error,
+    app: &AppId,
+    device: &DeviceId,
+) -> (Status, String) {
     match error.kind() {
         ErrorKind::Unsupported => (Status::Unsupported, error.to_string()),
-        ErrorKind::NotFound => (Status::Error, catalog::not_installed(app.as_str(), device.as_str())),
+        ErrorKind::NotFound => (
+            Status::Error,
+            catalog::not_installed(app.as_str(), device.as_str()),
+        ),
         _ => (Status::Error, error.to_string()),
     }
 }

@@ -72,10 +72,13 @@ fn parse_date_time(text: &str) -> Option<PrimitiveDateTime> {
 }
 
 fn parse_time_of_day(text: &str) -> Option<Time> {
-    Time::parse(text, format_description!("[hour]:[minute]:[second].[subsecond]"))
-        .or_else(|_| Time::parse(text, format_description!("[hour]:[minute]:[second]")))
-        .or_else(|_| Time::parse(text, format_description!("[hour]:[minute]")))
-        .ok()
+    Time::parse(
+        text,
+        format_description!("[hour]:[minute]:[second].[subsecond]"),
+    )
+    .or_else(|_| Time::parse(text, format_description!("[hour]:[minute]:[second]")))
+    .or_else(|_| Time::parse(text, format_description!("[hour]:[minute]")))
+    .ok()
 }
 
 #[cfg(test)]
@@ -98,18 +101,33 @@ mod tests {
 
     #[test]
     fn rfc3339_times_are_taken_as_they_are() {
-        assert_eq!(parse("2026-11-30T10:00:00Z"), Ok(datetime!(2026-11-30 10:00 UTC)));
-        assert_eq!(parse("2026-11-30T10:00:00.5+02:00"), Ok(datetime!(2026-11-30 10:00:00.5 +02:00)));
+        assert_eq!(
+            parse("2026-11-30T10:00:00Z"),
+            Ok(datetime!(2026-11-30 10:00 UTC))
+        );
+        assert_eq!(
+            parse("2026-11-30T10:00:00.5+02:00"),
+            Ok(datetime!(2026-11-30 10:00:00.5 +02:00))
+        );
     }
 
     #[test]
     fn dates_and_times_of_day_are_on_the_computers_clock() {
-        assert_eq!(parse("2026-11-30 10:00"), Ok(datetime!(2026-11-30 10:00 +01:00)));
-        assert_eq!(parse("2026-11-30T10:00:05"), Ok(datetime!(2026-11-30 10:00:05 +01:00)));
+        assert_eq!(
+            parse("2026-11-30 10:00"),
+            Ok(datetime!(2026-11-30 10:00 +01:00))
+        );
+        assert_eq!(
+            parse("2026-11-30T10:00:05"),
+            Ok(datetime!(2026-11-30 10:00:05 +01:00))
+        );
         // 12:00 UTC is 13:00 on a +01:00 clock: 12:30 is today, 14:00 is still to come (yesterday).
         assert_eq!(parse("12:30"), Ok(datetime!(2026-11-30 12:30 +01:00)));
         assert_eq!(parse("14:00"), Ok(datetime!(2026-11-29 14:00 +01:00)));
-        assert_eq!(parse("12:30:15.250"), Ok(datetime!(2026-11-30 12:30:15.25 +01:00)));
+        assert_eq!(
+            parse("12:30:15.250"),
+            Ok(datetime!(2026-11-30 12:30:15.25 +01:00))
+        );
     }
 
     #[test]
@@ -122,7 +140,19 @@ mod tests {
 
     #[test]
     fn anything_else_is_an_error_naming_the_forms() {
-        for bad in ["yesterday", "10", "m", "-5m", "10x", "99999999999d", "400d", "25:00", "2026-13-01 10:00", "10m ago", "1h30m"] {
+        for bad in [
+            "yesterday",
+            "10",
+            "m",
+            "-5m",
+            "10x",
+            "99999999999d",
+            "400d",
+            "25:00",
+            "2026-13-01 10:00",
+            "10m ago",
+            "1h30m",
+        ] {
             let error = parse(bad).expect_err(bad);
             for form in ["RFC 3339", "10m, 2h, 1d", "time of day", "date and time"] {
                 assert!(error.contains(form), "{bad}: {error}");

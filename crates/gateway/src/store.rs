@@ -147,7 +147,9 @@ impl Store {
         connection.busy_timeout(BUSY_TIMEOUT).map_err(corrupt)?;
         // Reading the schema first finds a file that is not a database before anything writes.
         connection
-            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get::<_, i64>(0))
+            .query_row("SELECT count(*) FROM sqlite_master", [], |row| {
+                row.get::<_, i64>(0)
+            })
             .map_err(corrupt)?;
         let mode: String = connection
             .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
@@ -195,10 +197,15 @@ impl Store {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves the connection usable: SQLite rolls back an
         // unfinished transaction when the next one begins.
-        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>) -> Result<T, Error> {
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let mut connection = self.lock();
         let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let value = f(&transaction)?;
@@ -301,7 +308,9 @@ impl Store {
              WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 IS NULL OR app = ?3)
              ORDER BY id DESC LIMIT ?4",
         )?;
-        let limit = filter.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let limit = filter
+            .limit
+            .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
         let rows = statement.query_map(
             params![filter.task_id, filter.agent, filter.app, limit],
             |row| {
@@ -350,12 +359,12 @@ impl Store {
 
     /// Revokes an "Always allow" entry: the next task asks again.
     pub fn revoke_rule(&self, id: &str) -> Result<(), Error> {
-        self.write(|tx| {
-            match tx.execute("DELETE FROM standing_rules WHERE id = ?1", [id])? {
+        self.write(
+            |tx| match tx.execute("DELETE FROM standing_rules WHERE id = ?1", [id])? {
                 0 => Err(Error::UnknownRule(id.to_owned())),
                 _ => Ok(()),
-            }
-        })
+            },
+        )
     }
 
     /// Blocks an app's logs for every agent ("Blocked apps"), even where the person allowed it.
@@ -371,9 +380,11 @@ impl Store {
 
     /// Lifts a block.
     pub fn unblock_app(&self, app: &AppId) -> Result<(), Error> {
-        self.write(|tx| match tx.execute("DELETE FROM blocked_apps WHERE app = ?1", [app.as_str()])? {
-            0 => Err(Error::NotBlocked(app.to_string())),
-            _ => Ok(()),
+        self.write(|tx| {
+            match tx.execute("DELETE FROM blocked_apps WHERE app = ?1", [app.as_str()])? {
+                0 => Err(Error::NotBlocked(app.to_string())),
+                _ => Ok(()),
+            }
         })
     }
 
@@ -390,12 +401,21 @@ impl Store {
     pub(crate) fn is_blocked(&self, app: &AppId) -> Result<bool, Error> {
         let connection = self.lock();
         Ok(connection
-            .query_row("SELECT 1 FROM blocked_apps WHERE app = ?1", [app.as_str()], |_| Ok(()))
+            .query_row(
+                "SELECT 1 FROM blocked_apps WHERE app = ?1",
+                [app.as_str()],
+                |_| Ok(()),
+            )
             .optional()?
             .is_some())
     }
 
-    pub(crate) fn begin_task(&self, task_id: &str, agent: &str, started_at: OffsetDateTime) -> Result<(), Error> {
+    pub(crate) fn begin_task(
+        &self,
+        task_id: &str,
+        agent: &str,
+        started_at: OffsetDateTime,
+    ) -> Result<(), Error> {
         self.write(|tx| {
             tx.execute(
                 "INSERT OR IGNORE INTO tasks (id, agent, started_at) VALUES (?1, ?2, ?3)",
@@ -425,14 +445,24 @@ impl Store {
     pub fn task_ended(&self, task_id: &str) -> Result<bool, Error> {
         let connection = self.lock();
         let ended: Option<Option<String>> = connection
-            .query_row("SELECT ended_at FROM tasks WHERE id = ?1", [task_id], |row| row.get(0))
+            .query_row(
+                "SELECT ended_at FROM tasks WHERE id = ?1",
+                [task_id],
+                |row| row.get(0),
+            )
             .optional()?;
         Ok(matches!(ended, Some(Some(_))))
     }
 
     /// Whether a grant covers a read without asking: this task's "Allow for this task", or a
     /// standing rule for this agent, phone and app.
-    pub(crate) fn covered(&self, task_id: &str, agent: &str, device: &DeviceId, app: &AppId) -> Result<bool, Error> {
+    pub(crate) fn covered(
+        &self,
+        task_id: &str,
+        agent: &str,
+        device: &DeviceId,
+        app: &AppId,
+    ) -> Result<bool, Error> {
         let connection = self.lock();
         let task = connection
             .query_row(

@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::render::{LineView, ReportView};
 
 /// What a `phone_logs` call reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LogsKind {
     /// The app's log lines (the default).

@@ -1,23 +1,32 @@
 //! The gateway's driver wrapper ([`GuardedLogger`]) passes the driver conformance suite, over a
 //! well-behaved fake, a listening fake, and a fake whose logcat ignores `--uid`.
 
+// Tests may unwrap: a failure is the test failing.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use phonelogs_driver::conformance::{self, Scenario};
 use phonelogs_driver::DeviceId;
+use phonelogs_driver::conformance::{self, Scenario};
 use phonelogs_fake::FakePhone;
 use phonelogs_gateway::GuardedLogger;
 use time::macros::datetime;
 
 fn scenario() -> Scenario {
-    Scenario::standard(DeviceId::new("emulator-5554"), datetime!(2026-11-30 10:00 UTC))
+    Scenario::standard(
+        DeviceId::new("emulator-5554"),
+        datetime!(2026-11-30 10:00 UTC),
+    )
 }
 
 #[tokio::test]
 async fn the_guarded_fake_conforms() {
     let scenario = scenario();
-    let guarded = GuardedLogger::new(Arc::new(FakePhone::with_scenario(&scenario)), Duration::from_secs(5));
+    let guarded = GuardedLogger::new(
+        Arc::new(FakePhone::with_scenario(&scenario)),
+        Duration::from_secs(5),
+    );
     let failures = conformance::run_all(&guarded, &scenario).await;
     assert!(failures.is_empty(), "{failures:#?}");
 }
@@ -29,14 +38,25 @@ async fn the_guard_makes_a_driver_that_ignores_the_uid_filter_keep_to_the_apps_o
     phone.set_ignore_uid_filter(true);
     // The bare fake leaks, which the suite sees ...
     let bare = conformance::run_all(&phone, &scenario).await;
-    assert!(bare.iter().any(|f| f.check == "logs_are_the_apps_own"), "{bare:#?}");
+    assert!(
+        bare.iter().any(|f| f.check == "logs_are_the_apps_own"),
+        "{bare:#?}"
+    );
     // ... and the guard does not.
     let guarded = GuardedLogger::new(Arc::new(phone), Duration::from_secs(5));
     let result = conformance::check_logs_are_the_apps_own(&guarded, &scenario).await;
     assert!(result.is_ok(), "{result:?}");
-    assert!(conformance::check_level_and_filter(&guarded, &scenario).await.is_ok());
+    assert!(
+        conformance::check_level_and_filter(&guarded, &scenario)
+            .await
+            .is_ok()
+    );
     assert!(conformance::check_since(&guarded, &scenario).await.is_ok());
-    assert!(conformance::check_crashes(&guarded, &scenario).await.is_ok());
+    assert!(
+        conformance::check_crashes(&guarded, &scenario)
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -47,7 +67,10 @@ async fn a_guarded_listener_conforms() {
     for app in [&scenario.app, &scenario.other_app, &scenario.system_app] {
         phone.add_app(
             &scenario.device,
-            phonelogs_fake::FakeApp::new(app.app.clone()).uid(app.uid).system(app.system).dev_build(app.dev_build),
+            phonelogs_fake::FakeApp::new(app.app.clone())
+                .uid(app.uid)
+                .system(app.system)
+                .dev_build(app.dev_build),
         );
         phone.add_logs(&scenario.device, &app.app, app.lines.clone());
         for crash in &app.crashes {

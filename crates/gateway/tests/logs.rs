@@ -1,5 +1,8 @@
 //! Every sentence of the permission model and the `phone_logs` call, on the fake phone.
 
+// Tests may unwrap: a failure is the test failing.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;
@@ -12,13 +15,20 @@ use phonelogs_policy::{Agent, Mode, Policy};
 use time::Duration;
 
 fn steps(gateway: &Gateway) -> Vec<String> {
-    gateway.store().history(HistoryFilter::default()).unwrap().into_iter().map(|s| s.step).collect()
+    gateway
+        .store()
+        .history(HistoryFilter::default())
+        .unwrap()
+        .into_iter()
+        .map(|s| s.step)
+        .collect()
 }
 
 // --- What the agent gets: logs. ---
 
 #[tokio::test]
-async fn a_development_build_is_read_without_asking_and_lines_read_time_tag_text_on_the_computers_clock() {
+async fn a_development_build_is_read_without_asking_and_lines_read_time_tag_text_on_the_computers_clock()
+ {
     let phone = phone();
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
@@ -44,7 +54,11 @@ async fn only_the_apps_own_lines_arrive_even_when_the_driver_returns_everyones()
     let result = task(&gateway, "agent").logs(logs(DEV_APP)).await;
     assert_eq!(result.status, Status::Ok);
     assert_eq!(result.lines.len(), 3, "{}", result.log);
-    assert!(!result.log.contains("SECRET") && !result.log.contains("hello from example"), "{}", result.log);
+    assert!(
+        !result.log.contains("SECRET") && !result.log.contains("hello from example"),
+        "{}",
+        result.log
+    );
 }
 
 #[tokio::test]
@@ -60,12 +74,23 @@ async fn filter_matches_tag_or_text_and_level_keeps_more_severe() {
     let mut request = logs(DEV_APP);
     request.level = Some("warn".into());
     let result = session.logs(request).await;
-    assert_eq!(result.lines.iter().map(|l| l.level.as_str()).collect::<Vec<_>>(), ["warn", "error"]);
+    assert_eq!(
+        result
+            .lines
+            .iter()
+            .map(|l| l.level.as_str())
+            .collect::<Vec<_>>(),
+        ["warn", "error"]
+    );
     let mut request = logs(DEV_APP);
     request.level = Some("loud".into());
     let result = session.logs(request).await;
     assert_eq!(result.status, Status::Error);
-    assert!(result.message.contains("verbose, debug, info, warn, error or fatal"));
+    assert!(
+        result
+            .message
+            .contains("verbose, debug, info, warn, error or fatal")
+    );
 }
 
 #[tokio::test]
@@ -74,7 +99,17 @@ async fn since_takes_every_documented_form_and_defaults_to_the_task_start() {
     let device = device();
     let app = AppId::new(DEV_APP);
     // A line from before the task started is not shown by default.
-    phone.add_logs(&device, &app, [line(-60.0, LogLevel::Info, "CrashTest", "before the task", 10123)]);
+    phone.add_logs(
+        &device,
+        &app,
+        [line(
+            -60.0,
+            LogLevel::Info,
+            "CrashTest",
+            "before the task",
+            10123,
+        )],
+    );
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
     assert_eq!(session.logs(logs(DEV_APP)).await.lines.len(), 3);
@@ -83,9 +118,9 @@ async fn since_takes_every_documented_form_and_defaults_to_the_task_start() {
         ("2h", 4),
         ("1d", 4),
         ("2026-11-30T10:00:02Z", 2),
-        ("2026-11-30 11:00:02", 2),  // the computer's clock is UTC+1
-        ("10:59:30", 3),             // a time of day on the computer's clock: today's
-        ("11:30", 4),                // still to come today, so yesterday's
+        ("2026-11-30 11:00:02", 2), // the computer's clock is UTC+1
+        ("10:59:30", 3),            // a time of day on the computer's clock: today's
+        ("11:30", 4),               // still to come today, so yesterday's
     ] {
         let mut request = logs(DEV_APP);
         request.since = Some(since.into());
@@ -106,7 +141,19 @@ async fn since_takes_every_documented_form_and_defaults_to_the_task_start() {
 async fn limits_default_to_200_cap_at_500_and_keep_the_newest_oldest_first() {
     let phone = phone();
     let app = AppId::new(DEV_APP);
-    phone.add_logs(&device(), &app, (0..600).map(|i| line(10.0 + i as f64, LogLevel::Info, "Bulk", &format!("line {i:03}"), 10123)));
+    phone.add_logs(
+        &device(),
+        &app,
+        (0..600).map(|i| {
+            line(
+                10.0 + i as f64,
+                LogLevel::Info,
+                "Bulk",
+                &format!("line {i:03}"),
+                10123,
+            )
+        }),
+    );
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
     let result = session.logs(logs(DEV_APP)).await;
@@ -114,7 +161,11 @@ async fn limits_default_to_200_cap_at_500_and_keep_the_newest_oldest_first() {
     assert_eq!(result.lines.first().unwrap().text, "line 400");
     assert_eq!(result.lines.last().unwrap().text, "line 599");
     assert_eq!(result.omitted, 403);
-    assert!(result.message.contains("403 older lines were left out"), "{}", result.message);
+    assert!(
+        result.message.contains("403 older lines were left out"),
+        "{}",
+        result.message
+    );
     let mut request = logs(DEV_APP);
     request.limit = Some(500);
     assert_eq!(session.logs(request).await.lines.len(), 500);
@@ -132,7 +183,19 @@ async fn a_result_holds_at_most_64_kb_and_long_lines_are_cut_on_a_utf8_boundary(
     let phone = phone();
     let app = AppId::new(DEV_APP);
     let long = "é".repeat(1_500); // 3,000 bytes
-    phone.add_logs(&device(), &app, (0..100).map(|i| line(10.0 + i as f64, LogLevel::Info, "Big", &format!("{i:03}{long}"), 10123)));
+    phone.add_logs(
+        &device(),
+        &app,
+        (0..100).map(|i| {
+            line(
+                10.0 + i as f64,
+                LogLevel::Info,
+                "Big",
+                &format!("{i:03}{long}"),
+                10123,
+            )
+        }),
+    );
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
     let mut request = logs(DEV_APP);
@@ -154,7 +217,16 @@ async fn a_result_holds_at_most_64_kb_and_long_lines_are_cut_on_a_utf8_boundary(
 async fn crash_reports_come_newest_first_within_the_limit() {
     let phone = phone();
     for i in 0..12 {
-        phone.add_crash(&device(), &AppId::new(DEV_APP), report(20 + i, DEV_APP, &format!("crash {i}"), &format!("crash {i}\n")));
+        phone.add_crash(
+            &device(),
+            &AppId::new(DEV_APP),
+            report(
+                20 + i,
+                DEV_APP,
+                &format!("crash {i}"),
+                &format!("crash {i}\n"),
+            ),
+        );
     }
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
@@ -179,17 +251,34 @@ async fn big_crash_reports_keep_every_heading_whole_texts_then_one_cut_then_firs
     let phone = FakePhone::new();
     phone.add_device(&device(), "Pixel");
     let app = AppId::new(DEV_APP);
-    phone.add_app(&device(), FakeApp::new(app.clone()).label("Crash Test").uid(10123).dev_build(true));
+    phone.add_app(
+        &device(),
+        FakeApp::new(app.clone())
+            .label("Crash Test")
+            .uid(10123)
+            .dev_build(true),
+    );
     for (i, size) in [(1, 40_000), (2, 40_000), (3, 40_000)] {
         let text = format!("head {i}\n{}", "z".repeat(size));
-        phone.add_crash(&device(), &app, report(i, DEV_APP, &format!("summary {i}"), &text));
+        phone.add_crash(
+            &device(),
+            &app,
+            report(i, DEV_APP, &format!("summary {i}"), &text),
+        );
     }
     let gateway = gateway(&phone);
     let mut request = crashes(DEV_APP);
     request.limit = Some(3);
     let result = task(&gateway, "agent").logs(request).await;
     assert!(result.log.len() <= 64 * 1024);
-    assert_eq!(result.reports.iter().map(|r| r.summary.as_str()).collect::<Vec<_>>(), ["summary 3", "summary 2", "summary 1"]);
+    assert_eq!(
+        result
+            .reports
+            .iter()
+            .map(|r| r.summary.as_str())
+            .collect::<Vec<_>>(),
+        ["summary 3", "summary 2", "summary 1"]
+    );
     assert!(!result.reports[0].cut);
     assert!(result.reports[1].cut && result.reports[1].text.len() > 10_000);
     assert_eq!(result.reports[2].text, "head 1");
@@ -211,10 +300,23 @@ async fn the_first_read_of_a_release_build_asks_and_allow_for_this_task_covers_l
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].question, "Read the logs of Example?");
     assert_eq!(pending[0].rule, "App logs");
-    assert_eq!((pending[0].agent.as_str(), pending[0].device.as_str(), pending[0].app.as_str()), ("agent", DEVICE, RELEASE_APP));
+    assert_eq!(
+        (
+            pending[0].agent.as_str(),
+            pending[0].device.as_str(),
+            pending[0].app.as_str()
+        ),
+        ("agent", DEVICE, RELEASE_APP)
+    );
     // Asking again before the answer shares the same approval.
-    assert_eq!(session.logs(logs(RELEASE_APP)).await.approval_id.as_deref(), Some(id.as_str()));
-    assert_eq!(session.logs(with_id(logs(RELEASE_APP), &id)).await.status, Status::ApprovalPending);
+    assert_eq!(
+        session.logs(logs(RELEASE_APP)).await.approval_id.as_deref(),
+        Some(id.as_str())
+    );
+    assert_eq!(
+        session.logs(with_id(logs(RELEASE_APP), &id)).await.status,
+        Status::ApprovalPending
+    );
 
     gateway.store().answer(&id, Answer::Task).unwrap();
     let read = session.logs(with_id(logs(RELEASE_APP), &id)).await;
@@ -224,11 +326,19 @@ async fn the_first_read_of_a_release_build_asks_and_allow_for_this_task_covers_l
     assert_eq!(session.logs(crashes(RELEASE_APP)).await.status, Status::Ok);
     assert_eq!(
         steps(&gateway),
-        ["Waiting for you: Read the logs of Example", "Read 1 log line of Example", "Read 1 log line of Example", "Read 1 crash report of Example"]
+        [
+            "Waiting for you: Read the logs of Example",
+            "Read 1 log line of Example",
+            "Read 1 log line of Example",
+            "Read 1 crash report of Example"
+        ]
     );
     // Without Always allow, the next task asks again.
     session.end().await;
-    assert_eq!(task(&gateway, "agent").logs(logs(RELEASE_APP)).await.status, Status::ApprovalPending);
+    assert_eq!(
+        task(&gateway, "agent").logs(logs(RELEASE_APP)).await.status,
+        Status::ApprovalPending
+    );
 }
 
 #[tokio::test]
@@ -237,7 +347,10 @@ async fn allow_once_covers_one_call() {
     let session = task(&gateway, "agent");
     let id = session.logs(logs(RELEASE_APP)).await.approval_id.unwrap();
     gateway.store().answer(&id, Answer::Once).unwrap();
-    assert_eq!(session.logs(with_id(logs(RELEASE_APP), &id)).await.status, Status::Ok);
+    assert_eq!(
+        session.logs(with_id(logs(RELEASE_APP), &id)).await.status,
+        Status::Ok
+    );
     let again = session.logs(with_id(logs(RELEASE_APP), &id)).await;
     assert_eq!(again.status, Status::Error);
     assert!(again.message.contains("used"), "{}", again.message);
@@ -250,30 +363,70 @@ async fn allow_once_covers_one_call() {
 async fn always_allow_covers_that_app_agent_and_phone_in_later_tasks_until_revoked() {
     let phone = phone();
     phone.add_device(&DeviceId::new("emulator-5556"), "Pixel 9");
-    phone.add_app(&DeviceId::new("emulator-5556"), FakeApp::new(AppId::new(RELEASE_APP)).label("Example").uid(10200));
+    phone.add_app(
+        &DeviceId::new("emulator-5556"),
+        FakeApp::new(AppId::new(RELEASE_APP))
+            .label("Example")
+            .uid(10200),
+    );
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
     let mut request = logs(RELEASE_APP);
     request.device = Some(DEVICE.into());
     let id = session.logs(request.clone()).await.approval_id.unwrap();
     gateway.store().answer(&id, Answer::Always).unwrap();
-    assert_eq!(session.logs(with_id(request.clone(), &id)).await.status, Status::Ok);
+    assert_eq!(
+        session.logs(with_id(request.clone(), &id)).await.status,
+        Status::Ok
+    );
     session.end().await;
 
     let later = task(&gateway, "agent");
     assert_eq!(later.logs(request.clone()).await.status, Status::Ok);
-    assert_eq!(task(&gateway, "someone-else").logs(request.clone()).await.status, Status::ApprovalPending);
+    assert_eq!(
+        task(&gateway, "someone-else")
+            .logs(request.clone())
+            .await
+            .status,
+        Status::ApprovalPending
+    );
     let mut other_phone = request.clone();
     other_phone.device = Some("emulator-5556".into());
-    assert_eq!(later.logs(other_phone).await.status, Status::ApprovalPending);
-    assert_eq!(later.logs({ let mut r = logs(OTHER_APP); r.device = Some(DEVICE.into()); r }).await.status, Status::ApprovalPending);
+    assert_eq!(
+        later.logs(other_phone).await.status,
+        Status::ApprovalPending
+    );
+    assert_eq!(
+        later
+            .logs({
+                let mut r = logs(OTHER_APP);
+                r.device = Some(DEVICE.into());
+                r
+            })
+            .await
+            .status,
+        Status::ApprovalPending
+    );
 
     let rules = gateway.store().rules().unwrap();
     assert_eq!(rules.len(), 1);
-    assert_eq!((rules[0].agent.as_str(), rules[0].device.as_str(), rules[0].app.as_str()), ("agent", DEVICE, RELEASE_APP));
+    assert_eq!(
+        (
+            rules[0].agent.as_str(),
+            rules[0].device.as_str(),
+            rules[0].app.as_str()
+        ),
+        ("agent", DEVICE, RELEASE_APP)
+    );
     gateway.store().revoke_rule(&rules[0].id).unwrap();
-    assert!(matches!(gateway.store().revoke_rule(&rules[0].id), Err(Error::UnknownRule(_))));
-    assert_eq!(task(&gateway, "agent").logs(request).await.status, Status::ApprovalPending);
+    assert!(matches!(
+        gateway.store().revoke_rule(&rules[0].id),
+        Err(Error::UnknownRule(_))
+    ));
+    assert_eq!(
+        task(&gateway, "agent").logs(request).await.status,
+        Status::ApprovalPending
+    );
 }
 
 #[tokio::test]
@@ -322,7 +475,12 @@ async fn two_concurrent_calls_for_the_same_app_make_one_pending_approval() {
 async fn an_approval_is_bound_to_its_task_agent_device_and_app() {
     let phone = phone();
     phone.add_device(&DeviceId::new("emulator-5556"), "Pixel 9");
-    phone.add_app(&DeviceId::new("emulator-5556"), FakeApp::new(AppId::new(RELEASE_APP)).label("Example").uid(10200));
+    phone.add_app(
+        &DeviceId::new("emulator-5556"),
+        FakeApp::new(AppId::new(RELEASE_APP))
+            .label("Example")
+            .uid(10200),
+    );
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
     let mut request = logs(RELEASE_APP);
@@ -342,7 +500,11 @@ async fn an_approval_is_bound_to_its_task_agent_device_and_app() {
     ] {
         let result = session.logs(request).await;
         assert_eq!(result.status, Status::Error, "{}", result.message);
-        assert!(result.message.contains("cannot be used for this call"), "{}", result.message);
+        assert!(
+            result.message.contains("cannot be used for this call"),
+            "{}",
+            result.message
+        );
         assert!(result.log.is_empty());
     }
     let unknown = session.logs(with_id(request, "ap-nope")).await;
@@ -359,9 +521,17 @@ async fn a_pending_approval_expires_when_its_task_ends() {
     let approval = gateway.store().approval(&id).unwrap().unwrap();
     assert_eq!(approval.state, ApprovalState::Expired);
     assert!(gateway.store().pending_approvals().unwrap().is_empty());
-    assert!(matches!(gateway.store().answer(&id, Answer::Task), Err(Error::ApprovalExpired(_))));
+    assert!(matches!(
+        gateway.store().answer(&id, Answer::Task),
+        Err(Error::ApprovalExpired(_))
+    ));
     assert_eq!(session.logs(logs(RELEASE_APP)).await.status, Status::Error);
-    assert_eq!(session.wait_for_answer(&id, std::time::Duration::from_millis(10)).await, None);
+    assert_eq!(
+        session
+            .wait_for_answer(&id, std::time::Duration::from_millis(10))
+            .await,
+        None
+    );
 }
 
 #[tokio::test]
@@ -370,12 +540,31 @@ async fn answers_are_the_persons_once_and_unknown_ids_are_clear_errors() {
     let session = task(&gateway, "agent");
     let id = session.logs(logs(RELEASE_APP)).await.approval_id.unwrap();
     gateway.store().answer(&id, Answer::Once).unwrap();
-    assert!(matches!(gateway.store().answer(&id, Answer::Always), Err(Error::AlreadyAnswered(_))));
-    assert!(matches!(gateway.store().answer("ap-unknown", Answer::Once), Err(Error::UnknownApproval(_))));
-    assert_eq!(session.wait_for_answer(&id, std::time::Duration::from_secs(5)).await, Some(Answer::Once));
-    for (text, answer) in [("once", Answer::Once), ("task", Answer::Task), ("always", Answer::Always), ("deny", Answer::Deny)] {
+    assert!(matches!(
+        gateway.store().answer(&id, Answer::Always),
+        Err(Error::AlreadyAnswered(_))
+    ));
+    assert!(matches!(
+        gateway.store().answer("ap-unknown", Answer::Once),
+        Err(Error::UnknownApproval(_))
+    ));
+    assert_eq!(
+        session
+            .wait_for_answer(&id, std::time::Duration::from_secs(5))
+            .await,
+        Some(Answer::Once)
+    );
+    for (text, answer) in [
+        ("once", Answer::Once),
+        ("task", Answer::Task),
+        ("always", Answer::Always),
+        ("deny", Answer::Deny),
+    ] {
         assert_eq!(Answer::parse(text), Some(answer));
-        assert_eq!(serde_json::to_value(answer).unwrap(), serde_json::json!(text));
+        assert_eq!(
+            serde_json::to_value(answer).unwrap(),
+            serde_json::json!(text)
+        );
     }
 }
 
@@ -390,7 +579,9 @@ async fn wait_for_answer_sees_an_answer_given_elsewhere() {
         tokio::task::yield_now().await;
         store.answer(&answer_id, Answer::Task).unwrap();
     });
-    let got = session.wait_for_answer(&id, std::time::Duration::from_secs(30)).await;
+    let got = session
+        .wait_for_answer(&id, std::time::Duration::from_secs(30))
+        .await;
     answering.await.unwrap();
     assert_eq!(got, Some(Answer::Task));
 }
@@ -401,9 +592,15 @@ async fn a_release_build_asks_even_when_installed_from_this_computer_and_a_dev_b
     let gateway = gateway(&phone);
     // The fake knows nothing of where an app came from: only the dev_build flag counts.
     phone.set_dev_build(&device(), &AppId::new(DEV_APP), false);
-    assert_eq!(task(&gateway, "agent").logs(logs(DEV_APP)).await.status, Status::ApprovalPending);
+    assert_eq!(
+        task(&gateway, "agent").logs(logs(DEV_APP)).await.status,
+        Status::ApprovalPending
+    );
     phone.set_dev_build(&device(), &AppId::new(RELEASE_APP), true);
-    assert_eq!(task(&gateway, "agent").logs(logs(RELEASE_APP)).await.status, Status::Ok);
+    assert_eq!(
+        task(&gateway, "agent").logs(logs(RELEASE_APP)).await.status,
+        Status::Ok
+    );
 }
 
 // --- Scope. ---
@@ -417,11 +614,19 @@ async fn scope_and_task_lists_and_watch_only_agents_are_scope_denied_while_read_
     assert!(result.log.is_empty());
     let read_only = gateway.start_task(TaskSpec::new(Agent::new("reader", Mode::ReadOnly)));
     assert_eq!(read_only.logs(logs(DEV_APP)).await.status, Status::Ok);
-    let scoped = gateway.start_task(TaskSpec::new(Agent::new("scoped", Mode::Full).with_scope([AppId::new(RELEASE_APP)])));
+    let scoped = gateway.start_task(TaskSpec::new(
+        Agent::new("scoped", Mode::Full).with_scope([AppId::new(RELEASE_APP)]),
+    ));
     assert_eq!(scoped.logs(logs(DEV_APP)).await.status, Status::ScopeDenied);
-    let listed = gateway.start_task(TaskSpec { apps: Some(vec![AppId::new(RELEASE_APP)]), ..TaskSpec::new(agent("lister")) });
+    let listed = gateway.start_task(TaskSpec {
+        apps: Some(vec![AppId::new(RELEASE_APP)]),
+        ..TaskSpec::new(agent("lister"))
+    });
     assert_eq!(listed.logs(logs(DEV_APP)).await.status, Status::ScopeDenied);
-    let devices = gateway.start_task(TaskSpec { devices: Some(vec![DeviceId::new("emulator-9999")]), ..TaskSpec::new(agent("d")) });
+    let devices = gateway.start_task(TaskSpec {
+        devices: Some(vec![DeviceId::new("emulator-9999")]),
+        ..TaskSpec::new(agent("d"))
+    });
     let mut request = logs(DEV_APP);
     request.device = Some(DEVICE.into());
     assert_eq!(devices.logs(request).await.status, Status::ScopeDenied);
@@ -450,7 +655,11 @@ async fn refused_and_helper_and_phone_apps_are_blocked_naming_their_rule() {
             assert!(result.log.is_empty());
         }
     }
-    assert!(steps(&gateway).contains(&"Blocked by \u{201c}Finance apps\u{201d}: read the logs of My Bank".to_owned()));
+    assert!(
+        steps(&gateway).contains(
+            &"Blocked by \u{201c}Finance apps\u{201d}: read the logs of My Bank".to_owned()
+        )
+    );
     assert!(gateway.store().pending_approvals().unwrap().is_empty());
 }
 
@@ -461,9 +670,15 @@ async fn a_block_rule_wins_even_over_an_app_allowed_for_this_task_and_config_ext
     let gateway = builder(&phone).policy(policy).build().unwrap();
     let session = task(&gateway, "agent");
     let result = session.logs(logs(OTHER_APP)).await;
-    assert_eq!((result.status, result.rule.as_deref()), (Status::BlockedByPolicy, Some("Other's apps")));
+    assert_eq!(
+        (result.status, result.rule.as_deref()),
+        (Status::BlockedByPolicy, Some("Other's apps"))
+    );
     let result = session.logs(logs(RELEASE_APP)).await;
-    assert_eq!((result.status, result.rule.as_deref()), (Status::BlockedByPolicy, Some("UI automation helpers")));
+    assert_eq!(
+        (result.status, result.rule.as_deref()),
+        (Status::BlockedByPolicy, Some("UI automation helpers"))
+    );
 
     // The person blocks an app after allowing it for this task: the block wins.
     let plain = gateway_with_default_policy(&phone);
@@ -473,11 +688,20 @@ async fn a_block_rule_wins_even_over_an_app_allowed_for_this_task_and_config_ext
     assert_eq!(session.logs(logs(OTHER_APP)).await.status, Status::Ok);
     plain.store().block_app(&AppId::new(OTHER_APP)).unwrap();
     let result = session.logs(logs(OTHER_APP)).await;
-    assert_eq!((result.status, result.rule.as_deref()), (Status::BlockedByPolicy, Some("Blocked apps")));
-    assert_eq!(plain.store().blocked_apps().unwrap(), [AppId::new(OTHER_APP)]);
+    assert_eq!(
+        (result.status, result.rule.as_deref()),
+        (Status::BlockedByPolicy, Some("Blocked apps"))
+    );
+    assert_eq!(
+        plain.store().blocked_apps().unwrap(),
+        [AppId::new(OTHER_APP)]
+    );
     plain.store().unblock_app(&AppId::new(OTHER_APP)).unwrap();
     assert_eq!(session.logs(logs(OTHER_APP)).await.status, Status::Ok);
-    assert!(matches!(plain.store().unblock_app(&AppId::new(OTHER_APP)), Err(Error::NotBlocked(_))));
+    assert!(matches!(
+        plain.store().unblock_app(&AppId::new(OTHER_APP)),
+        Err(Error::NotBlocked(_))
+    ));
 }
 
 fn gateway_with_default_policy(phone: &FakePhone) -> Gateway {
@@ -498,12 +722,21 @@ async fn history_keeps_the_arguments_and_never_the_text() {
         ..logs(DEV_APP)
     };
     assert_eq!(session.logs(request).await.status, Status::Ok);
-    let history = gateway.store().history(HistoryFilter { task_id: Some(session.task_id().to_owned()), ..Default::default() }).unwrap();
+    let history = gateway
+        .store()
+        .history(HistoryFilter {
+            task_id: Some(session.task_id().to_owned()),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(history.len(), 1);
     let step = &history[0];
     assert_eq!(step.step, "Read 1 log line of Crash Test");
     assert_eq!(step.status, Status::Ok);
-    assert_eq!((step.agent.as_str(), step.device.as_deref()), ("agent", Some(DEVICE)));
+    assert_eq!(
+        (step.agent.as_str(), step.device.as_deref()),
+        ("agent", Some(DEVICE))
+    );
     assert_eq!(step.args.app, DEV_APP);
     assert_eq!(step.args.kind, "logs");
     assert_eq!(step.args.since.as_deref(), Some("10m"));
@@ -512,7 +745,13 @@ async fn history_keeps_the_arguments_and_never_the_text() {
     assert_eq!(step.args.limit, Some(50));
     let json = serde_json::to_string(&history).unwrap();
     assert!(!json.contains("failed to save"), "{json}");
-    let limited = gateway.store().history(HistoryFilter { limit: Some(0), ..Default::default() }).unwrap();
+    let limited = gateway
+        .store()
+        .history(HistoryFilter {
+            limit: Some(0),
+            ..Default::default()
+        })
+        .unwrap();
     assert!(limited.is_empty());
 }
 
@@ -527,7 +766,12 @@ async fn a_listening_driver_stops_when_the_task_that_read_logs_ends() {
     assert!(phone.is_listening(&device(), &AppId::new(DEV_APP)));
     session.end().await;
     assert!(!phone.is_listening(&device(), &AppId::new(DEV_APP)));
-    assert!(phone.calls().iter().any(|c| c == &format!("stop_app_logs {DEVICE} {DEV_APP}")));
+    assert!(
+        phone
+            .calls()
+            .iter()
+            .any(|c| c == &format!("stop_app_logs {DEVICE} {DEV_APP}"))
+    );
 }
 
 #[tokio::test]
@@ -537,7 +781,11 @@ async fn devices_apps_and_drivers_that_fail_are_clear_results() {
     let session = task(&gateway, "agent");
     let result = session.logs(logs("com.example.notinstalled")).await;
     assert_eq!(result.status, Status::Error);
-    assert!(result.message.contains("not installed"), "{}", result.message);
+    assert!(
+        result.message.contains("not installed"),
+        "{}",
+        result.message
+    );
     let result = session.logs(logs(SHARED)).await;
     assert_eq!(result.status, Status::Unsupported, "{}", result.message);
     let result = session.logs(logs("bad id; reboot")).await;
@@ -548,11 +796,21 @@ async fn devices_apps_and_drivers_that_fail_are_clear_results() {
     phone.add_device(&DeviceId::new("emulator-5556"), "Pixel 9");
     let result = session.logs(logs(DEV_APP)).await;
     assert_eq!(result.status, Status::Error);
-    assert!(result.message.contains("name one with device"), "{}", result.message);
+    assert!(
+        result.message.contains("name one with device"),
+        "{}",
+        result.message
+    );
     let mut request = crashes(DEV_APP);
     request.device = Some(DEVICE.into());
-    phone.fail_next(phonelogs_fake::Operation::AppCrashes, phonelogs_fake::Fault::Hang(std::time::Duration::from_secs(3600)));
-    let quick = builder(&phone).call_timeout(std::time::Duration::from_millis(50)).build().unwrap();
+    phone.fail_next(
+        phonelogs_fake::Operation::AppCrashes,
+        phonelogs_fake::Fault::Hang(std::time::Duration::from_secs(3600)),
+    );
+    let quick = builder(&phone)
+        .call_timeout(std::time::Duration::from_millis(50))
+        .build()
+        .unwrap();
     let result = task(&quick, "agent").logs(request).await;
     assert_eq!(result.status, Status::Error);
     assert!(result.message.contains("timed out"), "{}", result.message);
@@ -565,6 +823,12 @@ async fn the_devices_of_every_driver_are_listed() {
     let b = FakePhone::new();
     b.add_device(&DeviceId::new("iphone-1"), "iPhone");
     let gateway = builder(&a).driver(std::sync::Arc::new(b)).build().unwrap();
-    let ids: Vec<String> = gateway.devices().await.unwrap().into_iter().map(|d| d.id.to_string()).collect();
+    let ids: Vec<String> = gateway
+        .devices()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| d.id.to_string())
+        .collect();
     assert_eq!(ids, [DEVICE, "iphone-1"]);
 }

@@ -1,5 +1,8 @@
 //! The state store: migrations, two processes at once, corrupt files, durability.
 
+// Tests may unwrap: a failure is the test failing.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::{Arc, Barrier};
 
 use phonelogs_driver::AppId;
@@ -12,13 +15,20 @@ fn a_new_store_is_migrated_in_wal_mode_and_reopens() {
     store.block_app(&AppId::new("com.example.app")).unwrap();
     drop(store);
     let connection = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
-    let mode: String = connection.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = connection
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
-    let version: i64 = connection.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(version, Store::schema_version());
     drop(connection);
     let again = Store::open(dir.path()).unwrap();
-    assert_eq!(again.blocked_apps().unwrap(), [AppId::new("com.example.app")]);
+    assert_eq!(
+        again.blocked_apps().unwrap(),
+        [AppId::new("com.example.app")]
+    );
 }
 
 #[test]
@@ -29,7 +39,10 @@ fn a_corrupt_database_is_a_clear_error_and_is_left_untouched() {
     std::fs::write(&path, &garbage).unwrap();
     let error = Store::open(dir.path()).unwrap_err();
     assert!(matches!(error, Error::Corrupt { .. }), "{error:?}");
-    assert!(error.to_string().contains("corrupt") && error.to_string().contains(DB_FILE), "{error}");
+    assert!(
+        error.to_string().contains("corrupt") && error.to_string().contains(DB_FILE),
+        "{error}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), garbage);
 }
 
@@ -38,9 +51,14 @@ fn a_database_from_a_newer_phonelogs_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     drop(Store::open(dir.path()).unwrap());
     let connection = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
-    connection.execute_batch("PRAGMA user_version = 999").unwrap();
+    connection
+        .execute_batch("PRAGMA user_version = 999")
+        .unwrap();
     drop(connection);
-    assert!(matches!(Store::open(dir.path()), Err(Error::NewerSchema { found: 999, .. })));
+    assert!(matches!(
+        Store::open(dir.path()),
+        Err(Error::NewerSchema { found: 999, .. })
+    ));
 }
 
 #[test]
@@ -67,7 +85,9 @@ fn two_stores_on_one_directory_write_at_once_without_losing_anything() {
             std::thread::spawn(move || {
                 barrier.wait();
                 for i in 0..100 {
-                    store.block_app(&AppId::new(format!("com.writer{n}.app{i}"))).unwrap();
+                    store
+                        .block_app(&AppId::new(format!("com.writer{n}.app{i}")))
+                        .unwrap();
                     if i % 10 == 0 {
                         store.history(HistoryFilter::default()).unwrap();
                     }
@@ -89,7 +109,9 @@ fn two_processes_share_the_database() {
     if let Ok(dir) = std::env::var("PHONELOGS_STORE_CHILD_DIR") {
         let store = Store::open(std::path::Path::new(&dir)).unwrap();
         for i in 0..100 {
-            store.block_app(&AppId::new(format!("com.child.app{i}"))).unwrap();
+            store
+                .block_app(&AppId::new(format!("com.child.app{i}")))
+                .unwrap();
         }
         return;
     }
@@ -102,7 +124,9 @@ fn two_processes_share_the_database() {
         .spawn()
         .unwrap();
     for i in 0..100 {
-        store.block_app(&AppId::new(format!("com.parent.app{i}"))).unwrap();
+        store
+            .block_app(&AppId::new(format!("com.parent.app{i}")))
+            .unwrap();
     }
     assert!(child.wait().unwrap().success());
     assert_eq!(store.blocked_apps().unwrap().len(), 200);
@@ -115,7 +139,9 @@ fn a_killed_writer_loses_nothing_acknowledged() {
     if let Ok(dir) = std::env::var("PHONELOGS_STORE_KILL_DIR") {
         let store = Store::open(std::path::Path::new(&dir)).unwrap();
         for i in 0.. {
-            store.block_app(&AppId::new(format!("com.killed.app{i}"))).unwrap();
+            store
+                .block_app(&AppId::new(format!("com.killed.app{i}")))
+                .unwrap();
             // The parent reads this line as the acknowledgement of write i.
             println!("acked {i}");
         }
@@ -126,7 +152,12 @@ fn a_killed_writer_loses_nothing_acknowledged() {
     drop(Store::open(dir.path()).unwrap());
     let exe = std::env::current_exe().unwrap();
     let mut child = std::process::Command::new(exe)
-        .args(["--exact", "a_killed_writer_loses_nothing_acknowledged", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "a_killed_writer_loses_nothing_acknowledged",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("PHONELOGS_STORE_KILL_DIR", dir.path())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -147,8 +178,15 @@ fn a_killed_writer_loses_nothing_acknowledged() {
     let acked = last_ack.unwrap();
     let store = Store::open(dir.path()).unwrap();
     let blocked = store.blocked_apps().unwrap();
-    assert!(blocked.len() > acked, "{} rows, acknowledged up to {acked}", blocked.len());
+    assert!(
+        blocked.len() > acked,
+        "{} rows, acknowledged up to {acked}",
+        blocked.len()
+    );
     for i in 0..=acked {
-        assert!(blocked.contains(&AppId::new(format!("com.killed.app{i}"))), "write {i} was lost");
+        assert!(
+            blocked.contains(&AppId::new(format!("com.killed.app{i}"))),
+            "write {i} was lost"
+        );
     }
 }

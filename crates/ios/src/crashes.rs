@@ -171,7 +171,7 @@ pub async fn read_crashes(
             text: report.text,
         });
     }
-    reports.sort_by(|a, b| b.time.cmp(&a.time));
+    reports.sort_by_key(|r| std::cmp::Reverse(r.time));
     reports.truncate(limit);
     Ok(reports)
 }

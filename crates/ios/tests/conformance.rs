@@ -2,6 +2,8 @@
 //! `Scenario::standard`: its lines become os_trace entries on per-pid streams, its crashes
 //! become `.ips` reports (a 309 crash for the Java crash, a `0x8badf00d` watchdog for the ANR).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! The crash reader over a fake crash report directory: the mover first, the app's reports
 //! only, the 50-read cap, the 14-hour window of file-name times, bug types and watchdogs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

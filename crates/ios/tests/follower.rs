@@ -1,6 +1,8 @@
 //! The follower over fake services, on tokio's paused clock: which processes get streams,
 //! lingering, restarts, a moved bundle, stalled and closed streams, launches, the line cap.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! formats (iOS notes §1 and §6): StartActivity, entry frames, installation_proxy `Lookup`, and
 //! the crash report mover's `ping`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::*;

@@ -2,6 +2,8 @@
 //! usbmuxd, or `USBMUXD_SOCKET_ADDRESS`); otherwise it says why it skipped. Set
 //! `PHONELOGS_IOS_APP` to a bundle id installed on the phone to read its lines and reports.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -279,7 +279,12 @@ impl Policy {
 
     /// Whether the agent may touch `app` at all in a task with `task_apps` (`None`: any app):
     /// the scope part of every decision.
-    pub fn scope(&self, agent: &Agent, task_apps: Option<&[AppId]>, app: &AppId) -> Result<(), ScopeReason> {
+    pub fn scope(
+        &self,
+        agent: &Agent,
+        task_apps: Option<&[AppId]>,
+        app: &AppId,
+    ) -> Result<(), ScopeReason> {
         if agent.mode == Mode::WatchOnly {
             return Err(ScopeReason::WatchOnly);
         }
@@ -309,7 +314,13 @@ impl Policy {
             return Some(Rule::Block(rule.name.clone()));
         }
         let listed = |curated: &[&'static str], extra: &[String]| {
-            refused::any_matches(curated.iter().copied().chain(extra.iter().map(String::as_str)), id)
+            refused::any_matches(
+                curated
+                    .iter()
+                    .copied()
+                    .chain(extra.iter().map(String::as_str)),
+                id,
+            )
         };
         if listed(refused::UI_AUTOMATION_HELPERS, &self.helpers) {
             Some(Rule::UiAutomationHelpers)
@@ -331,9 +342,21 @@ impl Policy {
             Some(rule @ (Rule::FinanceApps | Rule::PasswordManagers)) => Some(rule),
             _ => {
                 let id = app.as_str();
-                if refused::any_matches(refused::FINANCE_APPS.iter().copied().chain(self.finance_apps.iter().map(String::as_str)), id) {
+                if refused::any_matches(
+                    refused::FINANCE_APPS
+                        .iter()
+                        .copied()
+                        .chain(self.finance_apps.iter().map(String::as_str)),
+                    id,
+                ) {
                     Some(Rule::FinanceApps)
-                } else if refused::any_matches(refused::PASSWORD_MANAGERS.iter().copied().chain(self.password_managers.iter().map(String::as_str)), id) {
+                } else if refused::any_matches(
+                    refused::PASSWORD_MANAGERS
+                        .iter()
+                        .copied()
+                        .chain(self.password_managers.iter().map(String::as_str)),
+                    id,
+                ) {
                     Some(Rule::PasswordManagers)
                 } else {
                     None
@@ -345,7 +368,12 @@ impl Policy {
     /// The decision for reading `info.app`'s logs (or crash reports, or debugging it): scope
     /// first, then the blocking rules, then the device's own flags (a system app is one of the
     /// phone's own).
-    pub fn logs_decision(&self, agent: &Agent, task_apps: Option<&[AppId]>, info: &AppInfo) -> Decision {
+    pub fn logs_decision(
+        &self,
+        agent: &Agent,
+        task_apps: Option<&[AppId]>,
+        info: &AppInfo,
+    ) -> Decision {
         if let Err(reason) = self.scope(agent, task_apps, &info.app) {
             return Decision::ScopeDenied(reason);
         }
@@ -385,7 +413,10 @@ mod tests {
             policy.logs_decision(&Agent::new("w", Mode::WatchOnly), None, &app),
             Decision::ScopeDenied(ScopeReason::WatchOnly)
         );
-        assert_eq!(policy.logs_decision(&Agent::new("r", Mode::ReadOnly), None, &app), Decision::Allowed);
+        assert_eq!(
+            policy.logs_decision(&Agent::new("r", Mode::ReadOnly), None, &app),
+            Decision::Allowed
+        );
         assert_eq!(policy.logs_decision(&full(), None, &app), Decision::Allowed);
     }
 
@@ -393,7 +424,10 @@ mod tests {
     fn scope_and_task_lists_limit_the_apps() {
         let policy = Policy::default();
         let agent = full().with_scope([AppId::new("com.example.app")]);
-        assert_eq!(policy.logs_decision(&agent, None, &info("com.example.app")), Decision::Allowed);
+        assert_eq!(
+            policy.logs_decision(&agent, None, &info("com.example.app")),
+            Decision::Allowed
+        );
         assert_eq!(
             policy.logs_decision(&agent, None, &info("com.example.other")),
             Decision::ScopeDenied(ScopeReason::OutsideAgentScope)
@@ -403,7 +437,10 @@ mod tests {
             policy.logs_decision(&full(), Some(&task), &info("com.example.app")),
             Decision::ScopeDenied(ScopeReason::OutsideTask)
         );
-        assert_eq!(policy.logs_decision(&full(), Some(&task), &info("com.example.other")), Decision::Allowed);
+        assert_eq!(
+            policy.logs_decision(&full(), Some(&task), &info("com.example.other")),
+            Decision::Allowed
+        );
     }
 
     #[test]
@@ -413,12 +450,24 @@ mod tests {
             ("com.paypal.android.p2pmobile", names::FINANCE_APPS),
             ("com.agilebits.onepassword", names::PASSWORD_MANAGERS),
             ("com.x8bit.bitwarden", names::PASSWORD_MANAGERS),
-            ("keepass2android.keepass2android_nonet", names::PASSWORD_MANAGERS),
+            (
+                "keepass2android.keepass2android_nonet",
+                names::PASSWORD_MANAGERS,
+            ),
             ("com.apple.Preferences", names::PHONE_OWN_APPS),
             ("com.android.settings", names::PHONE_OWN_APPS),
-            ("com.facebook.WebDriverAgentRunner.xctrunner", names::UI_AUTOMATION_HELPERS),
-            ("io.appium.uiautomator2.server", names::UI_AUTOMATION_HELPERS),
-            ("io.appium.uiautomator2.server.test", names::UI_AUTOMATION_HELPERS),
+            (
+                "com.facebook.WebDriverAgentRunner.xctrunner",
+                names::UI_AUTOMATION_HELPERS,
+            ),
+            (
+                "io.appium.uiautomator2.server",
+                names::UI_AUTOMATION_HELPERS,
+            ),
+            (
+                "io.appium.uiautomator2.server.test",
+                names::UI_AUTOMATION_HELPERS,
+            ),
             ("io.appium.settings", names::UI_AUTOMATION_HELPERS),
         ] {
             let decision = policy.logs_decision(&full(), None, &info(id));
@@ -427,7 +476,10 @@ mod tests {
         }
         let mut system = info("com.vendor.launcher");
         system.system = true;
-        assert_eq!(policy.logs_decision(&full(), None, &system), Decision::Blocked(Rule::PhoneOwnApps));
+        assert_eq!(
+            policy.logs_decision(&full(), None, &system),
+            Decision::Blocked(Rule::PhoneOwnApps)
+        );
     }
 
     #[test]
@@ -435,7 +487,11 @@ mod tests {
         let policy = Policy::default();
         let bank = AppId::new("com.chase.sig.android");
         let agent = full().with_scope([bank.clone()]);
-        let decision = policy.logs_decision(&agent, Some(std::slice::from_ref(&bank)), &info(bank.as_str()));
+        let decision = policy.logs_decision(
+            &agent,
+            Some(std::slice::from_ref(&bank)),
+            &info(bank.as_str()),
+        );
         assert_eq!(decision, Decision::Blocked(Rule::FinanceApps));
         assert_eq!(policy.logs_refused(&bank), Some(Rule::FinanceApps));
         assert_eq!(policy.logs_refused(&AppId::new("com.example.app")), None);
@@ -455,22 +511,48 @@ mod tests {
         )
         .unwrap();
         let decide = |id: &str| policy.logs_decision(&full(), None, &info(id));
-        assert_eq!(decide("com.corp.mail"), Decision::Blocked(Rule::Block("Work apps".into())));
-        assert_eq!(decide("com.mybank.app"), Decision::Blocked(Rule::FinanceApps));
-        assert_eq!(decide("org.example.vault"), Decision::Blocked(Rule::PasswordManagers));
-        assert_eq!(decide("com.example.automation"), Decision::Blocked(Rule::UiAutomationHelpers));
-        assert_eq!(decide("com.vendor.launcher"), Decision::Blocked(Rule::PhoneOwnApps));
+        assert_eq!(
+            decide("com.corp.mail"),
+            Decision::Blocked(Rule::Block("Work apps".into()))
+        );
+        assert_eq!(
+            decide("com.mybank.app"),
+            Decision::Blocked(Rule::FinanceApps)
+        );
+        assert_eq!(
+            decide("org.example.vault"),
+            Decision::Blocked(Rule::PasswordManagers)
+        );
+        assert_eq!(
+            decide("com.example.automation"),
+            Decision::Blocked(Rule::UiAutomationHelpers)
+        );
+        assert_eq!(
+            decide("com.vendor.launcher"),
+            Decision::Blocked(Rule::PhoneOwnApps)
+        );
         let claude = policy.agent("claude").unwrap();
         assert_eq!(claude.mode, Mode::ReadOnly);
         assert!(!claude.may_change_phone());
-        assert_eq!(claude.scope.as_deref(), Some(&[AppId::new("com.example.app")][..]));
+        assert_eq!(
+            claude.scope.as_deref(),
+            Some(&[AppId::new("com.example.app")][..])
+        );
     }
 
     #[test]
     fn a_block_rule_wins_over_the_curated_names_and_bad_config_is_an_error() {
-        let policy = Policy::from_json(r#"{ "block": [{ "name": "No money", "apps": ["com.venmo"] }] }"#).unwrap();
-        assert_eq!(policy.blocking_rule(&AppId::new("com.venmo")), Some(Rule::Block("No money".into())));
-        assert_eq!(policy.logs_refused(&AppId::new("com.venmo")), Some(Rule::FinanceApps));
+        let policy =
+            Policy::from_json(r#"{ "block": [{ "name": "No money", "apps": ["com.venmo"] }] }"#)
+                .unwrap();
+        assert_eq!(
+            policy.blocking_rule(&AppId::new("com.venmo")),
+            Some(Rule::Block("No money".into()))
+        );
+        assert_eq!(
+            policy.logs_refused(&AppId::new("com.venmo")),
+            Some(Rule::FinanceApps)
+        );
         assert!(Policy::from_json(r#"{ "helpers": ["a b"] }"#).is_err());
         assert!(Policy::from_json(r#"{ "unknown": 1 }"#).is_err());
         assert!(Policy::from_json(r#"{ "block": [{ "name": " ", "apps": [] }] }"#).is_err());

@@ -129,9 +129,15 @@ mod tests {
     fn patterns_match_exact_prefix_and_suffix() {
         assert!(matches("com.venmo", "com.venmo"));
         assert!(!matches("com.venmo", "com.venmo2"));
-        assert!(matches("keepass2android.*", "keepass2android.keepass2android_nonet"));
+        assert!(matches(
+            "keepass2android.*",
+            "keepass2android.keepass2android_nonet"
+        ));
         assert!(!matches("keepass2android.*", "keepass2android"));
-        assert!(matches("*.xctrunner", "com.facebook.WebDriverAgentRunner.xctrunner"));
+        assert!(matches(
+            "*.xctrunner",
+            "com.facebook.WebDriverAgentRunner.xctrunner"
+        ));
         assert!(!matches("*.xctrunner", "com.example.xctrunner.app"));
         assert!(matches("*", "anything"));
         assert!(!matches("", ""));
@@ -151,21 +157,38 @@ mod tests {
         ] {
             assert!(any_matches(PASSWORD_MANAGERS.iter().copied(), id), "{id}");
         }
-        for id in ["com.paypal.android.p2pmobile", "com.squareup.cash", "com.chase.sig.android", "com.revolut.revolut"] {
+        for id in [
+            "com.paypal.android.p2pmobile",
+            "com.squareup.cash",
+            "com.chase.sig.android",
+            "com.revolut.revolut",
+        ] {
             assert!(any_matches(FINANCE_APPS.iter().copied(), id), "{id}");
         }
-        for id in ["dev.phonelogs.crashtest", "com.example.store", "com.whatsapp"] {
+        for id in [
+            "dev.phonelogs.crashtest",
+            "com.example.store",
+            "com.whatsapp",
+        ] {
             assert!(!any_matches(FINANCE_APPS.iter().copied(), id), "{id}");
             assert!(!any_matches(PASSWORD_MANAGERS.iter().copied(), id), "{id}");
             assert!(!any_matches(PHONE_APPS.iter().copied(), id), "{id}");
-            assert!(!any_matches(UI_AUTOMATION_HELPERS.iter().copied(), id), "{id}");
+            assert!(
+                !any_matches(UI_AUTOMATION_HELPERS.iter().copied(), id),
+                "{id}"
+            );
         }
     }
 
     #[test]
     fn every_entry_is_a_valid_pattern_and_appears_once() {
         let mut seen = std::collections::HashSet::new();
-        for list in [FINANCE_APPS, PASSWORD_MANAGERS, PHONE_APPS, UI_AUTOMATION_HELPERS] {
+        for list in [
+            FINANCE_APPS,
+            PASSWORD_MANAGERS,
+            PHONE_APPS,
+            UI_AUTOMATION_HELPERS,
+        ] {
             for entry in list {
                 let bare = entry.trim_matches('*');
                 assert!(!bare.is_empty(), "{entry}");
@@ -173,7 +196,10 @@ mod tests {
                     phonelogs_driver::AppId::parse(bare).is_ok(),
                     "{entry} cannot name an app"
                 );
-                assert!(entry.matches('*').count() <= 1, "{entry} has more than one *");
+                assert!(
+                    entry.matches('*').count() <= 1,
+                    "{entry} has more than one *"
+                );
                 assert!(seen.insert(*entry), "{entry} appears twice");
             }
         }

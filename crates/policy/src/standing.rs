@@ -39,7 +39,10 @@ mod tests {
             app: AppId::new("com.example.app"),
             created_at: "2026-11-30T10:00:00Z".into(),
         };
-        let (device, app) = (DeviceId::new("emulator-5554"), AppId::new("com.example.app"));
+        let (device, app) = (
+            DeviceId::new("emulator-5554"),
+            AppId::new("com.example.app"),
+        );
         assert!(rule.covers("claude", &device, &app));
         assert!(!rule.covers("other", &device, &app));
         assert!(!rule.covers("claude", &DeviceId::new("emulator-5556"), &app));

@@ -1,14 +1,17 @@
 //! Test helpers: a simulated phone loaded with the conformance scenario, reached through the
 //! simulator's host-protocol front or through a private real adb server.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use phonelogs_adbsim::{AndroidVersion, DropBoxEntry, HostFront, Package, Priority, Profile, SimHandle, SimPhone, Simulator};
+use phonelogs_adbsim::{
+    AndroidVersion, DropBoxEntry, HostFront, Package, Priority, Profile, SimHandle, SimPhone,
+    Simulator,
+};
 use phonelogs_android::{AdbConfig, AdbPhone};
 use phonelogs_driver::conformance::{APP_MARKER, OTHER_MARKER, SYSTEM_MARKER, Scenario};
 use phonelogs_driver::{AppLogger, CrashKind, DeviceId, DeviceState, LogLine};
@@ -47,12 +50,22 @@ fn millis(time: OffsetDateTime) -> i64 {
 /// The `Key: value` headers of a `data_app_*` drop box entry as the profile's release prints
 /// them (shared/notes/android-formats.md §2: `PID:`/`UID:` from Android 11 or so, `Timestamp:`
 /// on the newest).
-fn headers(profile: &Profile, process: &str, pid: u32, uid: u32, version: &str, subject: Option<&str>, time: OffsetDateTime) -> String {
+fn headers(
+    profile: &Profile,
+    process: &str,
+    pid: u32,
+    uid: u32,
+    version: &str,
+    subject: Option<&str>,
+    time: OffsetDateTime,
+) -> String {
     let mut out = format!("Process: {process}\n");
     if profile.android != AndroidVersion::Android10 {
         out.push_str(&format!("PID: {pid}\nUID: {uid}\nFrozen: false\n"));
     }
-    out.push_str(&format!("Flags: 0x38c83ec6\nPackage: {process} v1 ({version})\nForeground: Yes\n"));
+    out.push_str(&format!(
+        "Flags: 0x38c83ec6\nPackage: {process} v1 ({version})\nForeground: Yes\n"
+    ));
     if let Some(subject) = subject {
         out.push_str(&format!("Subject: {subject}\n"));
     }
@@ -62,7 +75,11 @@ fn headers(profile: &Profile, process: &str, pid: u32, uid: u32, version: &str, 
         let local = time.to_offset(offset);
         let zone = format!(
             "{}{:02}{:02}",
-            if profile.utc_offset_minutes < 0 { '-' } else { '+' },
+            if profile.utc_offset_minutes < 0 {
+                '-'
+            } else {
+                '+'
+            },
             profile.utc_offset_minutes.abs() / 60,
             profile.utc_offset_minutes.abs() % 60
         );
@@ -97,7 +114,11 @@ fn anr_body(pid: u32, process: &str, time: &str) -> String {
 /// Builds a simulated phone holding the standard conformance scenario, and the scenario as this
 /// phone tells it (its serial; on Android 10 no pid for the Java crash, whose drop box entry
 /// prints none).
-pub fn standard_phone(android: AndroidVersion, ignores_uid: bool, device: &DeviceId) -> (SimPhone, Scenario) {
+pub fn standard_phone(
+    android: AndroidVersion,
+    ignores_uid: bool,
+    device: &DeviceId,
+) -> (SimPhone, Scenario) {
     let profile = profile(android, ignores_uid);
     let phone = SimPhone::empty(profile.clone());
     phone.set_noise_rate(0.0);
@@ -114,14 +135,28 @@ pub fn standard_phone(android: AndroidVersion, ignores_uid: bool, device: &Devic
     }
     // Every line in time order, each at its own time on the phone's clock.
     let mut lines: Vec<(&str, &LogLine)> = Vec::new();
-    lines.extend(scenario.app.lines.iter().map(|l| (scenario.app.app.as_str(), l)));
-    lines.extend(scenario.other_app.lines.iter().map(|l| (scenario.other_app.app.as_str(), l)));
+    lines.extend(
+        scenario
+            .app
+            .lines
+            .iter()
+            .map(|l| (scenario.app.app.as_str(), l)),
+    );
+    lines.extend(
+        scenario
+            .other_app
+            .lines
+            .iter()
+            .map(|l| (scenario.other_app.app.as_str(), l)),
+    );
     // The system's lines come from system_server, whose package is "android".
     lines.extend(scenario.system_lines.iter().map(|l| ("android", l)));
     lines.sort_by_key(|(_, l)| l.time);
     for (package, line) in lines {
         phone.set_clock_ms(millis(line.time));
-        phone.log(package, priority(line), &line.tag, &line.text).unwrap();
+        phone
+            .log(package, priority(line), &line.tag, &line.text)
+            .unwrap();
     }
     // Crash reports, as the drop box keeps them.
     let mut entries: Vec<DropBoxEntry> = Vec::new();
@@ -130,7 +165,9 @@ pub fn standard_phone(android: AndroidVersion, ignores_uid: bool, device: &Devic
             let pid = crash.pid.unwrap_or(app.pid);
             let (tag, text) = match crash.kind {
                 CrashKind::Anr => {
-                    let offset = time::UtcOffset::from_whole_seconds(profile.utc_offset_minutes * 60).unwrap();
+                    let offset =
+                        time::UtcOffset::from_whole_seconds(profile.utc_offset_minutes * 60)
+                            .unwrap();
                     let local = (crash.time - time::Duration::seconds(1)).to_offset(offset);
                     let section_time = format!(
                         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
@@ -145,17 +182,41 @@ pub fn standard_phone(android: AndroidVersion, ignores_uid: bool, device: &Devic
                         "data_app_anr",
                         format!(
                             "{}{}",
-                            headers(&profile, &app.app.to_string(), pid, app.uid, version, Some(&crash.summary), crash.time),
+                            headers(
+                                &profile,
+                                &app.app.to_string(),
+                                pid,
+                                app.uid,
+                                version,
+                                Some(&crash.summary),
+                                crash.time
+                            ),
                             anr_body(pid, app.app.as_str(), &section_time)
                         ),
                     )
                 }
                 _ => (
                     "data_app_crash",
-                    format!("{}{}", headers(&profile, &app.app.to_string(), pid, app.uid, version, None, crash.time), crash.text),
+                    format!(
+                        "{}{}",
+                        headers(
+                            &profile,
+                            &app.app.to_string(),
+                            pid,
+                            app.uid,
+                            version,
+                            None,
+                            crash.time
+                        ),
+                        crash.text
+                    ),
                 ),
             };
-            entries.push(DropBoxEntry { tag: tag.into(), time_ms: millis(crash.time), text });
+            entries.push(DropBoxEntry {
+                tag: tag.into(),
+                time_ms: millis(crash.time),
+                text,
+            });
         }
     }
     entries.sort_by_key(|e| e.time_ms);
@@ -168,7 +229,13 @@ pub fn standard_phone(android: AndroidVersion, ignores_uid: bool, device: &Devic
         // names the pid (the ANR's trace section does, so the ANR keeps its pid).
         scenario.app.crashes[0].pid = None;
     }
-    assert!(scenario.other_app.lines.iter().all(|l| l.text.contains(OTHER_MARKER)));
+    assert!(
+        scenario
+            .other_app
+            .lines
+            .iter()
+            .all(|l| l.text.contains(OTHER_MARKER))
+    );
     (phone, scenario)
 }
 
@@ -192,7 +259,13 @@ impl Front {
         let mut config = config(address.port());
         adjust(&mut config);
         let device = DeviceId::new(phone.profile().serial);
-        Front { phone, driver: AdbPhone::new(config), device, address, _handle: handle }
+        Front {
+            phone,
+            driver: AdbPhone::new(config),
+            device,
+            address,
+            _handle: handle,
+        }
     }
 }
 
@@ -217,7 +290,11 @@ impl RealAdb {
             eprintln!("skipped: /usr/bin/adb is not installed");
             return None;
         };
-        let server = RealAdb { port: free_port(), adb, home: tempfile::tempdir().unwrap() };
+        let server = RealAdb {
+            port: free_port(),
+            adb,
+            home: tempfile::tempdir().unwrap(),
+        };
         let output = server.run(&["start-server"]);
         assert!(output.status.success(), "adb start-server: {output:?}");
         Some(server)
@@ -239,10 +316,16 @@ impl RealAdb {
     pub async fn connect(&self, address: SocketAddr, driver: &AdbPhone) -> DeviceId {
         let target = format!("127.0.0.1:{}", address.port());
         let output = self.run(&["connect", &target]);
-        assert!(String::from_utf8_lossy(&output.stdout).contains("connected"), "adb connect: {output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("connected"),
+            "adb connect: {output:?}"
+        );
         for _ in 0..100 {
             let devices = driver.devices().await.unwrap();
-            if devices.iter().any(|d| d.id.as_str() == target && d.state == DeviceState::Online) {
+            if devices
+                .iter()
+                .any(|d| d.id.as_str() == target && d.state == DeviceState::Online)
+            {
                 return DeviceId::new(target);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -279,6 +362,12 @@ impl ThroughAdb {
         adjust(&mut config);
         let driver = AdbPhone::new(config);
         let device = server.connect(address, &driver).await;
-        Some(ThroughAdb { phone, driver, device, server, _handle: handle })
+        Some(ThroughAdb {
+            phone,
+            driver,
+            device,
+            server,
+            _handle: handle,
+        })
     }
 }

@@ -54,29 +54,125 @@ pub fn report(seconds: i64, process: &str, summary: &str, text: &str) -> CrashRe
 pub fn phone_with(phone: FakePhone) -> FakePhone {
     let device = device();
     phone.add_device(&device, "Pixel 8");
-    phone.add_app(&device, FakeApp::new(AppId::new(DEV_APP)).label("Crash Test").uid(10123).dev_build(true));
-    phone.add_app(&device, FakeApp::new(AppId::new(RELEASE_APP)).label("Example").uid(10200));
-    phone.add_app(&device, FakeApp::new(AppId::new(OTHER_APP)).label("Other").uid(10300));
-    phone.add_app(&device, FakeApp::new(AppId::new(BANK)).label("My Bank").uid(10400));
-    phone.add_app(&device, FakeApp::new(AppId::new(SETTINGS)).label("Settings").uid(1000).system(true));
-    phone.add_app(&device, FakeApp::new(AppId::new(WDA)).label("WebDriverAgent").uid(10500));
-    phone.add_app(&device, FakeApp::new(AppId::new(APPIUM)).label("Appium").uid(10600));
-    phone.add_app(&device, FakeApp::new(AppId::new(SHARED)).label("Shared").uid(10700).shared_uid(true).dev_build(true));
-    phone.add_logs(&device, &AppId::new(DEV_APP), [
-        line(1.0, LogLevel::Info, "CrashTest", "started", 10123),
-        line(2.25, LogLevel::Warn, "Net", "slow response", 10123),
-        line(3.5, LogLevel::Error, "CrashTest", "failed to save", 10123),
-    ]);
-    phone.add_logs(&device, &AppId::new(RELEASE_APP), [
-        line(1.5, LogLevel::Info, "Example", "hello from example", 10200),
-    ]);
-    phone.add_logs(&device, &AppId::new(OTHER_APP), [
-        line(2.0, LogLevel::Error, "CrashTest", "OTHER-SECRET token=abc", 10300),
-    ]);
-    phone.add_system_lines(&device, [line(4.0, LogLevel::Info, "ActivityManager", "SYSTEM-SECRET Process dev.phonelogs.crashtest has died", 1000)]);
-    phone.add_crash(&device, &AppId::new(DEV_APP), report(5, DEV_APP, "java.lang.IllegalStateException: Crash button tapped", "java.lang.IllegalStateException: Crash button tapped\n\tat MainActivity.onCrash\n"));
-    phone.add_crash(&device, &AppId::new(DEV_APP), report(9, DEV_APP, "Input dispatching timed out", "Subject: Input dispatching timed out\n"));
-    phone.add_crash(&device, &AppId::new(RELEASE_APP), report(6, RELEASE_APP, "java.lang.NullPointerException", "java.lang.NullPointerException\n"));
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(DEV_APP))
+            .label("Crash Test")
+            .uid(10123)
+            .dev_build(true),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(RELEASE_APP))
+            .label("Example")
+            .uid(10200),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(OTHER_APP))
+            .label("Other")
+            .uid(10300),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(BANK)).label("My Bank").uid(10400),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(SETTINGS))
+            .label("Settings")
+            .uid(1000)
+            .system(true),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(WDA))
+            .label("WebDriverAgent")
+            .uid(10500),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(APPIUM)).label("Appium").uid(10600),
+    );
+    phone.add_app(
+        &device,
+        FakeApp::new(AppId::new(SHARED))
+            .label("Shared")
+            .uid(10700)
+            .shared_uid(true)
+            .dev_build(true),
+    );
+    phone.add_logs(
+        &device,
+        &AppId::new(DEV_APP),
+        [
+            line(1.0, LogLevel::Info, "CrashTest", "started", 10123),
+            line(2.25, LogLevel::Warn, "Net", "slow response", 10123),
+            line(3.5, LogLevel::Error, "CrashTest", "failed to save", 10123),
+        ],
+    );
+    phone.add_logs(
+        &device,
+        &AppId::new(RELEASE_APP),
+        [line(
+            1.5,
+            LogLevel::Info,
+            "Example",
+            "hello from example",
+            10200,
+        )],
+    );
+    phone.add_logs(
+        &device,
+        &AppId::new(OTHER_APP),
+        [line(
+            2.0,
+            LogLevel::Error,
+            "CrashTest",
+            "OTHER-SECRET token=abc",
+            10300,
+        )],
+    );
+    phone.add_system_lines(
+        &device,
+        [line(
+            4.0,
+            LogLevel::Info,
+            "ActivityManager",
+            "SYSTEM-SECRET Process dev.phonelogs.crashtest has died",
+            1000,
+        )],
+    );
+    phone.add_crash(
+        &device,
+        &AppId::new(DEV_APP),
+        report(
+            5,
+            DEV_APP,
+            "java.lang.IllegalStateException: Crash button tapped",
+            "java.lang.IllegalStateException: Crash button tapped\n\tat MainActivity.onCrash\n",
+        ),
+    );
+    phone.add_crash(
+        &device,
+        &AppId::new(DEV_APP),
+        report(
+            9,
+            DEV_APP,
+            "Input dispatching timed out",
+            "Subject: Input dispatching timed out\n",
+        ),
+    );
+    phone.add_crash(
+        &device,
+        &AppId::new(RELEASE_APP),
+        report(
+            6,
+            RELEASE_APP,
+            "java.lang.NullPointerException",
+            "java.lang.NullPointerException\n",
+        ),
+    );
     phone
 }
 
@@ -108,7 +204,10 @@ pub fn logs(app: &str) -> LogsRequest {
 }
 
 pub fn crashes(app: &str) -> LogsRequest {
-    LogsRequest { kind: LogsKind::Crashes, ..LogsRequest::new(app) }
+    LogsRequest {
+        kind: LogsKind::Crashes,
+        ..LogsRequest::new(app)
+    }
 }
 
 pub fn with_id(mut request: LogsRequest, id: &str) -> LogsRequest {

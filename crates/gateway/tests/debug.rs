@@ -1,0 +1,408 @@
+//! The six debugging aids through the gateway: policy, envelope, error codes, tombstones.
+
+// Tests may unwrap: a failure is the test failing.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use phonelogs_driver::{AppId, ExitRecord, NativeBacktrace, ThreadSummary, TombstoneCapture};
+use phonelogs_fake::{FakePhone, Fault, Operation};
+use phonelogs_gateway::{
+    Answer, DebugRequest, DebugResponse, DebugStatus, ErrorCode, Gateway, HistoryFilter, TaskSpec,
+};
+use phonelogs_policy::{Agent, Mode};
+
+const SYSUI_PID: i64 = 1224;
+const APP_PID: i64 = 4242;
+const RELEASE_PID: i64 = 5151;
+
+fn debug_phone() -> FakePhone {
+    let phone = phone();
+    let device = device();
+    phone.add_app(
+        &device,
+        phonelogs_fake::FakeApp::new(AppId::new("com.android.systemui"))
+            .label("System UI")
+            .uid(10050)
+            .system(true),
+    );
+    phone.set_debuggerd_allowed(&device, true);
+    for (pid, name) in [
+        (SYSUI_PID, "com.android.systemui"),
+        (APP_PID, DEV_APP),
+        (RELEASE_PID, "com.example.app:remote"),
+    ] {
+        phone.set_backtrace(&device, NativeBacktrace {
+            serial: DEVICE.into(),
+            pid,
+            process_name: Some(name.into()),
+            abi: Some("x86_64".into()),
+            thread_count: 1,
+            threads: vec![ThreadSummary { name: "main".into(), sys_tid: pid, frame_count: 17 }],
+            text: format!("----- pid {pid} at 2026-11-30 10:00:00 -----\nCmd line: {name}\nBACKTRACE-CONTENT\n"),
+        });
+        phone.set_tombstone(&device, TombstoneCapture {
+            serial: DEVICE.into(),
+            pid,
+            process_name: Some(name.into()),
+            abi: Some("x86_64".into()),
+            signal: Some("35 (<debuggerd signal>), code -1 (SI_QUEUE from pid 7338, uid 0), fault addr --------".into()),
+            frame_count: Some(24),
+            device_tombstone_ref: Some("tombstone_27.pb".into()),
+            bytes: format!("*** *** ***\npid: {pid}, name: {name}\nTOMBSTONE-CONTENT\n").into_bytes(),
+        });
+    }
+    phone.add_exit_record(
+        &device,
+        &AppId::new(DEV_APP),
+        ExitRecord {
+            timestamp: Some("2026-09-06 22:39:39.266".into()),
+            pid: Some(5486),
+            reason: Some("APP CRASH(EXCEPTION)".into()),
+            ..ExitRecord::default()
+        },
+    );
+    phone.set_jdwp_pids(&device, vec![APP_PID, 1568, APP_PID, 2411]);
+    phone
+}
+
+fn full(gateway: &Gateway) -> phonelogs_gateway::Session {
+    gateway.start_task(TaskSpec::new(Agent::new("agent", Mode::Full)))
+}
+
+fn code(response: &DebugResponse) -> Option<ErrorCode> {
+    response.error.as_ref().map(|e| e.code)
+}
+
+fn exit_history(package: &str) -> DebugRequest {
+    DebugRequest::GetProcessExitHistory {
+        serial: DEVICE.into(),
+        package: package.into(),
+        approval_id: None,
+    }
+}
+
+fn backtrace(pid: i64) -> DebugRequest {
+    DebugRequest::CaptureNativeBacktrace {
+        serial: DEVICE.into(),
+        pid,
+        approval_id: None,
+    }
+}
+
+fn tombstone(pid: i64, local_path: &str) -> DebugRequest {
+    DebugRequest::CaptureNativeTombstone {
+        serial: DEVICE.into(),
+        pid,
+        local_path: local_path.into(),
+        approval_id: None,
+    }
+}
+
+#[tokio::test]
+async fn exit_history_of_a_development_build_succeeds_in_the_envelope() {
+    let gateway = gateway(&debug_phone());
+    let response = full(&gateway).debug(exit_history(DEV_APP)).await;
+    assert_eq!(
+        response.status,
+        DebugStatus::Success,
+        "{}",
+        response.message
+    );
+    assert_eq!(
+        response.message,
+        "1 exit records for dev.phonelogs.crashtest on emulator-5554 (newest: APP CRASH(EXCEPTION) at 2026-09-06 22:39:39.266)."
+    );
+    let json = serde_json::to_value(&response).unwrap();
+    assert_eq!(json["status"], "success");
+    assert_eq!(json["error"], serde_json::Value::Null);
+    assert_eq!(json["data"]["count"], 1);
+    assert_eq!(json["data"]["records"][0]["pid"], 5486);
+    // An unknown package is an empty result, not an error.
+    let empty = full(&gateway)
+        .debug(exit_history("com.example.notinstalled"))
+        .await;
+    assert_eq!(empty.status, DebugStatus::Success, "{}", empty.message);
+    assert_eq!(empty.data.unwrap()["count"], 0);
+}
+
+#[tokio::test]
+async fn arguments_and_devices_map_to_the_specs_error_codes() {
+    let phone = debug_phone();
+    let gateway = gateway(&phone);
+    let session = full(&gateway);
+    assert_eq!(
+        code(&session.debug(exit_history("  ")).await),
+        Some(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        code(&session.debug(backtrace(0)).await),
+        Some(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        code(&session.debug(backtrace(-3)).await),
+        Some(ErrorCode::InvalidArgument)
+    );
+    assert_eq!(
+        code(&session.debug(tombstone(0, "x.txt")).await),
+        Some(ErrorCode::InvalidArgument)
+    );
+    let nowhere = DebugRequest::ClearDebugApp {
+        serial: "nowhere".into(),
+    };
+    assert_eq!(
+        code(&session.debug(nowhere).await),
+        Some(ErrorCode::DeviceNotFound)
+    );
+    assert_eq!(
+        code(&session.debug(backtrace(999)).await),
+        Some(ErrorCode::BackendError)
+    );
+    phone.set_debuggerd_allowed(&device(), false);
+    assert_eq!(
+        code(&session.debug(backtrace(APP_PID)).await),
+        Some(ErrorCode::PermissionDenied)
+    );
+    phone.fail_always(Operation::Devices, Fault::Unavailable);
+    let response = session
+        .debug(DebugRequest::ListJdwpProcesses {
+            serial: DEVICE.into(),
+        })
+        .await;
+    assert_eq!(code(&response), Some(ErrorCode::AdbUnavailable));
+    assert_eq!(
+        serde_json::to_value(&response).unwrap()["error"]["code"],
+        "ADB_UNAVAILABLE"
+    );
+}
+
+#[tokio::test]
+async fn a_release_build_asks_like_phone_logs_and_the_answer_is_picked_up() {
+    let gateway = gateway(&debug_phone());
+    let session = full(&gateway);
+    let pending = session.debug(backtrace(RELEASE_PID)).await;
+    assert_eq!(
+        pending.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        pending.message
+    );
+    let id = pending.data.as_ref().unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        !serde_json::to_string(&pending)
+            .unwrap()
+            .contains("BACKTRACE-CONTENT")
+    );
+    gateway.store().answer(&id, Answer::Task).unwrap();
+    let response = session
+        .debug(DebugRequest::CaptureNativeBacktrace {
+            serial: DEVICE.into(),
+            pid: RELEASE_PID,
+            approval_id: Some(id),
+        })
+        .await;
+    assert_eq!(
+        response.status,
+        DebugStatus::Success,
+        "{}",
+        response.message
+    );
+    assert_eq!(
+        response.message,
+        "capture_native_backtrace completed successfully."
+    );
+    assert_eq!(response.data.unwrap()["threads"][0]["frame_count"], 17);
+}
+
+#[tokio::test]
+async fn system_blocked_and_out_of_scope_apps_are_policy_denied() {
+    let gateway = gateway(&debug_phone());
+    let session = full(&gateway);
+    let response = session.debug(backtrace(SYSUI_PID)).await;
+    assert_eq!(code(&response), Some(ErrorCode::PolicyDenied));
+    assert!(
+        !serde_json::to_string(&response)
+            .unwrap()
+            .contains("BACKTRACE-CONTENT")
+    );
+    assert_eq!(
+        code(&session.debug(exit_history(BANK)).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+    let scoped = gateway.start_task(TaskSpec::new(
+        Agent::new("scoped", Mode::Full).with_scope([AppId::new(RELEASE_APP)]),
+    ));
+    assert_eq!(
+        code(&scoped.debug(exit_history(DEV_APP)).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+    assert_eq!(
+        code(&scoped.debug(backtrace(APP_PID)).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+}
+
+#[tokio::test]
+async fn only_full_agents_change_the_phone() {
+    let phone = debug_phone();
+    let gateway = gateway(&phone);
+    let set = DebugRequest::SetDebugApp {
+        serial: DEVICE.into(),
+        package: DEV_APP.into(),
+        wait_for_debugger: true,
+        persistent: false,
+        approval_id: None,
+    };
+    let reader = gateway.start_task(TaskSpec::new(Agent::new("reader", Mode::ReadOnly)));
+    assert_eq!(
+        code(&reader.debug(set.clone()).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+    assert_eq!(
+        code(
+            &reader
+                .debug(DebugRequest::ClearDebugApp {
+                    serial: DEVICE.into()
+                })
+                .await
+        ),
+        Some(ErrorCode::PolicyDenied)
+    );
+    assert_eq!(phone.debug_app(&device()), None);
+    let response = full(&gateway).debug(set).await;
+    assert_eq!(
+        response.status,
+        DebugStatus::Success,
+        "{}",
+        response.message
+    );
+    assert_eq!(
+        response.message,
+        "Set dev.phonelogs.crashtest as the debug app on emulator-5554 (waits for debugger on next launch)."
+    );
+    assert_eq!(phone.debug_app(&device()), Some(AppId::new(DEV_APP)));
+    let cleared = full(&gateway)
+        .debug(DebugRequest::ClearDebugApp {
+            serial: DEVICE.into(),
+        })
+        .await;
+    assert_eq!(cleared.message, "Cleared the debug app on emulator-5554.");
+    assert_eq!(phone.debug_app(&device()), None);
+}
+
+#[tokio::test]
+async fn jdwp_lists_deduplicated_pids_and_watchers_are_refused() {
+    let gateway = gateway(&debug_phone());
+    let response = full(&gateway)
+        .debug(DebugRequest::ListJdwpProcesses {
+            serial: DEVICE.into(),
+        })
+        .await;
+    assert_eq!(
+        response.message,
+        "3 JDWP-debuggable process(es) on emulator-5554: [4242, 1568, 2411]."
+    );
+    let watcher = gateway.start_task(TaskSpec::new(Agent::new("w", Mode::WatchOnly)));
+    assert_eq!(
+        code(
+            &watcher
+                .debug(DebugRequest::ListJdwpProcesses {
+                    serial: DEVICE.into()
+                })
+                .await
+        ),
+        Some(ErrorCode::PolicyDenied)
+    );
+}
+
+#[tokio::test]
+async fn a_tombstone_is_written_atomically_under_the_local_root_and_never_returned() {
+    let root = tempfile::tempdir().unwrap();
+    let gateway = builder(&debug_phone())
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let response = full(&gateway)
+        .debug(tombstone(APP_PID, "run1/app.txt"))
+        .await;
+    assert_eq!(
+        response.status,
+        DebugStatus::Success,
+        "{}",
+        response.message
+    );
+    let data = response.data.clone().unwrap();
+    let written = std::path::PathBuf::from(data["local_path"].as_str().unwrap());
+    assert!(written.is_absolute());
+    assert!(written.ends_with("tombstones/run1/app.txt"));
+    let bytes = std::fs::read(&written).unwrap();
+    assert_eq!(data["size_bytes"], bytes.len());
+    assert_eq!(data["device_tombstone_ref"], "tombstone_27.pb");
+    assert_eq!(data["success"], true);
+    assert!(
+        !serde_json::to_string(&response)
+            .unwrap()
+            .contains("TOMBSTONE-CONTENT")
+    );
+    assert!(
+        response
+            .message
+            .starts_with("Saved native tombstone for pid 4242 on emulator-5554 to ")
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(written.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    let history =
+        serde_json::to_string(&gateway.store().history(HistoryFilter::default()).unwrap()).unwrap();
+    assert!(history.contains("capture_native_tombstone") && !history.contains("TOMBSTONE-CONTENT"));
+}
+
+#[tokio::test]
+async fn hostile_local_paths_are_policy_denied_and_write_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let tombstones = root.path().join("tombstones");
+    std::fs::create_dir_all(tombstones.join("existing-dir")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), tombstones.join("out")).unwrap();
+    let gateway = builder(&debug_phone())
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let session = full(&gateway);
+    for hostile in [
+        "../escape.txt",
+        "a/../../escape.txt",
+        "/tmp/escape.txt",
+        "nul\0byte.txt",
+        "dir/",
+        "",
+        "existing-dir",
+        "out/escape.txt",
+        "out/deeper/escape.txt",
+    ] {
+        let response = session.debug(tombstone(APP_PID, hostile)).await;
+        assert_eq!(
+            code(&response),
+            Some(ErrorCode::PolicyDenied),
+            "{hostile:?}: {}",
+            response.message
+        );
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    assert!(!root.path().parent().unwrap().join("escape.txt").exists());
+    let unconfigured = gateway_without_root();
+    let response = full(&unconfigured).debug(tombstone(APP_PID, "x.txt")).await;
+    assert_eq!(code(&response), Some(ErrorCode::PolicyDenied));
+    assert!(response.message.contains("local_root"));
+}
+
+fn gateway_without_root() -> Gateway {
+    gateway(&debug_phone())
+}
