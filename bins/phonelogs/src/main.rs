@@ -203,6 +203,13 @@ async fn devices(json: bool) -> anyhow::Result<()> {
         Ok(list) => all.extend(list),
         Err(error) => problems.push(format!("Android: {error}")),
     }
+    let ios = phonelogs_ios::LockdownPhone::new(std::sync::Arc::new(
+        phonelogs_ios::UsbmuxdBackend::from_env(),
+    ));
+    match ios.devices().await {
+        Ok(list) => all.extend(list),
+        Err(error) => problems.push(format!("iPhone: {error}")),
+    }
     if json {
         println!(
             "{}",

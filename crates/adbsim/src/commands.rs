@@ -299,7 +299,15 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
             };
             let known = matches!(
                 name.as_str(),
-                "pid" | "dump" | "clear" | "dividers" | "buffer" | "format" | "max-count" | "tail" | "head"
+                "pid"
+                    | "dump"
+                    | "clear"
+                    | "dividers"
+                    | "buffer"
+                    | "format"
+                    | "max-count"
+                    | "tail"
+                    | "head"
             ) || (name == "uid" && !android10);
             if !known {
                 if android10 {
@@ -363,8 +371,15 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
             }
         } else if arg.starts_with('-') && arg.len() >= 2 {
             let flag = arg.chars().nth(1).unwrap_or('-');
-            let attached = if arg.len() > 2 { Some(arg[2..].to_string()) } else { None };
-            let takes_value = matches!(flag, 'b' | 'v' | 't' | 'T' | 'G' | 'm' | 'e' | 'f' | 'r' | 'n' | 'P');
+            let attached = if arg.len() > 2 {
+                Some(arg[2..].to_string())
+            } else {
+                None
+            };
+            let takes_value = matches!(
+                flag,
+                'b' | 'v' | 't' | 'T' | 'G' | 'm' | 'e' | 'f' | 'r' | 'n' | 'P'
+            );
             let value = if takes_value {
                 match value_of(attached) {
                     Some(value) => value,
@@ -407,9 +422,16 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
                     _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
                 },
                 'e' | 'f' | 'r' | 'n' | 'P' => {
-                    return fail(format!("Option '-{flag}' is not modelled by the simulator."));
+                    return fail(format!(
+                        "Option '-{flag}' is not modelled by the simulator."
+                    ));
                 }
-                _ if android10 => return LogcatParse::Fail(ANDROID10_UNRECOGNIZED.replace('\0', &flag.to_string()), 1),
+                _ if android10 => {
+                    return LogcatParse::Fail(
+                        ANDROID10_UNRECOGNIZED.replace('\0', &flag.to_string()),
+                        1,
+                    );
+                }
                 _ => return fail(format!("Unknown option '{arg}'.")),
             }
         } else {
@@ -419,7 +441,10 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
                 None => (arg.clone(), "V".to_string()),
             };
             let mut letters = level.chars();
-            let priority = match (letters.next().map(|c| c.to_ascii_uppercase()), letters.next()) {
+            let priority = match (
+                letters.next().map(|c| c.to_ascii_uppercase()),
+                letters.next(),
+            ) {
                 (Some('S'), None) => None,
                 (Some(letter), None) => match Priority::from_letter(letter) {
                     Some(priority) => Some(priority),
@@ -441,11 +466,22 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
 }
 
 /// Applies `-t`/`-T`: a count, or a time.
-fn set_tail(options: &mut LogcatOptions, value: &str, flag: char, phone: &SimPhone) -> Result<(), String> {
+fn set_tail(
+    options: &mut LogcatOptions,
+    value: &str,
+    flag: char,
+    phone: &SimPhone,
+) -> Result<(), String> {
     if !value.is_empty() && value.chars().all(|c| c.is_ascii_digit()) {
         // logcat warns and uses 1 for a zero or out-of-range count; the warning goes to stderr,
         // which the simulator does not model here.
-        options.tail_count = Some(value.parse::<usize>().ok().filter(|count| *count >= 1).unwrap_or(1));
+        options.tail_count = Some(
+            value
+                .parse::<usize>()
+                .ok()
+                .filter(|count| *count >= 1)
+                .unwrap_or(1),
+        );
         Ok(())
     } else if let Some(time) = parse_tail_time(value, phone) {
         options.tail_time_ns = Some(time);
@@ -519,7 +555,9 @@ fn priority_allows(options: &LogcatOptions, entry: &LogEntry) -> bool {
     threshold.is_some_and(|threshold| entry.priority >= threshold)
 }
 
-/// Collects the entries logd would send: buffers, uid and pid filters, newer than `after_seq`.
+/// Collects the entries logd sends (buffers, pid, tail), then applies logcat's own `--uid`
+/// filter. AOSP logcat filters uids on the client side after logd applied `-t N`, so a tail
+/// counts everyone's lines; the same holds for the priority filter applied later.
 fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> Vec<LogEntry> {
     let mut state = phone.lock();
     state.catch_up_noise();
@@ -528,12 +566,6 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
     for buffer in &options.buffers {
         for entry in &state.buffers[buffer.index()] {
             if entry.seq <= after_seq {
-                continue;
-            }
-            if let Some(uids) = &options.uids
-                && !ignore_uid
-                && !uids.contains(&entry.uid)
-            {
                 continue;
             }
             if options.pid.is_some_and(|pid| pid != entry.pid) {
@@ -554,11 +586,14 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
         let skip = entries.len().saturating_sub(count);
         entries.drain(..skip);
     }
+    if let Some(uids) = options.uids.as_ref().filter(|_| !ignore_uid) {
+        entries.retain(|entry| uids.contains(&entry.uid));
+    }
     entries
 }
 
 async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
-    let options = match parse_logcat(phone, args) {
+    let mut options = match parse_logcat(phone, args) {
         LogcatParse::Options(options) => options,
         LogcatParse::Fail(message, code) => {
             sink.err(message).await?;
@@ -599,12 +634,15 @@ async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Cl
     let mut last_buffer: Option<Buffer> = None;
     let mut printed = 0usize;
     let mut last_seq = 0u64;
-    let mut first = true;
     loop {
         let entries = select_entries(phone, &options, last_seq);
         let mut out: Vec<u8> = Vec::with_capacity(256 * 1024);
         for entry in &entries {
             last_seq = last_seq.max(entry.seq);
+            if !priority_allows(&options, entry) {
+                continue;
+            }
+            // Dividers are printed only before a line that is printed, as AOSP logcat does.
             if last_buffer != Some(entry.buffer) {
                 let index = entry.buffer.index();
                 if !printed_start[index] || options.dividers {
@@ -622,13 +660,11 @@ async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Cl
                 printed_start[index] = true;
                 last_buffer = Some(entry.buffer);
             }
-            if priority_allows(&options, entry) {
-                format::push_log_line(&mut out, entry, options.format, utc_offset);
-                printed += 1;
-                if options.max_count.is_some_and(|max| printed >= max) {
-                    sink.out(out).await?;
-                    return Ok(0);
-                }
+            format::push_log_line(&mut out, entry, options.format, utc_offset);
+            printed += 1;
+            if options.max_count.is_some_and(|max| printed >= max) {
+                sink.out(out).await?;
+                return Ok(0);
             }
             if out.len() >= 256 * 1024 {
                 sink.out(std::mem::take(&mut out)).await?;
@@ -638,9 +674,8 @@ async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Cl
         if options.dump {
             return Ok(0);
         }
-        if first {
-            first = false;
-        }
+        // After the first read a follower prints every new line: the tail applies once.
+        options.tail_count = None;
         // Following: poll for new lines until the host closes the stream.
         tokio::time::sleep(Duration::from_millis(100)).await;
         if sink.is_closed() {

@@ -131,8 +131,9 @@ pub(crate) fn app_facts(uids: Vec<u32>, dumpsys: &str, package: &str) -> AppFact
 /// `logcat -d -b main,system,crash -v epoch -v uid --uid=<uid> -t <count> *:<level>`.
 ///
 /// Without `--uid` (Android 10) every line is read and `-t` is left out, since it would count
-/// other apps' lines. With a text filter `-t` is left out too: the filter is applied here, after
-/// logcat, and `-t` would cut before it.
+/// other apps' lines. With a text filter or a level `-t` is left out too: logd applies `-t`
+/// before logcat applies the `*:<level>` filterspec (and the text filter is applied here), so
+/// `-t` would cut before them and could drop the newest matching lines.
 pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -> String {
     let mut words: Vec<String> = [
         "logcat",
@@ -150,7 +151,8 @@ pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -
     if uid_option {
         let list: Vec<String> = uids.iter().map(u32::to_string).collect();
         words.push(format!("--uid={}", list.join(",")));
-        if query.filter.is_none() {
+        let level_cut = query.level.is_some_and(|level| level > LogLevel::Verbose);
+        if query.filter.is_none() && !level_cut {
             words.push("-t".into());
             words.push(query.count.max(1).to_string());
         }
@@ -427,6 +429,10 @@ mod tests {
         assert_eq!(
             logcat_command(&[10123, 1010123], &query, false),
             "logcat -d -b main,system,crash -v epoch -v uid '*:W'"
+        );
+        assert_eq!(
+            logcat_command(&[10123], &query, true),
+            "logcat -d -b main,system,crash -v epoch -v uid --uid=10123 '*:W'"
         );
         query.filter = Some("x".into());
         assert!(!logcat_command(&[10123], &query, true).contains(" -t "));

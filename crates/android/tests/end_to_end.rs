@@ -552,7 +552,7 @@ fn arbitrary_line() -> impl Strategy<Value = (usize, char, String, String)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(16))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// With a logcat that ignores `--uid`, no line of another uid ever comes out, and every
     /// line of the app that matches the query does.

@@ -18,6 +18,24 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// The database file exists but cannot be opened or read (a directory in its place, no
+    /// permission). It is left as it is.
+    #[error("the state database {path} cannot be opened or read, and was left untouched: {source}")]
+    Unreadable {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The file is an SQLite database of something else: phonelogs does not write into it.
+    #[error(
+        "{path} is an SQLite database that phonelogs did not make, and was left untouched; point the state directory elsewhere"
+    )]
+    NotPhonelogs {
+        /// The database file.
+        path: PathBuf,
+    },
     /// The database was written by a newer phonelogs.
     #[error(
         "the state database {path} has schema version {found}, newer than this phonelogs knows ({known}); update phonelogs"

@@ -10,6 +10,26 @@
 //! Embedding agents use it directly; the MCP server and the `phonelogs` command line are built
 //! on it. All user-facing texts come from [`catalog`].
 //!
+//! ## Notes on the agreed API (`gateway-api.md`)
+//!
+//! Everything the contract names exists with its meaning. Where it left a shape open or grew:
+//! - [`DebugRequest`] is an enum with one variant per tool and the spec's parameter names
+//!   (`serial: String` is required; `approval_id: Option<String>` on the aids that read an app);
+//!   serde tags it by `"tool"`. [`DebugResponse`] is `{status, message, data, error}` with
+//!   [`DebugStatus`] `success | approval_pending | error` and [`DebugError`] `{code, message}`
+//!   ([`ErrorCode`] serializes as `INVALID_ARGUMENT` …). While pending, `data` is
+//!   `{"approval_id": …}`.
+//! - [`Approval`] also carries `state` ([`ApprovalState`]); [`ReportView`] also carries `cut`.
+//! - [`Store::history`] lists oldest first ([`HistoryFilter`] `{task_id, agent, app, limit}`,
+//!   `limit` keeping the newest).
+//! - Additions: [`Store::in_memory`], [`Store::approval`], [`Store::blocked_apps`],
+//!   [`Store::task_ended`], [`GatewayBuilder::clock`], [`GatewayBuilder::local_offset`],
+//!   [`GatewayBuilder::call_timeout`], [`TaskSpec::new`], [`LogsRequest::new`],
+//!   [`GuardedLogger`] (the timeout and uid-checking wrapper every driver is read through).
+//! - Binaries should read the computer's UTC offset at start-up, before any thread exists, and
+//!   pass it to [`GatewayBuilder::local_offset`]: the system cannot be asked safely later.
+//! - Call [`Session::end`] when a task ends; dropping a session does not end its task.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use phonelogs_driver::{AppId, DeviceId, LogLevel, LogLine};

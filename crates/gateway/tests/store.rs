@@ -121,6 +121,7 @@ fn two_processes_share_the_database() {
     let mut child = std::process::Command::new(exe)
         .args(["--exact", "two_processes_share_the_database", "--nocapture"])
         .env("PHONELOGS_STORE_CHILD_DIR", dir.path())
+        .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     for i in 0..100 {

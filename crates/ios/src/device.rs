@@ -5,6 +5,7 @@
 //! driver); this module adds none of its own policy. Nothing here has run against a real
 //! iPhone yet: see `docs/ios.md`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -28,6 +29,8 @@ use crate::services::{
 const LABEL: &str = "phonelogs";
 /// CoreDevice's app service, as the RSD handshake names it.
 const APP_SERVICE: &str = "com.apple.coredevice.appservice";
+/// os_trace_relay's RemoteXPC shim, as the RSD handshake names it.
+const OS_TRACE_SHIM: &str = "com.apple.os_trace_relay.shim.remote";
 /// usbmuxd's message tag for our requests.
 const TAG: u32 = 0x706c;
 
@@ -174,7 +177,7 @@ impl DeviceBackend for UsbmuxdBackend {
         let provider = device.to_provider(self.addr()?.clone(), LABEL);
         let phone = Arc::new(IdevicePhone {
             provider,
-            coredevice: Mutex::new(None),
+            tunnel: Mutex::new(None),
             instruments: Mutex::new(None),
         });
         Ok(DeviceServices {
@@ -186,12 +189,13 @@ impl DeviceBackend for UsbmuxdBackend {
     }
 }
 
-/// A CoreDevice app service session (iOS 17 and later), kept between polls: setting up the
-/// tunnel and the RSD handshake every second would be wasteful.
-struct CoreDeviceSession {
-    // The tunnel's handle must live as long as the client that uses it.
-    _handle: idevice::tcp::handle::AdapterHandle,
-    client: idevice::core_device::AppServiceClient<idevice::tcp::handle::StreamHandle>,
+/// A CoreDevice tunnel (iOS 17 and later) with its RSD services, kept between polls: setting up
+/// the tunnel and the RSD handshake every second would be wasteful.
+struct Tunnel {
+    // Every stream opened through the tunnel goes through this handle.
+    handle: idevice::tcp::handle::AdapterHandle,
+    ports: HashMap<String, u16>,
+    app_service: Option<idevice::core_device::AppServiceClient<idevice::tcp::handle::StreamHandle>>,
 }
 
 type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadWrite>>;
@@ -199,42 +203,63 @@ type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadW
 /// One phone reached through usbmuxd, implementing every service trait with idevice.
 struct IdevicePhone {
     provider: UsbmuxdProvider,
-    coredevice: Mutex<Option<CoreDeviceSession>>,
+    tunnel: Mutex<Option<Tunnel>>,
     instruments: Mutex<Option<Instruments>>,
 }
 
 impl IdevicePhone {
-    async fn coredevice_session(&self) -> std::result::Result<CoreDeviceSession, IdeviceError> {
+    async fn open_tunnel(&self) -> std::result::Result<Tunnel, IdeviceError> {
         let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider).await?;
         let port = proxy.tunnel_info().server_rsd_port;
         let mut handle = proxy.create_software_tunnel()?.to_async_handle();
         let stream = handle.connect(port).await?;
         let handshake = idevice::rsd::RsdHandshake::new(stream).await?;
-        let service = handshake
+        let ports = handshake
             .services
-            .get(APP_SERVICE)
-            .ok_or(IdeviceError::ServiceNotFound)?;
-        // The client is built on the concrete stream type rather than through `RsdService`,
-        // whose boxed-stream impl trips the compiler's `Send` inference inside async traits.
-        let stream = handle.connect(service.port).await?;
-        let client = idevice::core_device::AppServiceClient::new(stream).await?;
-        Ok(CoreDeviceSession {
-            _handle: handle,
-            client,
+            .iter()
+            .map(|(name, service)| (name.clone(), service.port))
+            .collect();
+        Ok(Tunnel {
+            handle,
+            ports,
+            app_service: None,
         })
     }
 
-    async fn coredevice_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
-        let mut slot = self.coredevice.lock().await;
+    async fn tunnel_port(
+        &self,
+        slot: &mut Option<Tunnel>,
+        service: &str,
+    ) -> std::result::Result<u16, IdeviceError> {
         if slot.is_none() {
-            *slot = Some(self.coredevice_session().await?);
+            *slot = Some(self.open_tunnel().await?);
         }
-        let Some(session) = slot.as_mut() else {
+        slot.as_ref()
+            .and_then(|t| t.ports.get(service).copied())
+            .ok_or(IdeviceError::ServiceNotFound)
+    }
+
+    async fn coredevice_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
+        let mut slot = self.tunnel.lock().await;
+        let port = self.tunnel_port(&mut slot, APP_SERVICE).await?;
+        let Some(tunnel) = slot.as_mut() else {
             return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice session".into(),
+                "no CoreDevice tunnel".into(),
             ));
         };
-        match session.client.list_processes().await {
+        if tunnel.app_service.is_none() {
+            // The client is built on the concrete stream type rather than through
+            // `RsdService`, whose boxed-stream impl trips the compiler's `Send` inference
+            // inside async traits.
+            let stream = tunnel.handle.connect(port).await?;
+            tunnel.app_service = Some(idevice::core_device::AppServiceClient::new(stream).await?);
+        }
+        let Some(client) = tunnel.app_service.as_mut() else {
+            return Err(IdeviceError::UnexpectedResponse(
+                "no CoreDevice app service".into(),
+            ));
+        };
+        match client.list_processes().await {
             Ok(tokens) => Ok(tokens
                 .into_iter()
                 .filter_map(|t| {
@@ -245,11 +270,35 @@ impl IdevicePhone {
                 })
                 .collect()),
             Err(error) => {
-                // A broken session is set up again on the next poll.
+                // A broken tunnel is set up again on the next poll.
                 *slot = None;
                 Err(error)
             }
         }
+    }
+
+    /// Opens os_trace_relay's RemoteXPC shim through the CoreDevice tunnel: the RSD check-in,
+    /// then the same protocol as over lockdown.
+    async fn shim_stream(&self) -> std::result::Result<Box<dyn ReadWrite>, IdeviceError> {
+        let mut slot = self.tunnel.lock().await;
+        let port = self.tunnel_port(&mut slot, OS_TRACE_SHIM).await?;
+        let Some(tunnel) = slot.as_mut() else {
+            return Err(IdeviceError::UnexpectedResponse(
+                "no CoreDevice tunnel".into(),
+            ));
+        };
+        let stream = match tunnel.handle.connect(port).await {
+            Ok(stream) => stream,
+            Err(error) => {
+                *slot = None;
+                return Err(error.into());
+            }
+        };
+        let mut idevice = Idevice::new(Box::new(stream), LABEL);
+        idevice.rsd_checkin().await?;
+        idevice
+            .get_socket()
+            .ok_or_else(|| IdeviceError::UnexpectedResponse("the shim closed at once".into()))
     }
 
     async fn instruments_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
@@ -313,7 +362,18 @@ impl LogStream for SocketStream {
 #[async_trait]
 impl StreamOpener for IdevicePhone {
     async fn open(&self, pid: u32) -> Result<Box<dyn LogStream>> {
-        let mut socket = OsTraceService::open(&self.provider).await?;
+        // Over lockdown first; through the RemoteXPC tunnel's shim when that fails.
+        let mut socket = match OsTraceService::open(&self.provider).await {
+            Ok(socket) => socket,
+            Err(lockdown_error) => {
+                tracing::debug!(%lockdown_error, "os_trace_relay over lockdown failed; trying the RemoteXPC shim");
+                self.shim_stream().await.map_err(|shim_error| {
+                    Error::backend(format!(
+                        "opening os_trace_relay failed over lockdown ({lockdown_error}) and through the RemoteXPC shim ({shim_error})"
+                    ))
+                })?
+            }
+        };
         protocol::start_activity(&mut socket, pid).await?;
         Ok(Box::new(SocketStream { socket }))
     }

@@ -298,3 +298,44 @@ fn simulator_ids_are_told_apart_from_iphone_udids() {
         "0123456789abcdef0123456789abcdef01234567"
     ));
 }
+
+/// A backend whose phone never answers.
+struct Silent;
+
+#[async_trait::async_trait]
+impl phonelogs_ios::services::DeviceBackend for Silent {
+    async fn devices(&self) -> phonelogs_driver::Result<Vec<phonelogs_driver::DeviceInfo>> {
+        std::future::pending().await
+    }
+    async fn connect(
+        &self,
+        _: &DeviceId,
+    ) -> phonelogs_driver::Result<phonelogs_ios::services::DeviceServices> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_phone_that_never_answers_times_out() {
+    let driver = LockdownPhone::new(Arc::new(Silent));
+    let device = DeviceId::new("00008101-000A1234567890AB");
+    assert_eq!(
+        driver.devices().await.unwrap_err().kind(),
+        ErrorKind::Timeout
+    );
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let error = driver
+        .app_logs(
+            &device,
+            &app,
+            &LogQuery::since(datetime!(2026-11-30 10:00 UTC), 5),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Timeout);
+    let error = driver
+        .app_crashes(&device, &app, datetime!(2026-11-30 10:00 UTC), 3)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Timeout);
+}

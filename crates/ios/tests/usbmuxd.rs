@@ -37,7 +37,10 @@ async fn answer(stream: &mut TcpStream) -> Option<()> {
                 device.insert("DeviceID".into(), 7.into());
                 device.insert("MessageType".into(), "Attached".into());
                 device.insert("Properties".into(), Value::Dictionary(props));
-                reply.insert("DeviceList".into(), Value::Array(vec![Value::Dictionary(device)]));
+                reply.insert(
+                    "DeviceList".into(),
+                    Value::Array(vec![Value::Dictionary(device)]),
+                );
             }
             // usbmuxd's answer when it holds no pairing record for the device.
             _ => {
@@ -71,7 +74,9 @@ async fn fake_usbmuxd() -> std::net::SocketAddr {
 #[tokio::test]
 async fn an_unpaired_phone_is_listed_and_its_calls_say_how_to_pair() {
     let addr = fake_usbmuxd().await;
-    let phone = LockdownPhone::new(Arc::new(UsbmuxdBackend::with_addr(UsbmuxdAddr::TcpSocket(addr))));
+    let phone = LockdownPhone::new(Arc::new(UsbmuxdBackend::with_addr(UsbmuxdAddr::TcpSocket(
+        addr,
+    ))));
     let devices = phone.devices().await.unwrap();
     assert_eq!(devices.len(), 1);
     assert_eq!(devices[0].id.as_str(), UDID);
@@ -80,11 +85,17 @@ async fn an_unpaired_phone_is_listed_and_its_calls_say_how_to_pair() {
 
     let app = AppId::new("dev.phonelogs.crashtest");
     let query = LogQuery::since(time::OffsetDateTime::UNIX_EPOCH, 10);
-    let error = phone.app_logs(&DeviceId::new(UDID), &app, &query).await.unwrap_err();
+    let error = phone
+        .app_logs(&DeviceId::new(UDID), &app, &query)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::DeviceUnavailable);
     assert!(error.to_string().contains("tap Trust"), "{error}");
 
-    let error = phone.app_logs(&DeviceId::new("00008030-0000000000000000"), &app, &query).await.unwrap_err();
+    let error = phone
+        .app_logs(&DeviceId::new("00008030-0000000000000000"), &app, &query)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::DeviceNotFound);
 
     let simulator = DeviceId::new("F2A5C1D0-1234-4ABC-9DEF-0123456789AB");
