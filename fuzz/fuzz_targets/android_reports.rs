@@ -8,10 +8,19 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let clock = PhoneClock::default();
     for entry in dropbox::parse_dropbox(&text) {
-        let _ = entry.matches(&dropbox::AppMatch { uid: Some(10127), package: "com.example.app" });
+        let _ = entry.matches(&dropbox::AppMatch {
+            uid: Some(10127),
+            package: "com.example.app",
+        });
         let _ = entry.to_report(&clock);
     }
-    let _ = anr::cut_anr(&text, anr::AnrTarget { pid: Some(1234), process: Some("com.example.app") });
+    let _ = anr::cut_anr(
+        &text,
+        anr::AnrTarget {
+            pid: Some(1234),
+            process: Some("com.example.app"),
+        },
+    );
     let _ = anr::cut_anr(&text, anr::AnrTarget::default());
     let _ = tombstone::parse_tombstone_header(&text);
     let _ = tombstone::tombstone_report(&text, &clock);

@@ -7,12 +7,17 @@ use phonelogs_crash::{PhoneClock, crashbuf};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let clock = PhoneClock { year: Some(2026), ..PhoneClock::default() };
+    let clock = PhoneClock {
+        year: Some(2026),
+        ..PhoneClock::default()
+    };
     for line in text.lines() {
         if let LogcatItem::Line(parsed) = logcat::parse_line(line) {
             let _ = parsed.time.to_offset_date_time(clock.year, clock.offset);
             // An epoch line with a numeric uid must give the same uid on the fast path.
-            if let (LogTime::Epoch { .. }, Some(UidField::Number(uid))) = (&parsed.time, &parsed.uid) {
+            if let (LogTime::Epoch { .. }, Some(UidField::Number(uid))) =
+                (&parsed.time, &parsed.uid)
+            {
                 let fast = logcat::epoch_uid_field(line.as_bytes())
                     .and_then(|field| std::str::from_utf8(field).ok())
                     .and_then(|field| field.parse::<u32>().ok());

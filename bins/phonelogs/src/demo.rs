@@ -40,16 +40,20 @@ fn show(title: &str, request: &LogsRequest, response: &LogsResponse) {
     println!();
 }
 
-/// Runs the demo; `state_dir` holds its (throwaway) state.
-pub async fn run(state_dir: &std::path::Path) -> Result<()> {
+/// Runs the demo; `state_dir` holds its (throwaway) state, and times show at `local_offset`
+/// (the computer's, read before any thread started).
+pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffset>) -> Result<()> {
     let phone = SimPhone::default_phone();
     let (address, _front) = HostFront::bind(None, phone.clone())
         .await
         .context("starting the simulated phone")?;
     println!("Simulated Android phone serving the adb host protocol on {address}.\n");
     let driver = Arc::new(AdbPhone::new(AdbConfig::local(address.port())));
-    let gateway = Gateway::builder()
-        .driver(driver)
+    let mut builder = Gateway::builder().driver(driver);
+    if let Some(offset) = local_offset {
+        builder = builder.local_offset(offset);
+    }
+    let gateway = builder
         .state_dir(state_dir)
         .build()
         .context("opening the gateway")?;

@@ -312,6 +312,8 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
 }
 
 fn main() -> ExitCode {
+    // The computer's UTC offset is read before any thread starts, where every platform allows it.
+    let local_offset = time::UtcOffset::current_local_offset().ok();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -329,7 +331,7 @@ fn main() -> ExitCode {
         Command::Demo { state_dir } => (|| {
             let temporary = tempfile::tempdir()?;
             let dir = state_dir.unwrap_or_else(|| temporary.path().to_path_buf());
-            runtime()?.block_on(demo::run(&dir))
+            runtime()?.block_on(demo::run(&dir, local_offset))
         })(),
         Command::Approvals(ApprovalsCommand::List { state, json }) => {
             store(state).and_then(|s| state::approvals_list(&s, json))

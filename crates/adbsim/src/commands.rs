@@ -242,7 +242,7 @@ fn parse_tail_time(text: &str, phone: &SimPhone) -> Option<i128> {
     {
         let seconds: i128 = seconds.parse().ok()?;
         let digits = fraction.len().min(9);
-        let fraction: i128 = fraction[..digits].parse().ok()?;
+        let fraction: i128 = fraction.get(..digits)?.parse().ok()?;
         let scale = 10i128.pow(9 - digits as u32);
         return Some(seconds * 1_000_000_000 + fraction * scale);
     }
@@ -371,11 +371,9 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
             }
         } else if arg.starts_with('-') && arg.len() >= 2 {
             let flag = arg.chars().nth(1).unwrap_or('-');
-            let attached = if arg.len() > 2 {
-                Some(arg[2..].to_string())
-            } else {
-                None
-            };
+            // What follows the flag letter, split on a character boundary so any input is safe.
+            let rest: String = arg.chars().skip(2).collect();
+            let attached = if rest.is_empty() { None } else { Some(rest) };
             let takes_value = matches!(
                 flag,
                 'b' | 'v' | 't' | 'T' | 'G' | 'm' | 'e' | 'f' | 'r' | 'n' | 'P'

@@ -258,10 +258,10 @@ pub fn app_error_headers(
         let _ = writeln!(out, "UID: {}", process.uid);
         let _ = writeln!(out, "Frozen: false");
     }
-    let flags: u32 = match package {
-        Some(package) if package.debuggable => 0x38c8_3ec6,
-        _ => 0x38c8_3ec4,
-    };
+    // ApplicationInfo flags: SYSTEM is bit 0 and DEBUGGABLE bit 1, over a typical app's set.
+    let flags: u32 = 0x38c8_3e44
+        | package.map_or(0, |package| u32::from(package.system))
+        | package.map_or(0, |package| u32::from(package.debuggable) << 1);
     let _ = writeln!(out, "Flags: 0x{flags:x}");
     if let Some(package) = package {
         let _ = writeln!(

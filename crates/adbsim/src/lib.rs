@@ -84,6 +84,8 @@ pub struct ShellOutput {
 }
 
 /// Runs one shell command line on the phone in-process, as `adb shell` would, and collects it.
+///
+/// A command that ends without an exit status (it cannot, short of a bug) reports 255.
 pub async fn run_shell(phone: &SimPhone, command: &str) -> ShellOutput {
     let service = service::Service::Shell {
         framing: service::Framing::ShellV2 { pty: false },

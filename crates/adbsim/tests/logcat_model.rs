@@ -62,11 +62,25 @@ async fn epoch_uid_and_threadtime_layouts_are_exact() {
 #[tokio::test]
 async fn short_uid_names_replace_numbers() {
     let phone = quiet_phone(AndroidVersion::Android14);
-    phone.wrap_buffer(phonelogs_adbsim::Buffer::Radio);
-    let out = stdout(&phone, "logcat -d -b system -v uid -t 1").await;
-    // PackageManager's install line comes from system_server: uid 1000 prints as a number.
+    phone.native_crash("dev.example.app", 6).unwrap();
+    let out = stdout(&phone, "logcat -d -b crash,system -v uid").await;
+    let after_time = |needle: &str| -> String {
+        out.lines()
+            .find(|line| line.contains(needle))
+            .map(|line| line[18..].to_string())
+            .unwrap()
+    };
+    // uid 0 has a short passwd name; 1000 ("system") and app uids print as numbers.
     assert!(
-        out.lines().nth(1).unwrap()[18..].starts_with(" 1000 "),
+        after_time("F DEBUG   : *** ***").starts_with("  root "),
+        "{out}"
+    );
+    assert!(
+        after_time("F libc    : Fatal signal 6 (SIGABRT)").starts_with(" 10234 "),
+        "{out}"
+    );
+    assert!(
+        after_time("ActivityManager: Start proc").starts_with("  1000 "),
         "{out}"
     );
 }
@@ -228,4 +242,30 @@ async fn date_and_pm_answer_from_the_model() {
             .stderr
             .starts_with(b"Exception occurred while executing 'set-debug-app':\n")
     );
+}
+
+#[tokio::test]
+async fn odd_input_never_panics() {
+    let phone = quiet_phone(AndroidVersion::Android14);
+    for command in [
+        "logcat -é",
+        "logcat -tééé",
+        "logcat -d -t 1.ééééééééé",
+        "logcat -d -t '13-45 99:99:99.999'",
+        "date +%",
+        "dumpsys",
+        "pm",
+        "am",
+        "debuggerd",
+        "debuggerd -b 0",
+        "echo 'unterminated",
+        "a | b",
+        "logcat -d :",
+        "logcat -d '*:Q'",
+    ] {
+        // A panic would end the stream with no exit status (255 here) and no output.
+        let output = run_shell(&phone, command).await;
+        let said_something = !output.stdout.is_empty() || !output.stderr.is_empty();
+        assert!(said_something || output.exit_code != 255, "{command}");
+    }
 }

@@ -307,3 +307,40 @@ async fn faults_cut_and_stall_streams() {
     );
     handle.shutdown().await;
 }
+
+#[tokio::test]
+async fn run_sim_serves_the_chosen_profile_on_the_chosen_port() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = phonelogs_adbsim::SimOptions {
+        port: Some(port),
+        android: Some(phonelogs_adbsim::AndroidVersion::Android10),
+        ..Default::default()
+    };
+    let server = tokio::spawn(phonelogs_adbsim::run_sim(options));
+    let address: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let mut client = None;
+    for _ in 0..100 {
+        if let Ok(stream) = TcpStream::connect(address).await {
+            client = Some(Client { stream });
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut client = client.expect("run_sim listens");
+    let cnxn = client.handshake(4096).await;
+    assert!(
+        String::from_utf8(cnxn.data)
+            .unwrap()
+            .contains("ro.product.name=sargo;")
+    );
+    let remote = client
+        .open(1, "shell,v2,raw:getprop ro.build.version.sdk")
+        .await;
+    let (out, _, code) = parse_v2(&client.drain(1, remote).await);
+    assert_eq!((out, code), (b"29\n".to_vec(), Some(0)));
+    server.abort();
+}

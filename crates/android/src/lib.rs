@@ -6,9 +6,11 @@
 //! so there is nothing to stop).
 //!
 //! What it sends, to the letter of the spec's Android section:
-//! - lines: `logcat -d -b main,system,crash -v epoch -v uid --uid=<uid> -t <count> *:<level>`,
+//! - lines: `logcat -d -b main,system,crash -v epoch -v uid --uid=<uid> -t '<since>' *:<level>`,
 //!   one dump per call (on Android 10, which has no `--uid`, every line is read); either way
 //!   every line's uid is checked again here, so a logcat that ignores the option leaks nothing.
+//!   The spec's `-t <count>` becomes a time: logd applies a count before logcat drops other
+//!   uids' lines, so a count would count every app's lines; the count is applied here.
 //!   The uid is `pm list packages -U`'s (each user's, so an app clone's lines count);
 //!   a package with a `sharedUserId` is `unsupported`;
 //! - crashes: `dumpsys dropbox --print` for `data_app_crash`, `data_app_native_crash` and

@@ -128,12 +128,15 @@ pub(crate) fn app_facts(uids: Vec<u32>, dumpsys: &str, package: &str) -> AppFact
 }
 
 /// The logcat command of one `app_logs` call: the spec's
-/// `logcat -d -b main,system,crash -v epoch -v uid --uid=<uid> -t <count> *:<level>`.
+/// `logcat -d -b main,system,crash -v epoch -v uid --uid=<uid> … *:<level>`, one dump per call,
+/// with `-t '<since>'` (epoch seconds) where the spec has `-t <count>`.
 ///
-/// Without `--uid` (Android 10) every line is read and `-t` is left out, since it would count
-/// other apps' lines. With a text filter or a level `-t` is left out too: logd applies `-t`
-/// before logcat applies the `*:<level>` filterspec (and the text filter is applied here), so
-/// `-t` would cut before them and could drop the newest matching lines.
+/// Why a time and not a count: logd applies `-t <count>` and logcat then drops the other uids'
+/// lines (and the `*:<level>` filterspec) on its own side, so a count counts every app's lines
+/// and a busy phone would return fewer of the app's lines than asked for, or none. A time cuts
+/// the same way for every uid; the count, the level and the text filter are applied here on the
+/// app's own lines. Without `--uid` (Android 10) every uid's lines since then are read and the
+/// app's kept.
 pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -> String {
     let mut words: Vec<String> = [
         "logcat",
@@ -151,12 +154,11 @@ pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -
     if uid_option {
         let list: Vec<String> = uids.iter().map(u32::to_string).collect();
         words.push(format!("--uid={}", list.join(",")));
-        let level_cut = query.level.is_some_and(|level| level > LogLevel::Verbose);
-        if query.filter.is_none() && !level_cut {
-            words.push("-t".into());
-            words.push(query.count.max(1).to_string());
-        }
     }
+    let since = query.since.unix_timestamp_nanos().max(0);
+    let (seconds, millis) = (since / 1_000_000_000, (since % 1_000_000_000) / 1_000_000);
+    words.push("-t".into());
+    words.push(format!("{seconds}.{millis:03}"));
     let level = query.level.unwrap_or(LogLevel::Verbose).android_char();
     words.push(format!("*:{level}"));
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
@@ -420,22 +422,22 @@ mod tests {
 
     #[test]
     fn the_logcat_command_is_the_specs() {
-        let mut query = LogQuery::since(datetime!(2026-11-30 10:00 UTC), 200);
+        let mut query = LogQuery::since(datetime!(2025-11-30 10:00:01.250 UTC), 200);
         assert_eq!(
             logcat_command(&[10123], &query, true),
-            "logcat -d -b main,system,crash -v epoch -v uid --uid=10123 -t 200 '*:V'"
+            "logcat -d -b main,system,crash -v epoch -v uid --uid=10123 -t 1764496801.250 '*:V'"
         );
         query.level = Some(LogLevel::Warn);
         assert_eq!(
             logcat_command(&[10123, 1010123], &query, false),
-            "logcat -d -b main,system,crash -v epoch -v uid '*:W'"
+            "logcat -d -b main,system,crash -v epoch -v uid -t 1764496801.250 '*:W'"
         );
         assert_eq!(
-            logcat_command(&[10123], &query, true),
-            "logcat -d -b main,system,crash -v epoch -v uid --uid=10123 '*:W'"
+            logcat_command(&[10123, 1010123], &query, true),
+            "logcat -d -b main,system,crash -v epoch -v uid --uid=10123,1010123 -t 1764496801.250 '*:W'"
         );
-        query.filter = Some("x".into());
-        assert!(!logcat_command(&[10123], &query, true).contains(" -t "));
+        let before_1970 = LogQuery::since(datetime!(1960-01-01 0:00 UTC), 1);
+        assert!(logcat_command(&[1], &before_1970, true).contains(" -t 0.000 "));
     }
 
     // Lines as logcat -v epoch -v uid prints them (19-column seconds, uid %5s/%5d), per

@@ -346,12 +346,9 @@ impl AppLogger for AdbPhone {
                 return Err(command_failure("logcat", &output, ""));
             }
             if device_facts.uid_option && has_foreign_lines(logs.output, &facts.uids) {
-                // The lines of others are never passed on (app_lines checks every uid), but
-                // `-t` counted them too, so the app's newest lines may be missing: read as on a
-                // phone without `--uid` from now on.
-                tracing::warn!(%device, "logcat ignored --uid; reading every line and keeping the app's");
-                self.set_uid_option(device, false);
-                continue;
+                // Nothing of theirs is passed on (app_lines checks every uid); say so for
+                // whoever debugs a phone whose logcat ignores `--uid`.
+                tracing::warn!(%device, "logcat returned other uids' lines despite --uid; they are dropped");
             }
             return Ok(crate::logs::app_lines(logs.output, &facts.uids, query));
         }

@@ -116,7 +116,7 @@ async fn a_repeated_call_is_one_round_trip_and_a_reinstall_is_noticed() {
     let commands = front.phone.commands_run();
     assert_eq!(commands.len(), 1, "{commands:?}");
     assert!(
-        commands[0].contains("--uid=10234") && commands[0].contains("-t 200"),
+        commands[0].starts_with("logcat -d -b main,system,crash -v epoch -v uid --uid=10234 -t "),
         "{commands:?}"
     );
     // Reinstalled with a new uid: the old uid is not read again.
@@ -509,6 +509,17 @@ async fn through_the_real_server_killed_mid_call() {
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::DeviceUnavailable, "{error}");
+    // A new server and the device connected again: the next call works.
+    let output = setup.server.run(&["start-server"]);
+    assert!(output.status.success(), "{output:?}");
+    let address: std::net::SocketAddr = setup.device.as_str().parse().unwrap();
+    setup.server.connect(address, &setup.driver).await;
+    let after = setup
+        .driver
+        .app_logs(&setup.device, &crashtest(), &query)
+        .await
+        .unwrap();
+    assert_eq!(after.lines, before.lines);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

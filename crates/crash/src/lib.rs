@@ -347,3 +347,55 @@ pub fn parse_any(bytes: &[u8], format: Option<Format>) -> Result<ParsedFile, Err
 fn anr_section_time(value: &str) -> Option<time::OffsetDateTime> {
     tombstone::parse_tombstone_time(value)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_round_trip() {
+        for format in Format::ALL {
+            assert_eq!(format.as_str().parse::<Format>().unwrap(), format);
+        }
+        assert_eq!("exit-info".parse::<Format>().unwrap(), Format::ExitInfo);
+        assert!("pdf".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn unknown_content_is_an_error_not_a_panic() {
+        assert_eq!(detect_format(b"hello world\n"), Format::Unknown);
+        assert!(matches!(
+            parse_any(b"hello world\n", None),
+            Err(Error::UnknownFormat(_))
+        ));
+        assert!(parse_any(b"", None).is_err());
+    }
+
+    #[test]
+    fn json_lines_carry_the_report_keys() {
+        let dump = b"05-20 08:02:10.572 23031 23031 E AndroidRuntime: FATAL EXCEPTION: main\n\
+05-20 08:02:10.572 23031 23031 E AndroidRuntime: Process: a.b, PID: 23031\n\
+05-20 08:02:10.572 23031 23031 E AndroidRuntime: java.lang.Error: x\n";
+        let parsed = parse_any(dump, None).unwrap();
+        let lines = parsed.json_lines();
+        assert_eq!(lines.len(), 1);
+        let value: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+        for key in ["kind", "time", "pid", "process", "summary", "text"] {
+            assert!(value.get(key).is_some(), "missing {key} in {value}");
+        }
+        assert_eq!(value["kind"], "java_crash");
+        assert!(value["time"].is_null());
+        let back: Report = serde_json::from_str(&lines[0]).unwrap();
+        assert_eq!(back, parsed.reports[0]);
+    }
+
+    #[test]
+    fn forced_format_overrides_detection() {
+        let trace = b"----- pid 7 at 2026-11-30 10:00:00 -----\nCmd line: a\n\"main\" sysTid=7\n  #00 pc 0  /x\n----- end 7 -----\n";
+        assert_eq!(detect_format(trace), Format::Backtrace);
+        let parsed = parse_any(trace, Some(Format::Anr)).unwrap();
+        assert_eq!(parsed.reports[0].kind, ReportKind::Anr);
+        assert_eq!(parsed.reports[0].pid, Some(7));
+    }
+}

@@ -71,9 +71,14 @@ pub fn step_failed(label: &str) -> String {
     format!("Could not read the logs of {label}")
 }
 
-/// A debugging aid's step: "Debugging aid get_process_exit_history on Example".
+/// A debugging aid's step: "Used get_process_exit_history on Example".
 pub fn step_debug(tool: &str, label: &str) -> String {
     format!("Used {tool} on {label}")
+}
+
+/// A debugging aid's failed step: "Could not use capture_native_backtrace on pid 1224".
+pub fn step_debug_failed(tool: &str, subject: &str) -> String {
+    format!("Could not use {tool} on {subject}")
 }
 
 /// Why a read is outside the scope, for the result's message.

@@ -226,6 +226,44 @@ impl Session {
     /// One call of a debugging aid, policy-checked, recorded in the history without content.
     pub async fn debug(&self, request: DebugRequest) -> DebugResponse {
         let tool = request.tool();
+        let subject = match &request {
+            DebugRequest::GetProcessExitHistory { package, .. }
+            | DebugRequest::SetDebugApp { package, .. } => package.trim().to_owned(),
+            DebugRequest::CaptureNativeBacktrace { pid, .. }
+            | DebugRequest::CaptureNativeTombstone { pid, .. } => format!("pid {pid}"),
+            DebugRequest::ClearDebugApp { serial } | DebugRequest::ListJdwpProcesses { serial } => {
+                serial.trim().to_owned()
+            }
+        };
+        let before = self.steps_recorded();
+        let response = self.debug_call(request).await;
+        // Every call is a history step: a call that failed before any step was written gets one
+        // now, naming the tool and what it was aimed at, never what it read.
+        if self.steps_recorded() == before {
+            let args = StepArgs {
+                app: subject.clone(),
+                kind: tool.to_owned(),
+                ..StepArgs::default()
+            };
+            let status = match response.status {
+                DebugStatus::Success => Status::Ok,
+                DebugStatus::ApprovalPending => Status::ApprovalPending,
+                DebugStatus::Error => match response.error.as_ref().map(|e| e.code) {
+                    Some(ErrorCode::PolicyDenied) => Status::ScopeDenied,
+                    _ => Status::Error,
+                },
+            };
+            let step = match status {
+                Status::Ok => catalog::step_debug(tool, &subject),
+                _ => catalog::step_debug_failed(tool, &subject),
+            };
+            self.record(&args, None, status, step);
+        }
+        response
+    }
+
+    async fn debug_call(&self, request: DebugRequest) -> DebugResponse {
+        let tool = request.tool();
         let mut args = StepArgs {
             kind: tool.to_owned(),
             ..StepArgs::default()

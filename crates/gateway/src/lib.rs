@@ -99,8 +99,8 @@ pub use error::Error;
 pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
 pub use render::{LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, ReportView};
-pub use session::Session;
-pub use store::{DB_FILE, Store};
+pub use session::{CRASH_LIMITS, LOG_LIMITS, Session};
+pub use store::{BUSY_TIMEOUT, DB_FILE, Store};
 pub use types::{
     Answer, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind, LogsRequest,
     LogsResponse, Status, StepArgs,

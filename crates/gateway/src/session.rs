@@ -1,7 +1,7 @@
 //! A task's session: the whole `phone_logs` call, the approvals, the end of the task.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +38,8 @@ struct SessionInner {
     /// The (driver, phone, app) triples this task read, so listeners stop when it ends.
     read: Mutex<HashSet<(usize, DeviceId, AppId)>>,
     ended: AtomicBool,
+    /// How many history steps this session wrote, so a caller can tell whether a call wrote one.
+    steps: AtomicU64,
 }
 
 impl std::fmt::Debug for Session {
@@ -83,6 +85,7 @@ impl Session {
                 started_at,
                 read: Mutex::new(HashSet::new()),
                 ended: AtomicBool::new(false),
+                steps: AtomicU64::new(0),
             }),
         }
     }
@@ -606,6 +609,7 @@ impl Session {
         status: Status,
         step: String,
     ) {
+        self.inner.steps.fetch_add(1, Ordering::SeqCst);
         let device = device.map(DeviceId::to_string);
         let result = self.gateway().inner.store.record_step(&NewStep {
             task_id: &self.inner.task_id,
@@ -618,6 +622,10 @@ impl Session {
         if let Err(error) = result {
             tracing::error!(%error, "could not write a history step");
         }
+    }
+
+    pub(crate) fn steps_recorded(&self) -> u64 {
+        self.inner.steps.load(Ordering::SeqCst)
     }
 
     /// Waits until the person answers `approval_id` (in this process or another: the store is

@@ -134,7 +134,10 @@ impl Store {
                     source,
                 }
             } else {
-                Error::Database(source)
+                Error::Unreadable {
+                    path: path.clone(),
+                    source,
+                }
             }
         };
         let connection = Connection::open_with_flags(
@@ -146,11 +149,15 @@ impl Store {
         .map_err(corrupt)?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(corrupt)?;
         // Reading the schema first finds a file that is not a database before anything writes.
-        connection
-            .query_row("SELECT count(*) FROM sqlite_master", [], |row| {
-                row.get::<_, i64>(0)
-            })
+        let tables: i64 = connection
+            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
             .map_err(corrupt)?;
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(corrupt)?;
+        if version == 0 && tables > 0 {
+            return Err(Error::NotPhonelogs { path });
+        }
         let mode: String = connection
             .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
             .map_err(corrupt)?;

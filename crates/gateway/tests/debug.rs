@@ -406,3 +406,52 @@ async fn hostile_local_paths_are_policy_denied_and_write_nothing() {
 fn gateway_without_root() -> Gateway {
     gateway(&debug_phone())
 }
+
+#[tokio::test]
+async fn every_call_is_a_history_step_without_content() {
+    let gateway = gateway(&debug_phone());
+    let session = full(&gateway);
+    let count = || {
+        gateway
+            .store()
+            .history(HistoryFilter::default())
+            .unwrap()
+            .len()
+    };
+    for request in [
+        exit_history(DEV_APP),
+        exit_history(" "),
+        backtrace(0),
+        backtrace(APP_PID),
+        backtrace(SYSUI_PID),
+        DebugRequest::ClearDebugApp {
+            serial: "nowhere".into(),
+        },
+        DebugRequest::ListJdwpProcesses {
+            serial: DEVICE.into(),
+        },
+        tombstone(APP_PID, "x.txt"),
+    ] {
+        let before = count();
+        session.debug(request.clone()).await;
+        assert!(count() > before, "{request:?} wrote no step");
+    }
+    let history = gateway.store().history(HistoryFilter::default()).unwrap();
+    let json = serde_json::to_string(&history).unwrap();
+    assert!(
+        !json.contains("BACKTRACE-CONTENT") && !json.contains("TOMBSTONE-CONTENT"),
+        "{json}"
+    );
+    assert!(
+        history
+            .iter()
+            .any(|s| s.step == "Used capture_native_backtrace on Crash Test"),
+        "{json}"
+    );
+    assert!(
+        history
+            .iter()
+            .any(|s| s.step == "Could not use capture_native_backtrace on pid 0"),
+        "{json}"
+    );
+}

@@ -47,6 +47,30 @@ fn a_corrupt_database_is_a_clear_error_and_is_left_untouched() {
 }
 
 #[test]
+fn an_unreadable_or_foreign_database_is_a_clear_error_and_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(DB_FILE)).unwrap();
+    let error = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(error, Error::Unreadable { .. }), "{error:?}");
+    assert!(error.to_string().contains(DB_FILE), "{error}");
+    assert!(dir.path().join(DB_FILE).is_dir());
+
+    let other = tempfile::tempdir().unwrap();
+    let connection = rusqlite::Connection::open(other.path().join(DB_FILE)).unwrap();
+    connection
+        .execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me');")
+        .unwrap();
+    drop(connection);
+    let error = Store::open(other.path()).unwrap_err();
+    assert!(matches!(error, Error::NotPhonelogs { .. }), "{error:?}");
+    let connection = rusqlite::Connection::open(other.path().join(DB_FILE)).unwrap();
+    let kept: String = connection
+        .query_row("SELECT text FROM notes", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, "keep me");
+}
+
+#[test]
 fn a_database_from_a_newer_phonelogs_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     drop(Store::open(dir.path()).unwrap());

@@ -208,7 +208,12 @@ mod tests {
     /// FNV-1a over every entry, so that a change to the lists without a new version fails here.
     fn fingerprint() -> u64 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for list in [FINANCE_APPS, PASSWORD_MANAGERS, PHONE_APPS, UI_AUTOMATION_HELPERS] {
+        for list in [
+            FINANCE_APPS,
+            PASSWORD_MANAGERS,
+            PHONE_APPS,
+            UI_AUTOMATION_HELPERS,
+        ] {
             for byte in list.join("\n").bytes().chain([0u8]) {
                 hash ^= u64::from(byte);
                 hash = hash.wrapping_mul(0x0100_0000_01b3);
@@ -224,7 +229,10 @@ mod tests {
         let known: &[(u32, u64)] = &[(1, 0x541c_9f9a_16f9_e2be)];
         let current = fingerprint();
         assert_eq!(
-            known.iter().find(|(version, _)| *version == LOGS_REFUSED_VERSION).map(|(_, f)| *f),
+            known
+                .iter()
+                .find(|(version, _)| *version == LOGS_REFUSED_VERSION)
+                .map(|(_, f)| *f),
             Some(current),
             "lists changed: version {LOGS_REFUSED_VERSION}, fingerprint {current:#x}"
         );
