@@ -42,6 +42,8 @@ struct NativeDraft {
 /// ```
 pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
     let mut java: Vec<JavaDraft> = Vec::new();
+    // Where each pid's report is in `java`, so a long dump costs one lookup per line.
+    let mut java_by_pid: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     let mut native: Vec<NativeDraft> = Vec::new();
     // The order reports were started in, as (is_java, index).
     let mut order: Vec<(bool, usize)> = Vec::new();
@@ -52,12 +54,14 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
         };
         let raw = raw.trim_end_matches('\r');
         if line.tag == "AndroidRuntime" && line.text.starts_with("FATAL EXCEPTION") {
-            for draft in java.iter_mut().filter(|d| d.pid == line.pid) {
-                draft.open = false;
-            }
-            if java.iter().any(|d| d.pid == line.pid) {
+            // One report per pid: a second FATAL EXCEPTION of a pid closes its report.
+            if let Some(&index) = java_by_pid.get(&line.pid) {
+                if let Some(draft) = java.get_mut(index) {
+                    draft.open = false;
+                }
                 continue;
             }
+            java_by_pid.insert(line.pid, java.len());
             order.push((true, java.len()));
             java.push(JavaDraft {
                 pid: line.pid,
@@ -75,7 +79,11 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             });
             continue;
         }
-        if let Some(draft) = java.iter_mut().find(|d| d.open && d.pid == line.pid) {
+        if let Some(draft) = java_by_pid
+            .get(&line.pid)
+            .and_then(|&index| java.get_mut(index))
+            .filter(|draft| draft.open)
+        {
             push_line(&mut draft.report, raw);
             if line.tag == "AndroidRuntime" {
                 read_java_line(draft, &line);
