@@ -189,6 +189,8 @@ pub struct PackageUid {
 /// ```
 pub fn parse_pm_list_packages(text: &str) -> Vec<PackageUid> {
     let mut out: Vec<PackageUid> = Vec::new();
+    // Where each package is in `out`, so a long listing is read in linear time.
+    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for line in text.lines() {
         let Some(rest) = line.trim().strip_prefix("package:") else {
             continue;
@@ -205,7 +207,7 @@ pub fn parse_pm_list_packages(text: &str) -> Vec<PackageUid> {
         if package.is_empty() || uids.is_empty() {
             continue;
         }
-        match out.iter_mut().find(|known| known.package == package) {
+        match positions.get(package).and_then(|&at| out.get_mut(at)) {
             Some(known) => {
                 for uid in uids {
                     if !known.uids.contains(&uid) {
@@ -213,10 +215,13 @@ pub fn parse_pm_list_packages(text: &str) -> Vec<PackageUid> {
                     }
                 }
             }
-            None => out.push(PackageUid {
-                package: package.to_owned(),
-                uids,
-            }),
+            None => {
+                positions.insert(package.to_owned(), out.len());
+                out.push(PackageUid {
+                    package: package.to_owned(),
+                    uids,
+                });
+            }
         }
     }
     out
@@ -231,10 +236,11 @@ pub fn parse_pm_list_packages(text: &str) -> Vec<PackageUid> {
 /// ```
 pub fn parse_jdwp(text: &str) -> Vec<u32> {
     let mut pids = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for line in text.lines() {
         if let Ok(pid) = line.trim().parse::<u32>()
             && pid > 0
-            && !pids.contains(&pid)
+            && seen.insert(pid)
         {
             pids.push(pid);
         }

@@ -182,13 +182,20 @@ impl<'de> Deserialize<'de> for RawBody<'de> {
                     fields: Vec::new(),
                     threads: None,
                 };
+                let mut positions: std::collections::HashMap<String, usize> =
+                    std::collections::HashMap::new();
                 while let Some(key) = map.next_key::<String>()? {
                     if key == "threads" {
                         body.threads = Some(map.next_value()?);
                     } else {
                         let value = map.next_value()?;
-                        body.fields.retain(|(known, _)| *known != key);
-                        body.fields.push((key, value));
+                        match positions.get(&key) {
+                            Some(&at) => body.fields[at].1 = value,
+                            None => {
+                                positions.insert(key.clone(), body.fields.len());
+                                body.fields.push((key, value));
+                            }
+                        }
                     }
                 }
                 Ok(body)
