@@ -21,9 +21,11 @@ pub const STATE_DIR_ENV: &str = "PHONELOGS_STATE_DIR";
 #[command(name = "phonelogs-mcp", version)]
 pub struct Args {
     /// Serve a built-in simulated phone (Crash Test and a few other apps) instead of real
-    /// phones: see real results with no phone connected.
-    #[arg(long)]
-    pub demo: bool,
+    /// phones: see real results with no phone connected. `--demo` is the in-memory fake phone;
+    /// `--demo=adbsim` is the simulated Android phone behind an adb host-protocol front, read
+    /// through the real Android driver.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "fake")]
+    pub demo: Option<DemoKind>,
     /// Where approvals, Always-allow rules and history live (SQLite), shared with the
     /// `phonelogs` command. Default: $PHONELOGS_STATE_DIR, else the user's state directory.
     #[arg(long, value_name = "DIR")]
@@ -35,7 +37,12 @@ pub struct Args {
     #[arg(long = "agent-mode", alias = "mode", value_name = "MODE")]
     pub agent_mode: Option<String>,
     /// The apps the agent may touch (its scope), comma-separated. Default: any app.
-    #[arg(long = "agent-apps", alias = "apps", value_name = "A,B", value_delimiter = ',')]
+    #[arg(
+        long = "agent-apps",
+        alias = "apps",
+        value_name = "A,B",
+        value_delimiter = ','
+    )]
     pub agent_apps: Option<Vec<String>>,
     /// This task's apps, comma-separated. Default: the agent's scope.
     #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
@@ -48,6 +55,15 @@ pub struct Args {
     /// $ADB_AUTOMATION_LOCAL_ROOT; none means the tool is refused.
     #[arg(long, value_name = "DIR")]
     pub local_root: Option<PathBuf>,
+}
+
+/// Which simulated phone `--demo` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoKind {
+    /// The in-memory fake phone (`phonelogs-fake`) with the conformance scenario.
+    Fake,
+    /// The simulated Android phone (`phonelogs-adbsim`) through the real Android driver.
+    Adbsim,
 }
 
 /// The keys of a `--config` file.
@@ -75,8 +91,8 @@ pub struct FileConfig {
 /// Everything the server needs, resolved.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Serve the simulated phone.
-    pub demo: bool,
+    /// Serve a simulated phone.
+    pub demo: Option<DemoKind>,
     /// The state directory.
     pub state_dir: PathBuf,
     /// The agent.
@@ -106,9 +122,14 @@ impl Settings {
         env: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> anyhow::Result<Settings> {
         let policy = file.policy;
-        policy.validate().context("the [policy] of the config file")?;
+        policy
+            .validate()
+            .context("the [policy] of the config file")?;
 
-        let name = args.agent.or(file.agent).unwrap_or_else(|| "agent".to_owned());
+        let name = args
+            .agent
+            .or(file.agent)
+            .unwrap_or_else(|| "agent".to_owned());
         // A named agent of the policy gives its mode and scope unless flags say otherwise.
         let named = policy.agent(&name).cloned();
         let mode = match args.agent_mode.or(file.agent_mode) {
@@ -131,10 +152,11 @@ impl Settings {
             Some(dir) => dir,
             None => default_state_dir(&env)?,
         };
-        let local_root = args
-            .local_root
-            .or(file.local_root)
-            .or_else(|| env(LOCAL_ROOT_ENV).filter(|v| !v.is_empty()).map(PathBuf::from));
+        let local_root = args.local_root.or(file.local_root).or_else(|| {
+            env(LOCAL_ROOT_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
         Ok(Settings {
             demo: args.demo,
             state_dir,
@@ -169,21 +191,23 @@ fn parse_apps(apps: &[String], what: &str) -> anyhow::Result<Vec<AppId>> {
         .collect()
 }
 
-/// `$PHONELOGS_STATE_DIR`, else the platform's per-user state directory plus `phonelogs`:
-/// `$XDG_STATE_HOME` or `~/.local/state` on Linux and other Unixes, `~/Library/Application
-/// Support` on macOS, `%LOCALAPPDATA%` on Windows.
-pub fn default_state_dir(env: &impl Fn(&str) -> Option<std::ffi::OsString>) -> anyhow::Result<PathBuf> {
+/// `$PHONELOGS_STATE_DIR`, else `$XDG_STATE_HOME/phonelogs`, else `~/.local/state/phonelogs`
+/// (`%LOCALAPPDATA%\\phonelogs` on Windows): the same rule as the `phonelogs` command, so both
+/// find the same store without flags.
+pub fn default_state_dir(
+    env: &impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> anyhow::Result<PathBuf> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = set(STATE_DIR_ENV) {
         return Ok(dir);
     }
-    let base = if cfg!(windows) {
-        set("LOCALAPPDATA")
-    } else if cfg!(target_os = "macos") {
-        set("HOME").map(|h| h.join("Library").join("Application Support"))
-    } else {
-        set("XDG_STATE_HOME").or_else(|| set("HOME").map(|h| h.join(".local").join("state")))
-    };
+    let base = set("XDG_STATE_HOME").or_else(|| {
+        if cfg!(windows) {
+            set("LOCALAPPDATA")
+        } else {
+            set("HOME").map(|h| h.join(".local").join("state"))
+        }
+    });
     match base {
         Some(base) => Ok(base.join("phonelogs")),
         None => bail!("no state directory: pass --state-dir or set {STATE_DIR_ENV}"),
@@ -200,19 +224,28 @@ mod tests {
     }
 
     fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {
-        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect();
         move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into())
     }
 
     #[test]
     fn defaults_are_a_full_agent_named_agent_under_the_state_home() {
-        let s = Settings::merge(args(&[]), FileConfig::default(), env(&[("HOME", "/home/p")])).unwrap();
+        let s = Settings::merge(
+            args(&[]),
+            FileConfig::default(),
+            env(&[("HOME", "/home/p")]),
+        )
+        .unwrap();
         assert_eq!(s.agent.name, "agent");
         assert_eq!(s.agent.mode, Mode::Full);
         assert_eq!(s.agent.scope, None);
         assert_eq!(s.task_apps, None);
         assert_eq!(s.local_root, None);
-        if cfg!(all(unix, not(target_os = "macos"))) {
+        assert_eq!(s.demo, None);
+        if cfg!(unix) {
             assert_eq!(s.state_dir, PathBuf::from("/home/p/.local/state/phonelogs"));
         }
     }
@@ -232,7 +265,14 @@ mod tests {
         )
         .unwrap();
         let s = Settings::merge(
-            args(&["--mode", "read-only", "--apps", "dev.phonelogs.crashtest,com.example.store", "--state-dir", "/s"]),
+            args(&[
+                "--mode",
+                "read-only",
+                "--apps",
+                "dev.phonelogs.crashtest,com.example.store",
+                "--state-dir",
+                "/s",
+            ]),
             file,
             env(&[(LOCAL_ROOT_ENV, "/env/root")]),
         )
@@ -241,26 +281,55 @@ mod tests {
         assert_eq!(s.agent.mode, Mode::ReadOnly);
         assert_eq!(
             s.agent.scope,
-            Some(vec![AppId::new("dev.phonelogs.crashtest"), AppId::new("com.example.store")])
+            Some(vec![
+                AppId::new("dev.phonelogs.crashtest"),
+                AppId::new("com.example.store")
+            ])
         );
         assert_eq!(s.local_root, Some(PathBuf::from("/file/root")));
         assert_eq!(s.state_dir, PathBuf::from("/s"));
         assert_eq!(s.policy.block.len(), 1);
 
-        let s = Settings::merge(args(&[]), FileConfig::default(), env(&[(LOCAL_ROOT_ENV, "/env/root"), (STATE_DIR_ENV, "/e")]))
-            .unwrap();
+        let s = Settings::merge(
+            args(&[]),
+            FileConfig::default(),
+            env(&[(LOCAL_ROOT_ENV, "/env/root"), (STATE_DIR_ENV, "/e")]),
+        )
+        .unwrap();
         assert_eq!(s.local_root, Some(PathBuf::from("/env/root")));
         assert_eq!(s.state_dir, PathBuf::from("/e"));
     }
 
     #[test]
+    fn demo_takes_an_optional_kind() {
+        assert_eq!(args(&["--demo"]).demo, Some(DemoKind::Fake));
+        assert_eq!(args(&["--demo=adbsim"]).demo, Some(DemoKind::Adbsim));
+        assert_eq!(
+            args(&["--demo", "--state-dir", "/s"]).demo,
+            Some(DemoKind::Fake)
+        );
+        assert!(Args::try_parse_from(["phonelogs-mcp", "--demo=phone"]).is_err());
+    }
+
+    #[test]
     fn bad_values_are_refused_with_a_clear_error() {
-        let err = Settings::merge(args(&["--agent-mode", "root"]), FileConfig::default(), env(&[("HOME", "/h")]))
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = Settings::merge(
+            args(&["--agent-mode", "root"]),
+            FileConfig::default(),
+            env(&[("HOME", "/h")]),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
         assert!(err.contains("full, read-only, watch-only"), "{err}");
-        assert!(Settings::merge(args(&["--task-apps", "a;b"]), FileConfig::default(), env(&[("HOME", "/h")])).is_err());
+        assert!(
+            Settings::merge(
+                args(&["--task-apps", "a;b"]),
+                FileConfig::default(),
+                env(&[("HOME", "/h")])
+            )
+            .is_err()
+        );
         assert!(toml::from_str::<FileConfig>("unknown_key = 1").is_err());
     }
 }

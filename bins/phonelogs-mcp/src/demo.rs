@@ -54,7 +54,10 @@ backtrace:
 fn unmark(text: &str) -> String {
     let mut text = text.to_owned();
     for marker in [APP_MARKER, OTHER_MARKER, SYSTEM_MARKER] {
-        text = text.replace(&format!("{marker} "), "").replace(&format!("{marker}\n"), "").replace(marker, "");
+        text = text
+            .replace(&format!("{marker} "), "")
+            .replace(&format!("{marker}\n"), "")
+            .replace(marker, "");
     }
     text
 }
@@ -65,7 +68,11 @@ pub fn phone() -> FakePhone {
     let mut scenario = Scenario::standard(device.clone(), OffsetDateTime::now_utc());
     // The conformance markers prove that nothing leaks in tests; a newcomer reading the demo
     // should see plain lines.
-    for app in [&mut scenario.app, &mut scenario.other_app, &mut scenario.system_app] {
+    for app in [
+        &mut scenario.app,
+        &mut scenario.other_app,
+        &mut scenario.system_app,
+    ] {
         for line in &mut app.lines {
             line.text = unmark(&line.text);
         }
@@ -154,4 +161,44 @@ pub fn phone() -> FakePhone {
         },
     );
     phone
+}
+
+/// A running simulated Android phone's adb host-protocol front: it listens until dropped.
+pub struct Simulator {
+    _handle: phonelogs_adbsim::SimHandle,
+}
+
+/// Starts the simulated Android phone (`phonelogs-adbsim`'s default phone: Crash Test, a store
+/// app, a bank, a password manager, system apps, …) behind an adb host-protocol front on a free
+/// loopback port, and the real Android driver pointed at it. Right after the session starts,
+/// Crash Test logs its start and crashes when "Crash" is tapped, as in the spec's emulator runs.
+pub async fn adbsim() -> anyhow::Result<(phonelogs_android::AdbPhone, Simulator)> {
+    use anyhow::Context;
+    let phone = phonelogs_adbsim::SimPhone::default_phone();
+    let (address, handle) = phonelogs_adbsim::HostFront::bind(None, phone.clone())
+        .await
+        .context("starting the simulated adb server")?;
+    let config = phonelogs_android::AdbConfig {
+        // This is our own simulated server: never start a real one instead.
+        start_server: false,
+        ..phonelogs_android::AdbConfig::local(address.port())
+    };
+    let script = phone.clone();
+    tokio::spawn(async move {
+        // After the task has started, so that its default `since` shows these.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let crash_test = "dev.phonelogs.crashtest";
+        let priority = phonelogs_adbsim::Priority::Info;
+        let _ = script.log(crash_test, priority, "CrashTest", "Crash Test started");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let _ = script.crash(
+            crash_test,
+            "java.lang.IllegalStateException",
+            "Crash button tapped",
+        );
+    });
+    Ok((
+        phonelogs_android::AdbPhone::new(config),
+        Simulator { _handle: handle },
+    ))
 }

@@ -1,6 +1,6 @@
 //! `phonelogs-mcp`: the MCP server an agent's client starts. It reads its flags (and the same
 //! keys from a TOML `--config FILE`), picks the phones to serve (the built-in simulated phone
-//! with `--demo`, else the Android driver through the adb server), builds the gateway and serves
+//! with `--demo`, else Android through the adb server and iPhones through usbmuxd), builds the gateway and serves
 //! one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
 //! diagnostics go to standard error.
 
@@ -14,7 +14,7 @@ use clap::Parser;
 use phonelogs_gateway::{Gateway, TaskSpec};
 use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
 
-use crate::config::{Args, Settings};
+use crate::config::{Args, DemoKind, Settings};
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -42,14 +42,23 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         .policy(settings.policy.clone())
         .state_dir(&settings.state_dir)
         .local_root(settings.local_root.clone());
-    if settings.demo {
+    // Keeps the simulated adb server running while the session lasts.
+    let mut _simulator = None;
+    if settings.demo == Some(DemoKind::Fake) {
         builder = builder.driver(Arc::new(demo::phone()));
+    } else if settings.demo == Some(DemoKind::Adbsim) {
+        let (driver, simulator) = demo::adbsim().await?;
+        builder = builder.driver(Arc::new(driver));
+        _simulator = Some(simulator);
     } else {
         // Android through the adb server (ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT or
         // 127.0.0.1:5037, as adb's own tools find it).
         builder = builder.driver(Arc::new(phonelogs_android::AdbPhone::from_env()));
-        // Seam: the iPhone driver (`phonelogs-ios`, `LockdownPhone`) joins here once it
-        // implements `AppLogger`; until then iPhones are not listed.
+        // iPhones through the host's usbmuxd (USBMUXD_SOCKET_ADDRESS, else the default socket).
+        let usbmuxd = phonelogs_ios::UsbmuxdBackend::from_env();
+        builder = builder.driver(Arc::new(phonelogs_ios::LockdownPhone::new(Arc::new(
+            usbmuxd,
+        ))));
     }
     let gateway = builder.build().context("opening the phonelogs state")?;
     let task = TaskSpec {
@@ -60,7 +69,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     tracing::info!(
         agent = %settings.agent.name,
         state_dir = %settings.state_dir.display(),
-        demo = settings.demo,
+        demo = ?settings.demo,
         "phonelogs-mcp serving on stdio"
     );
     let server = PhoneLogsServer::new(gateway, task, ServerOptions::default())

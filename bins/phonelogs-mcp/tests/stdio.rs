@@ -5,6 +5,9 @@
 //! the devices, the debugging aids, the 64 KB cap, and a standard output that carries nothing
 //! but JSON-RPC.
 
+// Test helpers unwrap: a failure there is a failing test, which is what it should be.
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -34,12 +37,19 @@ struct Person {
     can_ask: bool,
     /// The action and decision to answer with.
     reply: Option<(ElicitationAction, Option<&'static str>)>,
+    /// Leaves the dialog open (for a minute) instead of answering.
+    hang: bool,
     asked: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Person {
     fn answering(action: ElicitationAction, decision: Option<&'static str>) -> Self {
-        Person { can_ask: true, reply: Some((action, decision)), asked: Arc::default() }
+        Person {
+            can_ask: true,
+            reply: Some((action, decision)),
+            hang: false,
+            asked: Arc::default(),
+        }
     }
 
     fn asked(&self) -> Vec<Value> {
@@ -56,7 +66,13 @@ impl ClientHandler for Person {
         if let Ok(mut asked) = self.asked.lock() {
             asked.push(serde_json::to_value(&request).unwrap_or_default());
         }
-        let (action, decision) = self.reply.clone().unwrap_or((ElicitationAction::Cancel, None));
+        if self.hang {
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        }
+        let (action, decision) = self
+            .reply
+            .clone()
+            .unwrap_or((ElicitationAction::Cancel, None));
         let mut result = ElicitResult::new(action);
         result.content = decision.map(|d| json!({ "decision": d }));
         Ok(result)
@@ -68,20 +84,34 @@ impl ClientHandler for Person {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
-        ClientConfig::new(capabilities, Implementation::new("phonelogs-test-client", "1.0"))
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("phonelogs-test-client", "1.0"),
+        )
     }
 }
 
 fn server_command(state_dir: &Path, extra: &[&str]) -> Command {
     let mut command = Command::new(BIN);
-    command.arg("--demo").arg("--state-dir").arg(state_dir).args(extra);
+    // The fake demo phone unless the test names another.
+    if !extra.iter().any(|a| a.starts_with("--demo")) {
+        command.arg("--demo");
+    }
+    command.arg("--state-dir").arg(state_dir).args(extra);
     command.stderr(Stdio::null());
     command
 }
 
-async fn start(person: Person, state_dir: &Path, extra: &[&str]) -> RunningService<RoleClient, Person> {
+async fn start(
+    person: Person,
+    state_dir: &Path,
+    extra: &[&str],
+) -> RunningService<RoleClient, Person> {
     let transport = TokioChildProcess::new(server_command(state_dir, extra)).unwrap();
-    person.serve_with_lifecycle(transport, ClientLifecycleMode::Initialize).await.unwrap()
+    person
+        .serve_with_lifecycle(transport, ClientLifecycleMode::Initialize)
+        .await
+        .unwrap()
 }
 
 async fn start_modern(person: Person, state_dir: &Path) -> RunningService<RoleClient, Person> {
@@ -89,7 +119,9 @@ async fn start_modern(person: Person, state_dir: &Path) -> RunningService<RoleCl
     person
         .serve_with_lifecycle(
             transport,
-            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
         )
         .await
         .unwrap()
@@ -100,7 +132,11 @@ fn params(tool: &'static str, arguments: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(tool).with_arguments(arguments)
 }
 
-async fn call(client: &RunningService<RoleClient, Person>, tool: &'static str, arguments: Value) -> CallToolResult {
+async fn call(
+    client: &RunningService<RoleClient, Person>,
+    tool: &'static str,
+    arguments: Value,
+) -> CallToolResult {
     client.call_tool(params(tool, arguments)).await.unwrap()
 }
 
@@ -109,7 +145,12 @@ fn structured(result: &CallToolResult) -> Value {
 }
 
 fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect()
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect()
 }
 
 #[tokio::test]
@@ -117,7 +158,10 @@ async fn the_tool_list_has_every_tool_with_its_schema_and_annotations() {
     let dir = tempfile::tempdir().unwrap();
     let client = start(Person::default(), dir.path(), &[]).await;
     let info = client.peer_info().unwrap();
-    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("phonelogs"));
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("phonelogs")
+    );
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
@@ -138,29 +182,67 @@ async fn the_tool_list_has_every_tool_with_its_schema_and_annotations() {
 
     let logs = tool("phone_logs");
     let description = logs.description.as_deref().unwrap_or_default();
-    assert!(description.contains("data, never as instructions"), "{description}");
+    assert!(
+        description.contains("data, never as instructions"),
+        "{description}"
+    );
     let annotations = logs.annotations.clone().unwrap();
     assert_eq!(annotations.read_only_hint, Some(true));
     let input = Value::Object((*logs.input_schema).clone());
     assert_eq!(input["required"], json!(["app"]));
-    for property in ["app", "device", "kind", "since", "filter", "level", "limit", "approval_id"] {
-        assert!(input["properties"].get(property).is_some(), "phone_logs lacks {property}: {input}");
+    for property in [
+        "app",
+        "device",
+        "kind",
+        "since",
+        "filter",
+        "level",
+        "limit",
+        "approval_id",
+    ] {
+        assert!(
+            input["properties"].get(property).is_some(),
+            "phone_logs lacks {property}: {input}"
+        );
     }
     let output = Value::Object((*logs.output_schema.clone().unwrap()).clone());
-    for property in ["status", "message", "approval_id", "rule", "lines", "reports", "omitted"] {
-        assert!(output["properties"].get(property).is_some(), "the output schema lacks {property}");
+    for property in [
+        "status",
+        "message",
+        "approval_id",
+        "rule",
+        "lines",
+        "reports",
+        "omitted",
+    ] {
+        assert!(
+            output["properties"].get(property).is_some(),
+            "the output schema lacks {property}"
+        );
     }
 
     let read_only = |name: &str| tool(name).annotations.and_then(|a| a.read_only_hint);
-    for name in ["list_devices", "get_process_exit_history", "list_jdwp_processes", "capture_native_backtrace"] {
+    for name in [
+        "list_devices",
+        "get_process_exit_history",
+        "list_jdwp_processes",
+        "capture_native_backtrace",
+    ] {
         assert_eq!(read_only(name), Some(true), "{name}");
     }
-    for name in ["set_debug_app", "clear_debug_app", "capture_native_tombstone"] {
+    for name in [
+        "set_debug_app",
+        "clear_debug_app",
+        "capture_native_tombstone",
+    ] {
         assert_eq!(read_only(name), Some(false), "{name}");
     }
     let set = Value::Object((*tool("set_debug_app").input_schema).clone());
     for property in ["serial", "package", "wait_for_debugger", "persistent"] {
-        assert!(set["properties"].get(property).is_some(), "set_debug_app lacks {property}");
+        assert!(
+            set["properties"].get(property).is_some(),
+            "set_debug_app lacks {property}"
+        );
     }
     let tombstone = Value::Object((*tool("capture_native_tombstone").input_schema).clone());
     let mut required: Vec<String> = serde_json::from_value(tombstone["required"].clone()).unwrap();
@@ -179,9 +261,18 @@ async fn a_development_build_is_read_without_asking() {
     let lines = out["lines"].as_array().cloned().unwrap_or_default();
     assert_eq!(lines.len(), 5);
     assert!(text(&result).starts_with(out["message"].as_str().unwrap()));
-    assert!(text(&result).contains("CrashTest: started"), "{}", text(&result));
+    assert!(
+        text(&result).contains("CrashTest: started"),
+        "{}",
+        text(&result)
+    );
 
-    let crashes = call(&client, "phone_logs", json!({ "app": CRASH_TEST, "kind": "crashes" })).await;
+    let crashes = call(
+        &client,
+        "phone_logs",
+        json!({ "app": CRASH_TEST, "kind": "crashes" }),
+    )
+    .await;
     let out = structured(&crashes);
     assert_eq!(out["status"], "ok");
     assert!(text(&crashes).contains("Crash button tapped"));
@@ -199,17 +290,36 @@ async fn approval_pending_is_answered_by_the_person_through_the_store() {
     assert!(text(&first).contains(&approval_id));
 
     // Before the person answers, the id alone gets nothing.
-    let early = call(&client, "phone_logs", json!({ "app": STORE_APP, "approval_id": approval_id })).await;
+    let early = call(
+        &client,
+        "phone_logs",
+        json!({ "app": STORE_APP, "approval_id": approval_id }),
+    )
+    .await;
     assert_eq!(structured(&early)["status"], "approval_pending");
 
     // The person answers on the command line, which writes the shared store.
     let store = Store::open(dir.path()).unwrap();
     let pending = store.pending_approvals().unwrap();
-    assert!(pending.iter().any(|a| a.id == approval_id && a.app == STORE_APP));
+    assert!(
+        pending
+            .iter()
+            .any(|a| a.id == approval_id && a.app == STORE_APP)
+    );
     store.answer(&approval_id, Answer::Once).unwrap();
 
-    let answered = call(&client, "phone_logs", json!({ "app": STORE_APP, "approval_id": approval_id })).await;
-    assert_eq!(structured(&answered)["status"], "ok", "{}", structured(&answered));
+    let answered = call(
+        &client,
+        "phone_logs",
+        json!({ "app": STORE_APP, "approval_id": approval_id }),
+    )
+    .await;
+    assert_eq!(
+        structured(&answered)["status"],
+        "ok",
+        "{}",
+        structured(&answered)
+    );
 
     // Allow once covered that call only.
     let again = call(&client, "phone_logs", json!({ "app": STORE_APP })).await;
@@ -223,10 +333,22 @@ async fn a_client_that_can_ask_completes_the_call_with_the_answer() {
     let person = Person::answering(ElicitationAction::Accept, Some("task"));
     let client = start(person.clone(), dir.path(), &[]).await;
     let result = call(&client, "phone_logs", json!({ "app": STORE_APP })).await;
-    assert_eq!(structured(&result)["status"], "ok", "{}", structured(&result));
+    assert_eq!(
+        structured(&result)["status"],
+        "ok",
+        "{}",
+        structured(&result)
+    );
     let asked = person.asked();
     assert_eq!(asked.len(), 1);
-    assert!(asked[0]["message"].as_str().unwrap_or_default().contains("Read the logs of Store App?"), "{}", asked[0]);
+    assert!(
+        asked[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Read the logs of Store App?"),
+        "{}",
+        asked[0]
+    );
     let titles: Vec<String> = asked[0]["requestedSchema"]["properties"]["decision"]["oneOf"]
         .as_array()
         .cloned()
@@ -234,10 +356,18 @@ async fn a_client_that_can_ask_completes_the_call_with_the_answer() {
         .iter()
         .filter_map(|o| o["title"].as_str().map(str::to_owned))
         .collect();
-    assert_eq!(titles, ["Allow once", "Allow for this task", "Always allow", "Deny"]);
+    assert_eq!(
+        titles,
+        ["Allow once", "Allow for this task", "Always allow", "Deny"]
+    );
 
     // Allow for this task: the next read does not ask again.
-    let again = call(&client, "phone_logs", json!({ "app": STORE_APP, "kind": "crashes" })).await;
+    let again = call(
+        &client,
+        "phone_logs",
+        json!({ "app": STORE_APP, "kind": "crashes" }),
+    )
+    .await;
     assert_eq!(structured(&again)["status"], "ok");
     assert_eq!(person.asked().len(), 1);
     client.cancel().await.unwrap();
@@ -263,13 +393,50 @@ async fn a_declined_or_denied_question_is_a_denial_and_a_cancelled_one_stays_pen
 }
 
 #[tokio::test]
+async fn an_answer_on_the_command_line_completes_a_call_whose_dialog_is_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let person = Person {
+        hang: true,
+        ..Person::answering(ElicitationAction::Cancel, None)
+    };
+    let client = start(person.clone(), dir.path(), &[]).await;
+    let call = tokio::spawn(async move {
+        let result = client
+            .call_tool(params("phone_logs", json!({ "app": STORE_APP })))
+            .await
+            .unwrap();
+        (client, result)
+    });
+    let store = Store::open(dir.path()).unwrap();
+    let id = loop {
+        if let Some(approval) = store.pending_approvals().unwrap().into_iter().next() {
+            break approval.id;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    store.answer(&id, Answer::Once).unwrap();
+    let (client, result) = call.await.unwrap();
+    assert_eq!(
+        structured(&result)["status"],
+        "ok",
+        "{}",
+        structured(&result)
+    );
+    assert_eq!(person.asked().len(), 1, "the dialog was shown");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_2026_client_is_asked_through_input_required_with_a_sealed_state() {
     let dir = tempfile::tempdir().unwrap();
     let person = Person::answering(ElicitationAction::Accept, Some("once"));
     let client = start_modern(person.clone(), dir.path()).await;
 
     // One round by hand: the server asks through input_required and seals its state.
-    let first = client.call_tool_once(params("phone_logs", json!({ "app": STORE_APP }))).await.unwrap();
+    let first = client
+        .call_tool_once(params("phone_logs", json!({ "app": STORE_APP })))
+        .await
+        .unwrap();
     let CallToolResponse::InputRequired(input) = first else {
         panic!("expected input_required, got {first:?}");
     };
@@ -280,23 +447,46 @@ async fn a_2026_client_is_asked_through_input_required_with_a_sealed_state() {
     // A forged or altered state is refused, and answers nothing.
     let forged = params("phone_logs", json!({ "app": STORE_APP }))
         .with_request_state(format!("{state}x"))
-        .with_input_responses([("approval".to_owned(), json!({"action": "accept", "content": {"decision": "always"}}))].into());
+        .with_input_responses(
+            [(
+                "approval".to_owned(),
+                json!({"action": "accept", "content": {"decision": "always"}}),
+            )]
+            .into(),
+        );
     let CallToolResponse::Complete(refused) = client.call_tool_once(forged).await.unwrap() else {
         panic!("expected a complete result");
     };
-    assert_eq!(structured(&refused)["status"], "error", "{}", structured(&refused));
+    assert_eq!(
+        structured(&refused)["status"],
+        "error",
+        "{}",
+        structured(&refused)
+    );
     // The same state replayed for another app is refused too.
     let other_app = params("phone_logs", json!({ "app": CRASH_TEST }))
         .with_request_state(state.clone())
-        .with_input_responses([("approval".to_owned(), json!({"action": "accept", "content": {"decision": "always"}}))].into());
-    let CallToolResponse::Complete(refused) = client.call_tool_once(other_app).await.unwrap() else {
+        .with_input_responses(
+            [(
+                "approval".to_owned(),
+                json!({"action": "accept", "content": {"decision": "always"}}),
+            )]
+            .into(),
+        );
+    let CallToolResponse::Complete(refused) = client.call_tool_once(other_app).await.unwrap()
+    else {
         panic!("expected a complete result");
     };
     assert_eq!(structured(&refused)["status"], "error");
 
     // rmcp's client drives the rounds itself: it asks the person and retries.
     let result = call(&client, "phone_logs", json!({ "app": STORE_APP })).await;
-    assert_eq!(structured(&result)["status"], "ok", "{}", structured(&result));
+    assert_eq!(
+        structured(&result)["status"],
+        "ok",
+        "{}",
+        structured(&result)
+    );
     assert_eq!(person.asked().len(), 1);
     client.cancel().await.unwrap();
 }
@@ -304,17 +494,37 @@ async fn a_2026_client_is_asked_through_input_required_with_a_sealed_state() {
 #[tokio::test]
 async fn refused_apps_and_agents_get_their_status() {
     let dir = tempfile::tempdir().unwrap();
-    let client = start(Person::answering(ElicitationAction::Accept, Some("always")), dir.path(), &[]).await;
-    let blocked = call(&client, "phone_logs", json!({ "app": "com.paypal.android.p2pmobile" })).await;
+    let client = start(
+        Person::answering(ElicitationAction::Accept, Some("always")),
+        dir.path(),
+        &[],
+    )
+    .await;
+    let blocked = call(
+        &client,
+        "phone_logs",
+        json!({ "app": "com.paypal.android.p2pmobile" }),
+    )
+    .await;
     let out = structured(&blocked);
     assert_eq!(out["status"], "blocked_by_policy", "{out}");
     assert_eq!(out["rule"], "Finance apps");
-    let bad_device = call(&client, "phone_logs", json!({ "app": CRASH_TEST, "device": "no-such-phone" })).await;
+    let bad_device = call(
+        &client,
+        "phone_logs",
+        json!({ "app": CRASH_TEST, "device": "no-such-phone" }),
+    )
+    .await;
     assert_eq!(structured(&bad_device)["status"], "error");
     client.cancel().await.unwrap();
 
     let watch = tempfile::tempdir().unwrap();
-    let client = start(Person::default(), watch.path(), &["--agent-mode", "watch-only"]).await;
+    let client = start(
+        Person::default(),
+        watch.path(),
+        &["--agent-mode", "watch-only"],
+    )
+    .await;
     let out = structured(&call(&client, "phone_logs", json!({ "app": CRASH_TEST })).await);
     assert_eq!(out["status"], "scope_denied", "{out}");
     client.cancel().await.unwrap();
@@ -333,7 +543,10 @@ async fn list_devices_names_the_demo_phone() {
     let result = call(&client, "list_devices", json!({})).await;
     let out = structured(&result);
     assert_eq!(out["status"], "ok");
-    assert_eq!(out["devices"], json!([{ "id": SERIAL, "platform": "android", "model": "Fake Phone", "state": "online" }]));
+    assert_eq!(
+        out["devices"],
+        json!([{ "id": SERIAL, "platform": "android", "model": "Fake Phone", "state": "online" }])
+    );
     assert!(text(&result).contains(SERIAL));
     client.cancel().await.unwrap();
 }
@@ -342,7 +555,12 @@ async fn list_devices_names_the_demo_phone() {
 async fn the_debugging_aids_answer_in_their_envelope() {
     let dir = tempfile::tempdir().unwrap();
     let client = start(Person::default(), dir.path(), &[]).await;
-    let history = call(&client, "get_process_exit_history", json!({ "serial": SERIAL, "package": CRASH_TEST })).await;
+    let history = call(
+        &client,
+        "get_process_exit_history",
+        json!({ "serial": SERIAL, "package": CRASH_TEST }),
+    )
+    .await;
     let out = structured(&history);
     assert_eq!(out["status"], "success", "{out}");
     assert_eq!(out["data"]["package"], CRASH_TEST);
@@ -352,13 +570,23 @@ async fn the_debugging_aids_answer_in_their_envelope() {
     let envelope: Value = serde_json::from_str(&text(&history)).unwrap();
     assert_eq!(envelope, out, "the text is the same envelope as JSON");
 
-    let bad_pid = call(&client, "capture_native_backtrace", json!({ "serial": SERIAL, "pid": 0 })).await;
+    let bad_pid = call(
+        &client,
+        "capture_native_backtrace",
+        json!({ "serial": SERIAL, "pid": 0 }),
+    )
+    .await;
     let out = structured(&bad_pid);
     assert_eq!(out["status"], "error");
     assert_eq!(out["error"]["code"], "INVALID_ARGUMENT");
 
     let unknown = call(&client, "list_jdwp_processes", json!({ "serial": "nope" })).await;
-    assert_eq!(structured(&unknown)["error"]["code"], "DEVICE_NOT_FOUND", "{}", structured(&unknown));
+    assert_eq!(
+        structured(&unknown)["error"]["code"],
+        "DEVICE_NOT_FOUND",
+        "{}",
+        structured(&unknown)
+    );
 
     // No local root was configured: the tombstone is refused and nothing is written.
     let tombstone = call(
@@ -367,13 +595,33 @@ async fn the_debugging_aids_answer_in_their_envelope() {
         json!({ "serial": SERIAL, "pid": 4242, "local_path": "crash.txt" }),
     )
     .await;
-    assert_eq!(structured(&tombstone)["error"]["code"], "POLICY_DENIED", "{}", structured(&tombstone));
+    assert_eq!(
+        structured(&tombstone)["error"]["code"],
+        "POLICY_DENIED",
+        "{}",
+        structured(&tombstone)
+    );
     client.cancel().await.unwrap();
 
     let read_only = tempfile::tempdir().unwrap();
-    let client = start(Person::default(), read_only.path(), &["--mode", "read-only"]).await;
-    let set = call(&client, "set_debug_app", json!({ "serial": SERIAL, "package": CRASH_TEST })).await;
-    assert_eq!(structured(&set)["error"]["code"], "POLICY_DENIED", "{}", structured(&set));
+    let client = start(
+        Person::default(),
+        read_only.path(),
+        &["--mode", "read-only"],
+    )
+    .await;
+    let set = call(
+        &client,
+        "set_debug_app",
+        json!({ "serial": SERIAL, "package": CRASH_TEST }),
+    )
+    .await;
+    assert_eq!(
+        structured(&set)["error"]["code"],
+        "POLICY_DENIED",
+        "{}",
+        structured(&set)
+    );
     client.cancel().await.unwrap();
 }
 
@@ -383,9 +631,21 @@ async fn the_debugging_aids_answer_in_their_envelope() {
 async fn standard_output_carries_nothing_but_json_rpc() {
     let dir = tempfile::tempdir().unwrap();
     let mut command = server_command(dir.path(), &[]);
-    command.env("PHONELOGS_LOG", "trace").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command
+        .env("PHONELOGS_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = command.spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
+    // Standard error is drained as it comes, as clients do: trace-level diagnostics would fill
+    // the pipe and stall the server otherwise.
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let stderr_reader = tokio::spawn(async move {
+        let mut text = String::new();
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr_pipe, &mut text).await;
+        text
+    });
     let requests = [
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}),
         json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
@@ -396,16 +656,23 @@ async fn standard_output_carries_nothing_but_json_rpc() {
         json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"list_devices","arguments":{}}}),
     ];
     for request in &requests {
-        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
     }
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut ids = Vec::new();
     while ids.len() < 6 {
         let line = lines.next_line().await.unwrap().unwrap();
         assert!(line.len() < 64 * 1024, "a message of {} bytes", line.len());
-        let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        let message: Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert_eq!(message["jsonrpc"], "2.0", "{line}");
-        assert!(message.get("result").is_some() || message.get("method").is_some(), "{line}");
+        assert!(
+            message.get("result").is_some() || message.get("method").is_some(),
+            "{line}"
+        );
         if let Some(id) = message["id"].as_i64() {
             ids.push(id);
         }
@@ -414,14 +681,82 @@ async fn standard_output_carries_nothing_but_json_rpc() {
     assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
     drop(stdin);
     let status = child.wait().await.unwrap();
-    assert!(status.success(), "the server ends cleanly when its client goes: {status}");
+    assert!(
+        status.success(),
+        "the server ends cleanly when its client goes: {status}"
+    );
     let mut rest = String::new();
     while let Some(line) = lines.next_line().await.unwrap() {
         rest.push_str(&line);
     }
     assert_eq!(rest, "", "nothing after the last answer");
     // The diagnostics went to standard error.
-    let mut stderr = String::new();
-    tokio::io::AsyncReadExt::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).await.unwrap();
-    assert!(stderr.contains("phonelogs-mcp serving on stdio"), "{stderr}");
+    let stderr = stderr_reader.await.unwrap();
+    assert!(
+        stderr.contains("phonelogs-mcp serving on stdio"),
+        "{stderr}"
+    );
+}
+
+/// `--demo=adbsim`: the simulated Android phone behind an adb host-protocol front, read through
+/// the real Android driver (logcat by uid, the drop box, exit-info).
+#[tokio::test]
+async fn the_simulated_android_phone_is_read_through_the_real_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = start(Person::default(), dir.path(), &["--demo=adbsim"]).await;
+    let devices = structured(&call(&client, "list_devices", json!({})).await);
+    assert_eq!(devices["devices"][0]["id"], "PLSIM0001", "{devices}");
+    assert_eq!(devices["devices"][0]["platform"], "android");
+
+    // Crash Test logs its start and crashes right after the session starts.
+    let mut crashes = Value::Null;
+    for _ in 0..50 {
+        crashes = structured(
+            &call(
+                &client,
+                "phone_logs",
+                json!({ "app": CRASH_TEST, "kind": "crashes" }),
+            )
+            .await,
+        );
+        if crashes["reports"].as_array().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(crashes["status"], "ok", "{crashes}");
+    assert_eq!(crashes["reports"][0]["kind"], "java_crash");
+    assert!(
+        crashes["reports"][0]["summary"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Crash button tapped")
+    );
+    let logs = call(&client, "phone_logs", json!({ "app": CRASH_TEST })).await;
+    assert_eq!(structured(&logs)["status"], "ok");
+    assert!(
+        text(&logs).contains("CrashTest: Crash Test started"),
+        "{}",
+        text(&logs)
+    );
+
+    let bank = structured(
+        &call(
+            &client,
+            "phone_logs",
+            json!({ "app": "com.chase.sig.android" }),
+        )
+        .await,
+    );
+    assert_eq!(bank["status"], "blocked_by_policy", "{bank}");
+    let history = structured(
+        &call(
+            &client,
+            "get_process_exit_history",
+            json!({ "serial": "PLSIM0001", "package": CRASH_TEST }),
+        )
+        .await,
+    );
+    assert_eq!(history["status"], "success", "{history}");
+    client.cancel().await.unwrap();
 }

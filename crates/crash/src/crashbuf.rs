@@ -10,7 +10,6 @@ use crate::report::{PhoneClock, Report, ReportKind};
 const MAX_REPORT_TEXT: usize = 64 * 1024;
 
 struct JavaDraft {
-    pid: u32,
     report: Report,
     summary_pending: bool,
     open: bool,
@@ -64,7 +63,6 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             java_by_pid.insert(line.pid, java.len());
             order.push((true, java.len()));
             java.push(JavaDraft {
-                pid: line.pid,
                 report: Report {
                     kind: ReportKind::JavaCrash,
                     time: line.time.to_offset_date_time(clock.year, clock.offset),

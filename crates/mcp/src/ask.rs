@@ -42,7 +42,12 @@ pub enum Decision {
 
 impl Decision {
     /// Every decision, in the order the form shows them.
-    pub const ALL: [Decision; 4] = [Decision::Once, Decision::Task, Decision::Always, Decision::Deny];
+    pub const ALL: [Decision; 4] = [
+        Decision::Once,
+        Decision::Task,
+        Decision::Always,
+        Decision::Deny,
+    ];
 
     /// The value on the wire (and on the `phonelogs approvals answer` command line).
     pub fn as_str(self) -> &'static str {
@@ -106,7 +111,10 @@ pub fn question_schema() -> ElicitationSchema {
 }
 
 /// Reads the person's answer out of an elicitation result (`action` plus `content`).
-pub fn read_answer(action: ElicitationAction, content: Option<&serde_json::Value>) -> Result<Outcome, Error> {
+pub fn read_answer(
+    action: ElicitationAction,
+    content: Option<&serde_json::Value>,
+) -> Result<Outcome, Error> {
     match action {
         ElicitationAction::Decline => Ok(Outcome::Declined),
         ElicitationAction::Accept => {
@@ -114,9 +122,9 @@ pub fn read_answer(action: ElicitationAction, content: Option<&serde_json::Value
                 .and_then(|c| c.get(DECISION_FIELD))
                 .and_then(|v| v.as_str())
                 .ok_or_else(|| Error::BadAnswer("the answer has no decision".into()))?;
-            Decision::parse(value)
-                .map(Outcome::Decided)
-                .ok_or_else(|| Error::BadAnswer(format!("{value:?} is not one of once, task, always, deny")))
+            Decision::parse(value).map(Outcome::Decided).ok_or_else(|| {
+                Error::BadAnswer(format!("{value:?} is not one of once, task, always, deny"))
+            })
         }
         // Cancel, and any action a later protocol adds: nobody answered, so the question stays
         // open (never allow by default).
@@ -166,14 +174,18 @@ impl Sealer {
 
     /// A sealer with a given secret (tests; two processes never share one).
     pub fn with_secret(secret: &[u8]) -> Result<Sealer, Error> {
-        let codec = RequestStateCodec::try_new(secret.to_vec()).map_err(|e| Error::Seal(e.to_string()))?;
+        let codec =
+            RequestStateCodec::try_new(secret.to_vec()).map_err(|e| Error::Seal(e.to_string()))?;
         Ok(Sealer { codec })
     }
 
     /// Seals `state`, bound to `context` (the task, the tool and the call's arguments).
     pub fn seal(&self, state: &PendingState, context: &[u8]) -> Result<String, Error> {
         self.codec
-            .seal_json_with(state, &SealOptions::new().associated_data(context).ttl(STATE_TTL))
+            .seal_json_with(
+                state,
+                &SealOptions::new().associated_data(context).ttl(STATE_TTL),
+            )
             .map_err(|e| Error::Seal(e.to_string()))
     }
 
@@ -206,9 +218,15 @@ mod tests {
     #[test]
     fn the_form_offers_the_four_answers_in_order() {
         let schema = serde_json::to_value(question_schema()).unwrap();
-        let options = schema["properties"][DECISION_FIELD]["oneOf"].as_array().cloned().unwrap_or_default();
+        let options = schema["properties"][DECISION_FIELD]["oneOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let titles: Vec<&str> = options.iter().filter_map(|o| o["title"].as_str()).collect();
-        assert_eq!(titles, ["Allow once", "Allow for this task", "Always allow", "Deny"]);
+        assert_eq!(
+            titles,
+            ["Allow once", "Allow for this task", "Always allow", "Deny"]
+        );
         let values: Vec<&str> = options.iter().filter_map(|o| o["const"].as_str()).collect();
         assert_eq!(values, ["once", "task", "always", "deny"]);
         assert_eq!(schema["required"], json!([DECISION_FIELD]));
@@ -217,10 +235,22 @@ mod tests {
     #[test]
     fn answers_are_read_and_bad_ones_refused() {
         let accepted = json!({"action": "accept", "content": {"decision": "task"}});
-        assert_eq!(read_input_response(&accepted).ok(), Some(Outcome::Decided(Decision::Task)));
-        assert_eq!(read_input_response(&json!({"action": "decline"})).ok(), Some(Outcome::Declined));
-        assert_eq!(read_input_response(&json!({"action": "cancel"})).ok(), Some(Outcome::Cancelled));
-        assert!(read_input_response(&json!({"action": "accept", "content": {"decision": "yes"}})).is_err());
+        assert_eq!(
+            read_input_response(&accepted).ok(),
+            Some(Outcome::Decided(Decision::Task))
+        );
+        assert_eq!(
+            read_input_response(&json!({"action": "decline"})).ok(),
+            Some(Outcome::Declined)
+        );
+        assert_eq!(
+            read_input_response(&json!({"action": "cancel"})).ok(),
+            Some(Outcome::Cancelled)
+        );
+        assert!(
+            read_input_response(&json!({"action": "accept", "content": {"decision": "yes"}}))
+                .is_err()
+        );
         assert!(read_input_response(&json!({"action": "accept"})).is_err());
         assert!(read_input_response(&json!({"content": {"decision": "once"}})).is_err());
     }
@@ -228,7 +258,10 @@ mod tests {
     #[test]
     fn a_sealed_state_opens_only_for_the_same_call() {
         let sealer = Sealer::new().unwrap();
-        let state = PendingState { approval_id: "ap-1".into(), tool: "phone_logs".into() };
+        let state = PendingState {
+            approval_id: "ap-1".into(),
+            tool: "phone_logs".into(),
+        };
         let args = json!({"app": "com.example", "kind": "logs"});
         let context = binding("task-1", "phone_logs", &args);
         let sealed = sealer.seal(&state, &context).unwrap();
@@ -236,17 +269,33 @@ mod tests {
 
         // The agent may add the approval id on the retry: still the same call.
         let with_id = json!({"kind": "logs", "app": "com.example", "approval_id": "ap-1"});
-        assert!(sealer.open(&sealed, &binding("task-1", "phone_logs", &with_id)).is_ok());
+        assert!(
+            sealer
+                .open(&sealed, &binding("task-1", "phone_logs", &with_id))
+                .is_ok()
+        );
 
         // Another app, another task, another process's secret, or a tampered value: refused.
         let other_app = json!({"app": "com.other", "kind": "logs"});
-        assert!(sealer.open(&sealed, &binding("task-1", "phone_logs", &other_app)).is_err());
-        assert!(sealer.open(&sealed, &binding("task-2", "phone_logs", &args)).is_err());
+        assert!(
+            sealer
+                .open(&sealed, &binding("task-1", "phone_logs", &other_app))
+                .is_err()
+        );
+        assert!(
+            sealer
+                .open(&sealed, &binding("task-2", "phone_logs", &args))
+                .is_err()
+        );
         assert!(Sealer::new().unwrap().open(&sealed, &context).is_err());
         let mut tampered = sealed.clone().into_bytes();
         let last = tampered.len() - 2;
         tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
-        assert!(sealer.open(&String::from_utf8(tampered).unwrap(), &context).is_err());
+        assert!(
+            sealer
+                .open(&String::from_utf8(tampered).unwrap(), &context)
+                .is_err()
+        );
         assert!(sealer.open("rs1.forged.state", &context).is_err());
     }
 }

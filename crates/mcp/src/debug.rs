@@ -127,7 +127,9 @@ pub fn pending_approval_id(envelope: &DebugEnvelope) -> Option<String> {
 pub fn refused_state(message: &str) -> DebugEnvelope {
     DebugEnvelope {
         status: "error".into(),
-        message: format!("The echoed request state was refused ({message}); call again without it."),
+        message: format!(
+            "The echoed request state was refused ({message}); call again without it."
+        ),
         data: None,
         error: Some(DebugErrorOut {
             code: "INVALID_ARGUMENT".into(),

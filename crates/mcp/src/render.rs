@@ -110,19 +110,29 @@ fn fit_phone_logs(output: &mut PhoneLogsOutput, log: &str) -> (bool, String) {
     let crashes = !output.reports.is_empty();
     let lines = std::mem::take(&mut output.lines);
     let mut reports = std::mem::take(&mut output.reports);
-    let report_texts: Vec<String> = reports.iter_mut().map(|r| std::mem::take(&mut r.text)).collect();
+    let report_texts: Vec<String> = reports
+        .iter_mut()
+        .map(|r| std::mem::take(&mut r.text))
+        .collect();
     output.reports = reports;
     // What stays whatever happens: the status, message, ids and the report headings.
     let base = serialized_len(output) + json_escaped_len(&output.message) + FRAME + 16;
     let available = RESULT_BUDGET.saturating_sub(base);
     let structured_total: usize = lines.iter().map(|l| serialized_len(l) + 1).sum::<usize>()
-        + report_texts.iter().map(|t| json_escaped_len(t)).sum::<usize>();
+        + report_texts
+            .iter()
+            .map(|t| json_escaped_len(t))
+            .sum::<usize>();
     let log_len = json_escaped_len(log);
 
     // The text gets at least half of what is left, more when the structured copy is small.
     let text_allowed = (available / 2).max(available.saturating_sub(structured_total));
     let log = if log_len > text_allowed {
-        if crashes { keep_head(log, text_allowed) } else { keep_tail_lines(log, text_allowed) }
+        if crashes {
+            keep_head(log, text_allowed)
+        } else {
+            keep_tail_lines(log, text_allowed)
+        }
     } else {
         log.to_owned()
     };
@@ -186,7 +196,8 @@ pub fn devices_result(output: &DevicesOutput) -> CallToolResult {
 /// budget (a huge backtrace) is cut at its end.
 pub fn debug_result(envelope: DebugEnvelope) -> CallToolResult {
     let build = |envelope: &DebugEnvelope| {
-        let text = serde_json::to_string_pretty(envelope).unwrap_or_else(|_| envelope.message.clone());
+        let text =
+            serde_json::to_string_pretty(envelope).unwrap_or_else(|_| envelope.message.clone());
         let structured = serde_json::to_value(envelope).unwrap_or(serde_json::Value::Null);
         let mut result = if envelope.status == "error" {
             CallToolResult::error(vec![ContentBlock::text(text)])
@@ -197,7 +208,12 @@ pub fn debug_result(envelope: DebugEnvelope) -> CallToolResult {
         result
     };
     let mut result = build(&envelope);
-    let full_text = match envelope.data.as_ref().and_then(|d| d.get("text")).and_then(|t| t.as_str()) {
+    let full_text = match envelope
+        .data
+        .as_ref()
+        .and_then(|d| d.get("text"))
+        .and_then(|t| t.as_str())
+    {
         Some(text) => text.to_owned(),
         None => return result,
     };
@@ -213,7 +229,10 @@ pub fn debug_result(envelope: DebugEnvelope) -> CallToolResult {
         allowed = allowed.saturating_sub(over / 2 + over / 8 + 64);
         let mut shortened = envelope.clone();
         if let Some(serde_json::Value::Object(data)) = shortened.data.as_mut() {
-            data.insert("text".into(), serde_json::Value::String(keep_head(&full_text, allowed)));
+            data.insert(
+                "text".into(),
+                serde_json::Value::String(keep_head(&full_text, allowed)),
+            );
         }
         result = build(&shortened);
     }
@@ -249,16 +268,29 @@ mod tests {
     }
 
     fn render_log(lines: &[LineOut]) -> String {
-        lines.iter().map(|l| format!("{} {}: {}\n", l.time, l.tag, l.text.replace('\n', " "))).collect()
+        lines
+            .iter()
+            .map(|l| format!("{} {}: {}\n", l.time, l.tag, l.text.replace('\n', " ")))
+            .collect()
     }
 
     fn result_len(result: &CallToolResult) -> usize {
-        serde_json::to_string(result).map(|s| s.len()).unwrap_or(usize::MAX)
+        serde_json::to_string(result)
+            .map(|s| s.len())
+            .unwrap_or(usize::MAX)
     }
 
     #[test]
     fn escaped_length_matches_serde_json() {
-        for text in ["", "plain", "quote \" and \\ back", "tab\tnew\nline\r", "\u{1}\u{1f}", "é ü 漢字 🦀", "\u{7f}"] {
+        for text in [
+            "",
+            "plain",
+            "quote \" and \\ back",
+            "tab\tnew\nline\r",
+            "\u{1}\u{1f}",
+            "é ü 漢字 🦀",
+            "\u{7f}",
+        ] {
             let written = serde_json::to_string(text).unwrap_or_default();
             assert_eq!(json_escaped_len(text), written.len() - 2, "{text:?}");
         }
@@ -273,7 +305,10 @@ mod tests {
             serde_json::from_value(result.structured_content.clone().unwrap_or_default()).unwrap();
         assert_eq!(structured.lines, lines);
         assert!(!structured.truncated);
-        let text = result.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        let text = result.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
         assert_eq!(text, format!("Read lines of Example.\n\n{log}"));
     }
 
@@ -283,17 +318,34 @@ mod tests {
         let lines: Vec<LineOut> = (0..500).map(|i| line(i, 300)).collect();
         let log = render_log(&lines);
         let result = phone_logs_result(output(lines.clone(), vec![]), &log);
-        assert!(result_len(&result) <= RESULT_BUDGET, "{} bytes", result_len(&result));
+        assert!(
+            result_len(&result) <= RESULT_BUDGET,
+            "{} bytes",
+            result_len(&result)
+        );
         let structured: PhoneLogsOutput =
             serde_json::from_value(result.structured_content.clone().unwrap_or_default()).unwrap();
         assert!(structured.truncated);
         assert!(!structured.lines.is_empty());
-        assert_eq!(structured.lines.last(), lines.last(), "the newest line is kept");
+        assert_eq!(
+            structured.lines.last(),
+            lines.last(),
+            "the newest line is kept"
+        );
         assert_eq!(structured.omitted + structured.lines.len(), 500);
-        let text = result.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        let text = result.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
         assert!(text.contains(SHORTENED_LINES_NOTE));
-        assert!(text.ends_with(&render_log(&lines[499..])), "the text keeps the newest line");
-        assert!(!text.contains("00000 "), "the oldest line is gone from the text");
+        assert!(
+            text.ends_with(&render_log(&lines[499..])),
+            "the text keeps the newest line"
+        );
+        assert!(
+            !text.contains("00000 "),
+            "the oldest line is gone from the text"
+        );
     }
 
     #[test]
@@ -308,14 +360,24 @@ mod tests {
                 text: format!("report {i}\n{}", "\tat frame\n".repeat(1500)),
             })
             .collect();
-        let log: String = reports.iter().map(|r| format!("{}\n{}\n", r.summary, r.text)).collect();
+        let log: String = reports
+            .iter()
+            .map(|r| format!("{}\n{}\n", r.summary, r.text))
+            .collect();
         let result = phone_logs_result(output(vec![], reports), &log);
-        assert!(result_len(&result) <= RESULT_BUDGET, "{} bytes", result_len(&result));
+        assert!(
+            result_len(&result) <= RESULT_BUDGET,
+            "{} bytes",
+            result_len(&result)
+        );
         let structured: PhoneLogsOutput =
             serde_json::from_value(result.structured_content.clone().unwrap_or_default()).unwrap();
         assert_eq!(structured.reports.len(), 10, "every heading stays");
         assert!(structured.reports[0].text.starts_with("report 0"));
-        let text = result.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        let text = result.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
         assert!(text.contains("crash 0"));
     }
 
@@ -324,13 +386,24 @@ mod tests {
         let envelope = DebugEnvelope {
             status: "success".into(),
             message: "capture_native_backtrace completed successfully.".into(),
-            data: Some(serde_json::json!({"serial": "emulator-5554", "pid": 1224, "text": "#00 pc 0000 libc.so\n".repeat(20_000)})),
+            data: Some(
+                serde_json::json!({"serial": "emulator-5554", "pid": 1224, "text": "#00 pc 0000 libc.so\n".repeat(20_000)}),
+            ),
             error: None,
         };
         let result = debug_result(envelope);
-        assert!(result_len(&result) <= RESULT_BUDGET, "{} bytes", result_len(&result));
+        assert!(
+            result_len(&result) <= RESULT_BUDGET,
+            "{} bytes",
+            result_len(&result)
+        );
         let data = &result.structured_content.as_ref().unwrap()["data"];
-        assert!(data["text"].as_str().unwrap_or_default().ends_with(SHORTENED_REPORTS_NOTE));
+        assert!(
+            data["text"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with(SHORTENED_REPORTS_NOTE)
+        );
         assert_eq!(data["pid"], 1224);
     }
 }

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use phonelogs_gateway::{Answer, Gateway, LogsKind, LogsRequest, LogsResponse, Session, Status, TaskSpec};
+use phonelogs_gateway::{
+    Answer, Gateway, LogsKind, LogsRequest, LogsResponse, Session, Status, TaskSpec,
+};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
@@ -176,10 +178,31 @@ impl PhoneLogsServer {
         {
             return Asked::Pending;
         }
-        let reply = context
+        let timeout = self.inner.options.ask_timeout;
+        let elicitation = context
             .peer
-            .create_elicitation_with_timeout(form(question), Some(self.inner.options.ask_timeout))
-            .await;
+            .create_elicitation_with_timeout(form(question), Some(timeout));
+        // The person may answer on the command line while the client's dialog is open: the
+        // first answer wins. Polling that finds nothing never ends the wait by itself; the
+        // elicitation's own timeout does.
+        let command_line = async {
+            match self
+                .inner
+                .session
+                .wait_for_answer(approval_id, timeout)
+                .await
+            {
+                Some(answer) => answer,
+                None => std::future::pending().await,
+            }
+        };
+        let reply = tokio::select! {
+            reply = elicitation => reply,
+            answer = command_line => {
+                tracing::info!(approval_id, answer = answer.as_str(), "answered on the command line while the client asked");
+                return Asked::Answered;
+            }
+        };
         match reply {
             Ok(result) => match ask::read_answer(result.action, result.content.as_ref()) {
                 Ok(outcome) => self.record(approval_id, outcome),
@@ -216,7 +239,14 @@ impl PhoneLogsServer {
 
     /// The approval's question as the gateway worded it, or `fallback`.
     fn question(&self, approval_id: &str, fallback: String) -> String {
-        match self.inner.gateway.store().approval(approval_id).ok().flatten() {
+        match self
+            .inner
+            .gateway
+            .store()
+            .approval(approval_id)
+            .ok()
+            .flatten()
+        {
             Some(approval) => format!(
                 "{}\n\nAsked by agent \u{201c}{}\u{201d} for phone {} ({}).",
                 approval.question, approval.agent, approval.device, approval.rule
@@ -238,7 +268,11 @@ impl PhoneLogsServer {
             return Ok(None);
         };
         let binding = ask::binding(self.inner.session.task_id(), tool, arguments);
-        let pending = self.inner.sealer.open(&state, &binding).map_err(|e| e.to_string())?;
+        let pending = self
+            .inner
+            .sealer
+            .open(&state, &binding)
+            .map_err(|e| e.to_string())?;
         if pending.tool != tool {
             return Err("the request state belongs to another tool".into());
         }
@@ -344,7 +378,9 @@ fn refused_state(message: String) -> CallToolResult {
     render::phone_logs_result(
         PhoneLogsOutput {
             status: LogsStatus::Error,
-            message: format!("The echoed request state was refused ({message}); call again without it."),
+            message: format!(
+                "The echoed request state was refused ({message}); call again without it."
+            ),
             approval_id: None,
             rule: None,
             lines: Vec::new(),
@@ -387,7 +423,10 @@ impl PhoneLogsServer {
             return Ok(logs_result(response).into());
         };
         let fallback = format!("Read the logs of {}?", args.app);
-        match self.ask(&context, "phone_logs", &arguments, &approval_id, fallback).await {
+        match self
+            .ask(&context, "phone_logs", &arguments, &approval_id, fallback)
+            .await
+        {
             Asked::Pending => Ok(logs_result(response).into()),
             Asked::InputRequired(input) => Ok(input.into()),
             Asked::Answered => {
@@ -447,7 +486,8 @@ impl PhoneLogsServer {
         InputResponses(responses): InputResponses,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = DebugCall::ExitHistory(args);
-        self.debug_tool("get_process_exit_history", call, context, state, responses).await
+        self.debug_tool("get_process_exit_history", call, context, state, responses)
+            .await
     }
 
     /// `set_debug_app`.
@@ -465,7 +505,8 @@ impl PhoneLogsServer {
         InputResponses(responses): InputResponses,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = DebugCall::SetDebugApp(args);
-        self.debug_tool("set_debug_app", call, context, state, responses).await
+        self.debug_tool("set_debug_app", call, context, state, responses)
+            .await
     }
 
     /// `clear_debug_app`.
@@ -481,7 +522,8 @@ impl PhoneLogsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = DebugCall::ClearDebugApp(args);
-        self.debug_tool("clear_debug_app", call, context, None, None).await
+        self.debug_tool("clear_debug_app", call, context, None, None)
+            .await
     }
 
     /// `list_jdwp_processes`.
@@ -497,7 +539,8 @@ impl PhoneLogsServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = DebugCall::JdwpProcesses(args);
-        self.debug_tool("list_jdwp_processes", call, context, None, None).await
+        self.debug_tool("list_jdwp_processes", call, context, None, None)
+            .await
     }
 
     /// `capture_native_backtrace`.
@@ -515,7 +558,8 @@ impl PhoneLogsServer {
         InputResponses(responses): InputResponses,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = DebugCall::Backtrace(args);
-        self.debug_tool("capture_native_backtrace", call, context, state, responses).await
+        self.debug_tool("capture_native_backtrace", call, context, state, responses)
+            .await
     }
 
     /// `capture_native_tombstone`.
@@ -533,7 +577,8 @@ impl PhoneLogsServer {
         InputResponses(responses): InputResponses,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = DebugCall::Tombstone(args);
-        self.debug_tool("capture_native_tombstone", call, context, state, responses).await
+        self.debug_tool("capture_native_tombstone", call, context, state, responses)
+            .await
     }
 }
 
@@ -563,7 +608,10 @@ impl PhoneLogsServer {
             return Ok(render::debug_result(envelope).into());
         };
         let fallback = format!("Let the agent use {tool} on {}?", call.subject());
-        match self.ask(&context, tool, &arguments, &approval_id, fallback).await {
+        match self
+            .ask(&context, tool, &arguments, &approval_id, fallback)
+            .await
+        {
             Asked::Pending => Ok(render::debug_result(envelope).into()),
             Asked::InputRequired(input) => Ok(input.into()),
             Asked::Answered => {

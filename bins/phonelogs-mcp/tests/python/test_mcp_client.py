@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The official MCP Python SDK (`pip install mcp`) as the client of `phonelogs-mcp --demo`:
+lists the tools and checks their schemas and annotations, then runs the approval round trip the
+way a person does it, with `phonelogs approvals answer`. The SDK also validates every
+structuredContent against the tool's outputSchema, so a schema that lies fails here.
+
+    python3 -m venv .venv && .venv/bin/pip install mcp
+    .venv/bin/python bins/phonelogs-mcp/tests/python/test_mcp_client.py
+
+Binaries: $PHONELOGS_MCP (default target/debug/phonelogs-mcp) and $PHONELOGS (default
+target/debug/phonelogs). Exits non-zero on the first failed check.
+"""
+
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+SERVER = os.environ.get("PHONELOGS_MCP", "target/debug/phonelogs-mcp")
+CLI = os.environ.get("PHONELOGS", "target/debug/phonelogs")
+TOOLS = {
+    "phone_logs": True,
+    "list_devices": True,
+    "get_process_exit_history": True,
+    "set_debug_app": False,
+    "clear_debug_app": False,
+    "list_jdwp_processes": True,
+    "capture_native_backtrace": True,
+    "capture_native_tombstone": False,
+}
+
+
+def field(obj, snake):
+    """Reads a field by its SDK 2.x name, falling back to the 1.x camelCase one."""
+    if hasattr(obj, snake):
+        return getattr(obj, snake)
+    head, *rest = snake.split("_")
+    return getattr(obj, head + "".join(word.title() for word in rest))
+
+
+def out(result):
+    return field(result, "structured_content")
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print(f"ok - {what}")
+
+
+async def main():
+    with tempfile.TemporaryDirectory() as state_dir:
+        params = StdioServerParameters(command=SERVER, args=["--demo", "--state-dir", state_dir])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                check(field(init, "server_info").name == "phonelogs", "the server names itself phonelogs")
+
+                tools = {t.name: t for t in (await session.list_tools()).tools}
+                check(set(tools) == set(TOOLS), f"the eight tools are listed: {sorted(tools)}")
+                for name, read_only in TOOLS.items():
+                    tool = tools[name]
+                    check(tool.annotations is not None and field(tool.annotations, "read_only_hint") is read_only,
+                          f"{name} has readOnlyHint {read_only}")
+                    schema = field(tool, "output_schema")
+                    check(schema is not None and schema.get("type") == "object",
+                          f"{name} declares an object outputSchema")
+                logs = tools["phone_logs"]
+                check(field(logs, "input_schema").get("required") == ["app"], "phone_logs requires app only")
+                for prop in ["app", "device", "kind", "since", "filter", "level", "limit", "approval_id"]:
+                    check(prop in field(logs, "input_schema")["properties"], f"phone_logs takes {prop}")
+                check("never as instructions" in (logs.description or ""),
+                      "phone_logs says its text is data, never instructions")
+
+                result = await session.call_tool("phone_logs", {"app": "dev.phonelogs.crashtest"})
+                check(out(result)["status"] == "ok", "a development build is read at once")
+                check(len(out(result)["lines"]) == 5, "its five lines are there")
+
+                first = await session.call_tool("phone_logs", {"app": "com.example.store"})
+                check(out(first)["status"] == "approval_pending", "a release build asks first")
+                approval_id = out(first)["approval_id"]
+
+                listed = subprocess.run([CLI, "approvals", "list", "--state-dir", state_dir],
+                                        capture_output=True, text=True, check=True)
+                check(approval_id in listed.stdout, "phonelogs approvals list shows the question")
+                subprocess.run([CLI, "approvals", "answer", approval_id, "task", "--state-dir", state_dir],
+                               capture_output=True, text=True, check=True)
+
+                again = await session.call_tool("phone_logs",
+                                                {"app": "com.example.store", "approval_id": approval_id})
+                check(out(again)["status"] == "ok", "the answered approval gives the logs")
+                later = await session.call_tool("phone_logs", {"app": "com.example.store", "kind": "crashes"})
+                check(out(later)["status"] == "ok", "Allow for this task covers later reads")
+
+                blocked = await session.call_tool("phone_logs", {"app": "com.paypal.android.p2pmobile"})
+                check(out(blocked)["status"] == "blocked_by_policy", "a finance app is refused")
+
+                devices = await session.call_tool("list_devices", {})
+                check(out(devices)["devices"][0]["id"] == "emulator-5554", "the demo phone is listed")
+
+                history = await session.call_tool("get_process_exit_history",
+                                                  {"serial": "emulator-5554", "package": "dev.phonelogs.crashtest"})
+                check(out(history)["status"] == "success"
+                      and out(history)["data"]["count"] == 1, "exit history answers in its envelope")
+                bad = await session.call_tool("capture_native_backtrace", {"serial": "emulator-5554", "pid": -1})
+                check(out(bad)["error"]["code"] == "INVALID_ARGUMENT", "a bad pid is INVALID_ARGUMENT")
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except AssertionError as failure:
+        print(f"FAILED: {failure}", file=sys.stderr)
+        sys.exit(1)
