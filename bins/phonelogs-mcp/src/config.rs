@@ -21,10 +21,10 @@ pub const STATE_DIR_ENV: &str = "PHONELOGS_STATE_DIR";
 #[command(name = "phonelogs-mcp", version)]
 pub struct Args {
     /// Serve a built-in simulated phone (Crash Test and a few other apps) instead of real
-    /// phones: see real results with no phone connected. `--demo` is the in-memory fake phone;
-    /// `--demo=adbsim` is the simulated Android phone behind an adb host-protocol front, read
-    /// through the real Android driver.
-    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "fake")]
+    /// phones: see real results with no phone connected. `--demo` (or `--demo=adbsim`) is the
+    /// simulated Android phone behind an adb host-protocol front, read through the real Android
+    /// driver; `--demo=fake` is the in-memory fake phone with the conformance scenario.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "adbsim")]
     pub demo: Option<DemoKind>,
     /// Where approvals, Always-allow rules and history live (SQLite), shared with the
     /// `phonelogs` command. Default: $PHONELOGS_STATE_DIR, else the user's state directory.
@@ -302,11 +302,12 @@ mod tests {
 
     #[test]
     fn demo_takes_an_optional_kind() {
-        assert_eq!(args(&["--demo"]).demo, Some(DemoKind::Fake));
+        assert_eq!(args(&["--demo"]).demo, Some(DemoKind::Adbsim));
+        assert_eq!(args(&["--demo=fake"]).demo, Some(DemoKind::Fake));
         assert_eq!(args(&["--demo=adbsim"]).demo, Some(DemoKind::Adbsim));
         assert_eq!(
             args(&["--demo", "--state-dir", "/s"]).demo,
-            Some(DemoKind::Fake)
+            Some(DemoKind::Adbsim)
         );
         assert!(Args::try_parse_from(["phonelogs-mcp", "--demo=phone"]).is_err());
     }

@@ -95,7 +95,7 @@ fn server_command(state_dir: &Path, extra: &[&str]) -> Command {
     let mut command = Command::new(BIN);
     // The fake demo phone unless the test names another.
     if !extra.iter().any(|a| a.starts_with("--demo")) {
-        command.arg("--demo");
+        command.arg("--demo=fake");
     }
     command.arg("--state-dir").arg(state_dir).args(extra);
     command.stderr(Stdio::null());

@@ -54,7 +54,7 @@ def check(condition, what):
 
 async def main():
     with tempfile.TemporaryDirectory() as state_dir:
-        params = StdioServerParameters(command=SERVER, args=["--demo", "--state-dir", state_dir])
+        params = StdioServerParameters(command=SERVER, args=["--demo=fake", "--state-dir", state_dir])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
