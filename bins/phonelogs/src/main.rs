@@ -399,7 +399,16 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("phonelogs: {error:#}");
+            let text = format!("{error:#}");
+            if text.contains("database is locked") || text.contains("database table is locked") {
+                // SQLite waited its busy timeout for another process's write; say so plainly.
+                eprintln!(
+                    "phonelogs: the state database is locked by another process (waited {} s); try again when it is done",
+                    phonelogs_gateway::BUSY_TIMEOUT.as_secs()
+                );
+            } else {
+                eprintln!("phonelogs: {text}");
+            }
             ExitCode::FAILURE
         }
     }

@@ -301,3 +301,97 @@ fn report_reads_files_and_fails_clearly_on_missing_ones() {
     let format = phonelogs(&["report", "--format", "nonsense", path]);
     assert!(!format.status.success());
 }
+
+#[test]
+fn a_state_directory_a_newer_version_wrote_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_str().expect("utf-8 path");
+    let created = phonelogs(&["rules", "list", "--state-dir", state]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    let db = dir.path().join(phonelogs_gateway::DB_FILE);
+    {
+        let connection = rusqlite::Connection::open(&db).expect("open");
+        connection
+            .execute_batch("PRAGMA user_version = 999")
+            .expect("set version");
+    }
+    let before = std::fs::read(&db).expect("read");
+    let out = phonelogs(&["approvals", "list", "--state-dir", state]);
+    assert!(!out.status.success());
+    let message = text(&out.stderr);
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+    assert!(
+        message.contains("999") && message.contains("newer"),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+}
+
+#[test]
+fn a_locked_database_waits_then_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_str().expect("utf-8 path");
+    let created = phonelogs(&["rules", "list", "--state-dir", state]);
+    assert!(created.status.success(), "{}", text(&created.stderr));
+    // Another process holds a write lock for longer than the command waits.
+    let connection =
+        rusqlite::Connection::open(dir.path().join(phonelogs_gateway::DB_FILE)).expect("open");
+    connection
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("take the lock");
+    let out = phonelogs(&["rules", "block", "--state-dir", state, "com.example.app"]);
+    connection.execute_batch("ROLLBACK").expect("release");
+    assert!(!out.status.success());
+    let message = text(&out.stderr);
+    assert!(message.contains("locked by another process"), "{message}");
+    assert_eq!(message.trim().lines().count(), 1, "{message}");
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[test]
+fn doctor_says_what_is_missing_and_how_to_fix_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty_path = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+        .args(["doctor", "--json", "--state-dir"])
+        .arg(dir.path())
+        // No adb on PATH, no server on its port, no usbmuxd: everything is missing but the state.
+        .env("PATH", empty_path.path())
+        .env("ANDROID_ADB_SERVER_PORT", free_port().to_string())
+        .env_remove("ADB_SERVER_SOCKET")
+        .env(
+            "USBMUXD_SOCKET_ADDRESS",
+            format!("127.0.0.1:{}", free_port()),
+        )
+        .output()
+        .expect("runs");
+    assert!(
+        !out.status.success(),
+        "doctor must fail when things are missing"
+    );
+    let findings: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let find = |check: &str| {
+        findings
+            .as_array()
+            .and_then(|all| all.iter().find(|f| f["check"] == check))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {check} finding in {findings}"))
+    };
+    let adb = find("adb binary");
+    assert_eq!(adb["ok"], false);
+    assert!(
+        adb["fix"]
+            .as_str()
+            .is_some_and(|fix| fix.contains("apt-get install adb"))
+    );
+    assert_eq!(find("adb server")["ok"], false);
+    assert_eq!(find("usbmuxd")["ok"], false);
+    let state = find("state directory");
+    assert_eq!(state["ok"], true, "{state}");
+}

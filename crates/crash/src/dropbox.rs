@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::anr::{AnrTarget, cut_anr};
+use crate::anr::{AnrCut, AnrTarget, cut_anr};
 use crate::report::{PhoneClock, Report, ReportKind, first_line};
 
 /// The line of 40 `=` that starts every entry under `--print`.
@@ -110,7 +110,61 @@ impl DropBoxEntry {
         process_matches || package_matches
     }
 
+    /// The pid of the process the entry is about.
+    ///
+    /// From the `PID:` header when the entry has one. A phone that prints no `PID:` header
+    /// (Android 10) still names the pid in the body: an ANR's in the app's own trace section
+    /// (`----- pid N at … -----`, the one whose `Cmd line:` is the entry's `Process:`, or the
+    /// first section when the entry names no process), a native crash's in the tombstone's
+    /// `pid: N, tid: …` line. Java crashes print no pid in their body, so they have none then.
+    ///
+    /// ```
+    /// use phonelogs_crash::dropbox::parse_dropbox;
+    /// let dump = "\
+    /// ========================================
+    /// 2019-03-02 14:25:00 data_app_anr (text, 300 bytes)
+    /// Process: com.example.app
+    /// Flags: 0x38c83e44
+    ///
+    /// ----- pid 9001 at 2019-03-02 14:24:58 -----
+    /// Cmd line: com.example.app
+    /// ----- end 9001 -----
+    /// ";
+    /// assert_eq!(parse_dropbox(dump)[0].pid(), Some(9001));
+    /// ```
+    pub fn pid(&self) -> Option<u32> {
+        if let Some(pid) = self.header_pid() {
+            return Some(pid);
+        }
+        match self.report_kind()? {
+            ReportKind::Anr => self.anr_cut(None).pid,
+            ReportKind::NativeCrash => crate::tombstone::parse_tombstone_header(&self.body).pid,
+            _ => None,
+        }
+    }
+
+    /// The `PID:` header's value, when the entry has a readable one.
+    fn header_pid(&self) -> Option<u32> {
+        self.header("PID").and_then(|v| v.trim().parse().ok())
+    }
+
+    /// The ANR body cut to the app's own sections: by `pid` when known, else by the entry's
+    /// `Process:` (the first section when there is none).
+    fn anr_cut(&self, pid: Option<u32>) -> AnrCut {
+        let process = self.header("Process").map(str::trim).unwrap_or("");
+        cut_anr(
+            &self.body,
+            AnrTarget {
+                pid,
+                process: (!process.is_empty()).then_some(process),
+            },
+        )
+    }
+
     /// Turns an app crash entry into a report, or `None` for other tags.
+    ///
+    /// The report's pid is [`DropBoxEntry::pid`]'s: the `PID:` header, else (Android 10) the
+    /// pid the ANR trace or the tombstone names.
     pub fn to_report(&self, clock: &PhoneClock) -> Option<Report> {
         let kind = self.report_kind()?;
         let mut warnings = Vec::new();
@@ -124,7 +178,7 @@ impl DropBoxEntry {
         if time.is_none() {
             warnings.push(format!("unreadable entry time {:?}", self.time));
         }
-        let pid = self.header("PID").and_then(|v| v.trim().parse().ok());
+        let mut pid = self.header_pid();
         let process = self.header("Process").unwrap_or("").trim().to_owned();
         match self.contents {
             EntryContents::ContentsLost => {
@@ -144,13 +198,9 @@ impl DropBoxEntry {
         text.push('\n');
         let summary = match kind {
             ReportKind::Anr => {
-                let cut = cut_anr(
-                    &self.body,
-                    AnrTarget {
-                        pid,
-                        process: (!process.is_empty()).then_some(process.as_str()),
-                    },
-                );
+                let cut = self.anr_cut(pid);
+                // Without a `PID:` header the app's own trace section names the pid.
+                pid = pid.or(cut.pid);
                 text.push_str(&cut.text);
                 warnings.extend(cut.warnings);
                 self.header("Subject")
@@ -161,6 +211,8 @@ impl DropBoxEntry {
             ReportKind::NativeCrash => {
                 text.push_str(&self.body);
                 let header = crate::tombstone::parse_tombstone_header(&self.body);
+                // Without a `PID:` header the tombstone's `pid: N, tid: …` line names it.
+                pid = pid.or(header.pid);
                 let signal = header.signal.map(|s| format!("signal {s}"));
                 match (signal, header.abort_message) {
                     (Some(signal), Some(message)) => format!("{signal}: {message}"),

@@ -692,7 +692,8 @@ pub async fn check_listener(logger: &dyn AppLogger, scenario: &Scenario) -> Chec
     Ok(())
 }
 
-/// The debugging aids: arguments checked first, idempotent clears, empty histories.
+/// The debugging aids: arguments checked first, idempotent clears, empty histories, and a
+/// process owner that is never named for a pid with no process.
 pub async fn check_debugger(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
     const CHECK: &str = "debugger";
     let caps = logger.capabilities();
@@ -728,6 +729,27 @@ async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> C
             ),
             Ok(_) => ensure!(CHECK, false, "tombstone of pid {pid} answered"),
         }
+    }
+    for pid in [0, -1] {
+        match debugger.process_owner(device, pid).await {
+            Err(e) => ensure!(
+                CHECK,
+                e.kind() == ErrorKind::InvalidArgument,
+                "the owner of pid {pid} gave {e}"
+            ),
+            Ok(owner) => ensure!(CHECK, false, "the owner of pid {pid} answered {owner:?}"),
+        }
+    }
+    // Above any pid_max a kernel allows (2^22), so no process has it: resolving it must fail,
+    // never name an owner.
+    let dead = 2_147_483_000;
+    match debugger.process_owner(device, dead).await {
+        Err(e) => ensure!(
+            CHECK,
+            e.kind() != ErrorKind::InvalidArgument,
+            "the owner of a dead pid was refused as an argument: {e}"
+        ),
+        Ok(owner) => ensure!(CHECK, false, "a dead pid has the owner {owner:?}"),
     }
     match debugger
         .process_exit_history(device, &AppId::new(" "))

@@ -166,3 +166,33 @@ pub struct NativeTombstone {
     /// Always true on success.
     pub success: bool,
 }
+
+/// Who a process belongs to, read before anything pauses it: the uid it runs as, the packages
+/// that share that uid, and its process name (`/proc/<pid>/cmdline`).
+///
+/// This is not one of the spec's results: the gateway uses it to check the policy for a pid
+/// before `debuggerd` runs, and never returns it to the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessOwner {
+    /// The pid looked up.
+    pub pid: i64,
+    /// The uid the process runs as (for Android: `user * 100000 + app id`).
+    pub uid: u32,
+    /// The installed packages with that uid: none for the system's own uids and isolated
+    /// processes, several for packages that share a uid.
+    pub packages: Vec<crate::AppId>,
+    /// The process name, when the device told it (`package` or `package:process`).
+    pub process_name: Option<String>,
+}
+
+impl ProcessOwner {
+    /// The app id part of the uid (`uid % 100000`): below 10000 is one of the system's own uids.
+    pub fn app_id(&self) -> u32 {
+        self.uid % 100_000
+    }
+
+    /// Whether the process runs as one of the system's own uids (root, system, phone, …).
+    pub fn is_system_uid(&self) -> bool {
+        self.app_id() < 10_000
+    }
+}

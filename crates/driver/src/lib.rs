@@ -42,7 +42,7 @@ pub mod conformance;
 
 pub use debug::{
     ClearDebugAppResult, ExitRecord, JdwpProcessList, NativeBacktrace, NativeTombstone,
-    ProcessExitHistory, SetDebugAppResult, ThreadSummary, TombstoneCapture,
+    ProcessExitHistory, ProcessOwner, SetDebugAppResult, ThreadSummary, TombstoneCapture,
 };
 pub use error::{BoxError, Error, ErrorKind, Result};
 pub use types::{
@@ -141,6 +141,15 @@ pub trait AppDebugger: Send + Sync {
     async fn jdwp_processes(&self, device: &DeviceId) -> Result<JdwpProcessList> {
         let _ = device;
         Err(Error::Unsupported("list JDWP processes".into()))
+    }
+
+    /// Who `pid` belongs to: its uid, the packages with that uid and its process name, read
+    /// without pausing or signalling it, so the policy is checked before `debuggerd` runs.
+    /// A non-positive pid is [`Error::InvalidArgument`]; a pid with no process is an error
+    /// (a backend error saying "no such process").
+    async fn process_owner(&self, device: &DeviceId, pid: i64) -> Result<ProcessOwner> {
+        let _ = (device, pid);
+        Err(Error::Unsupported("process owner".into()))
     }
 
     /// `debuggerd -b <pid>`, parsed. A non-positive pid is [`Error::InvalidArgument`].
