@@ -12,6 +12,7 @@ fuzz_target!(|data: &[u8]| {
             uid: Some(10127),
             package: "com.example.app",
         });
+        let _ = entry.pid();
         let _ = entry.to_report(&clock);
     }
     let _ = anr::cut_anr(

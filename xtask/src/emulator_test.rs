@@ -201,7 +201,11 @@ pub fn run(options: Options) -> Result<ExitCode> {
     let mut simulated = None;
     let device = if options.sim {
         let phonelogs = report.step("build the phonelogs command (for `phonelogs sim`)", || {
-            cargo(&workspace, &["build", "-p", "phonelogs"], &[])?;
+            cargo(
+                &workspace,
+                &["build", "--workspace", "--bin", "phonelogs"],
+                &[],
+            )?;
             Ok(sim::target_dir(&workspace).join("debug").join("phonelogs"))
         });
         let Some(phonelogs) = phonelogs else {
@@ -261,7 +265,14 @@ pub fn run(options: Options) -> Result<ExitCode> {
             || {
                 cargo(
                     &workspace,
-                    &["build", "-p", "phonelogs-mcp", "-p", "phonelogs"],
+                    &[
+                        "build",
+                        "--workspace",
+                        "--bin",
+                        "phonelogs-mcp",
+                        "--bin",
+                        "phonelogs",
+                    ],
                     &[],
                 )?;
                 let bin = sim::target_dir(&workspace).join("debug");
@@ -486,8 +497,8 @@ impl TestEnv<'_> {
     }
 }
 
-/// Runs `cargo test -p PACKAGE --test TEST` with the run's environment, or fails saying the test
-/// has not been written yet.
+/// Runs `cargo test --workspace --test TEST` (only `PACKAGE` has it) with the run's environment,
+/// or fails saying the test has not been written yet.
 fn named_test(
     workspace: &Path,
     folder: &str,
@@ -501,8 +512,8 @@ fn named_test(
         .join(format!("{test}.rs"));
     if !file.exists() {
         bail!(
-            "{} does not exist yet: the device test this step runs is still to be written \
-             (its contract is in docs/crashtest.md)",
+            "{} ({package}) does not exist yet: the device test this step runs is still to be \
+             written (its contract is in docs/crashtest.md)",
             file.strip_prefix(workspace).unwrap_or(&file).display()
         );
     }
@@ -512,8 +523,7 @@ fn named_test(
         workspace,
         &[
             "test",
-            "-p",
-            package,
+            "--workspace",
             "--test",
             test,
             "--",
@@ -524,7 +534,9 @@ fn named_test(
     )
 }
 
-/// Runs cargo in the workspace, its output shown as it comes.
+/// Runs cargo in the workspace, its output shown as it comes. Builds name `--workspace` (and pick
+/// targets with `--bin`/`--test`) so that features unify as in `cargo test --workspace`: after
+/// that, as in CI, nothing is rebuilt.
 fn cargo(workspace: &Path, args: &[&str], vars: &[(&str, &str)]) -> Result<()> {
     let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut command = Command::new(program);

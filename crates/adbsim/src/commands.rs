@@ -13,6 +13,9 @@ use crate::shell::{Closed, Sink};
 
 /// Runs one command; unknown commands answer as mksh does.
 pub(crate) async fn run(phone: &SimPhone, args: &[String], sink: &Sink) -> u8 {
+    if let Some(status) = crate::apps::run(phone, args, sink).await {
+        return status;
+    }
     let name = args[0].as_str();
     let rest = &args[1..];
     let result = match name {
@@ -38,6 +41,8 @@ pub(crate) async fn run(phone: &SimPhone, args: &[String], sink: &Sink) -> u8 {
         "dumpsys" => dumpsys(phone, rest, sink).await,
         "am" => am(phone, rest, sink).await,
         "debuggerd" => debuggerd(phone, rest, sink).await,
+        "stat" => crate::procfs::stat(phone, rest, sink).await,
+        "cat" => crate::procfs::cat(phone, rest, sink).await,
         _ => sink
             .err(format!("/system/bin/sh: {name}: inaccessible or not found\n"))
             .await

@@ -12,6 +12,8 @@
 //!   that wrap, the drop box, exit records, `am set-debug-app`, a clock; scenario actions
 //!   (launch, log, crash, hang, native crash, noise, clock, buffer wrap) and faults (drop
 //!   mid-stream, stall, offline). It records every service opened and every command run.
+//! - Apps installed with `adb install` (adb 29's streamed install, read by [`parse_apk`]) are
+//!   played as Crash Test: `am start -W`, `uiautomator dump`, `input tap` on Crash and Hang.
 //! - [`run_sim`] is the `phonelogs sim` command.
 //!
 //! Output layouts follow `shared/notes/android-formats.md`; see `docs/adbsim.md`.
@@ -29,11 +31,14 @@
 //! # });
 //! ```
 
+mod apk;
+mod apps;
 mod commands;
 mod format;
 mod host;
 mod model;
 mod phone;
+mod procfs;
 mod scenario;
 mod service;
 mod shell;
@@ -42,6 +47,7 @@ pub mod wire;
 
 use std::path::PathBuf;
 
+pub use apk::{ApkInfo, parse_apk};
 pub use host::{HOST_VERSION, HostFront};
 pub use model::{
     AndroidVersion, AuthMode, Buffer, BuildType, DropBoxEntry, ExitRecord, LogEntry, Package,
@@ -70,6 +76,14 @@ pub enum Error {
     /// An action needed a running process.
     #[error("package is not running: {0}")]
     NotRunning(String),
+    /// An APK the package manager cannot read, with the `INSTALL_…` code a phone gives.
+    #[error("{code}: {reason}")]
+    Apk {
+        /// The failure code, e.g. `INSTALL_PARSE_FAILED_NOT_APK`.
+        code: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
 }
 
 /// The output of one shell command line run in-process (no transport).

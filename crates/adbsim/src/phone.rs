@@ -199,6 +199,7 @@ pub(crate) struct PhoneState {
     pub(crate) requests: Vec<Request>,
     pub(crate) pending_fault: Option<Fault>,
     pub(crate) installed_ns: i128,
+    pub(crate) apps: crate::apps::AppsState,
 }
 
 fn real_now_ns() -> i128 {
@@ -231,6 +232,7 @@ impl PhoneState {
             requests: Vec::new(),
             pending_fault: None,
             installed_ns: now - 24 * 3600 * 1_000_000_000,
+            apps: Default::default(),
         }
     }
 
@@ -878,7 +880,7 @@ impl SimPhone {
         Ok(())
     }
 
-    fn remove_process(&self, pid: u32) {
+    pub(crate) fn remove_process(&self, pid: u32) {
         self.lock().processes.retain(|process| process.pid != pid);
         self.bump_processes();
     }

@@ -24,11 +24,21 @@ pub(crate) enum Service {
     Jdwp,
     /// `track-jdwp`: length-prefixed pid lists on every change.
     TrackJdwp,
+    /// A streamed install (`exec:cmd package install -S <size>`): `size` bytes of APK on the
+    /// stream, gathered into `apk` before the package manager answers.
+    Install {
+        command: String,
+        size: u64,
+        apk: Vec<u8>,
+    },
 }
 
 /// Parses a service name as adbd does; `None` for services the simulator does not offer.
 pub(crate) fn parse(service: &str) -> Option<Service> {
     let service = service.trim_end_matches('\0');
+    if let Some(install) = crate::apps::parse_install_service(service) {
+        return Some(install);
+    }
     if let Some(command) = service.strip_prefix("exec:") {
         return Some(Service::Shell {
             framing: Framing::Raw,
@@ -80,6 +90,11 @@ pub(crate) fn start(phone: &SimPhone, service: &Service) -> mpsc::Receiver<Chunk
                 } else {
                     shell::run_line(&phone, &command, &sink).await
                 };
+                let _ = sink.exit(status).await;
+            }
+            Service::Install { command, size, apk } => {
+                let sink = Sink::new(sender);
+                let status = crate::apps::install(&phone, &command, &apk, size, &sink).await;
                 let _ = sink.exit(status).await;
             }
             Service::Jdwp => {

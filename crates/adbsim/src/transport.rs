@@ -373,14 +373,45 @@ impl StreamTask {
         }
     }
 
+    /// Takes `size` bytes of input (a streamed install's APK), acknowledging each write; `None`
+    /// when the host closes the stream first.
+    async fn receive(
+        &self,
+        events: &mut mpsc::UnboundedReceiver<StreamEvent>,
+        size: u64,
+    ) -> Option<Vec<u8>> {
+        let mut bytes = Vec::new();
+        // More than the phone would accept is not kept: the package manager refuses it unread.
+        while (bytes.len() as u64) < size.min(crate::apps::MAX_APK_BYTES + 1) {
+            match events.recv().await? {
+                StreamEvent::Write(data) => {
+                    bytes.extend_from_slice(&data);
+                    if !self.send(A_OKAY, Vec::new()).await {
+                        return None;
+                    }
+                }
+                StreamEvent::Okay => {}
+                StreamEvent::Close => return None,
+            }
+        }
+        Some(bytes)
+    }
+
     async fn run(self, service: Service, mut events: mpsc::UnboundedReceiver<StreamEvent>) {
         if !self.send(A_OKAY, Vec::new()).await {
             return;
         }
         let framing = match &service {
             Service::Shell { framing, .. } => *framing,
-            Service::Jdwp | Service::TrackJdwp => Framing::Raw,
+            Service::Jdwp | Service::TrackJdwp | Service::Install { .. } => Framing::Raw,
         };
+        let mut service = service;
+        if let Service::Install { size, apk, .. } = &mut service {
+            match self.receive(&mut events, *size).await {
+                Some(bytes) => *apk = bytes,
+                None => return,
+            }
+        }
         let fault = match service {
             Service::Shell { .. } => self.phone.take_fault(),
             _ => None,

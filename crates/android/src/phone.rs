@@ -10,8 +10,8 @@ use phonelogs_crash::android::parse_date_offset;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
     DeviceId, DeviceInfo, DeviceState, Error, JdwpProcessList, LogQuery, LogResult,
-    NativeBacktrace, Platform, ProcessExitHistory, Result, SetDebugAppResult, ThreadSummary,
-    TombstoneCapture, check_pid,
+    NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult,
+    ThreadSummary, TombstoneCapture, check_pid,
 };
 use time::OffsetDateTime;
 
@@ -543,6 +543,104 @@ impl AppDebugger for AdbPhone {
         })
     }
 
+    async fn process_owner(&self, device: &DeviceId, pid: i64) -> Result<ProcessOwner> {
+        let pid = check_pid(pid)?;
+        // One round trip: the uid that owns `/proc/<pid>`, the process name, and every package
+        // with its uid. Nothing here signals or pauses the process.
+        let marker = new_marker();
+        let commands = [
+            format!("stat -c %u /proc/{pid}"),
+            format!("cat /proc/{pid}/cmdline"),
+            "pm list packages -U".to_owned(),
+        ];
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, 3)?;
+        if sections[0].exit_code != Some(0) {
+            let said = output.stderr_text();
+            if is_refusal(&said) {
+                return Err(command_failure(&format!("stat /proc/{pid}"), &output, ""));
+            }
+            return Err(Error::backend(format!(
+                "no such process: pid {pid} ({})",
+                said.lines()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("no /proc entry")
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            )));
+        }
+        let uid: u32 = text(&sections[0]).trim().parse().map_err(|_| {
+            Error::backend(format!(
+                "the owner of pid {pid} is unreadable: {:?}",
+                text(&sections[0])
+                    .trim()
+                    .chars()
+                    .take(80)
+                    .collect::<String>()
+            ))
+        })?;
+        let process_name = if sections[1].exit_code == Some(0) {
+            cmdline_name(sections[1].output)
+        } else {
+            None
+        };
+        if sections[2].exit_code != Some(0) {
+            return Err(command_failure("pm list packages -U", &output, ""));
+        }
+        let packages = packages_of_uid(&text(&sections[2]), uid);
+        Ok(ProcessOwner {
+            pid: i64::from(pid),
+            uid,
+            packages,
+            process_name,
+        })
+    }
+
+    async fn process_owners(&self, device: &DeviceId, pids: &[i64]) -> Result<Vec<ProcessOwner>> {
+        let pids: Vec<u32> = pids.iter().filter_map(|&pid| check_pid(pid).ok()).collect();
+        if pids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // One round trip for them all: `stat` prints `/proc/<pid> <uid>` for each pid that has a
+        // process (and complains on stderr about the others), then the package list.
+        let marker = new_marker();
+        let paths: Vec<String> = pids.iter().map(|pid| format!("/proc/{pid}")).collect();
+        let commands = [
+            format!("stat -c '%n %u' {}", paths.join(" ")),
+            "pm list packages -U".to_owned(),
+        ];
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, 2)?;
+        if sections[1].exit_code != Some(0) {
+            return Err(command_failure("pm list packages -U", &output, ""));
+        }
+        let listing = text(&sections[1]);
+        let mut owners = Vec::new();
+        for line in text(&sections[0]).lines() {
+            let mut words = line.split_whitespace();
+            let (Some(path), Some(uid), None) = (words.next(), words.next(), words.next()) else {
+                continue;
+            };
+            let (Some(pid), Ok(uid)) = (
+                path.strip_prefix("/proc/")
+                    .and_then(|pid| pid.parse::<u32>().ok())
+                    .filter(|pid| pids.contains(pid)),
+                uid.parse::<u32>(),
+            ) else {
+                continue;
+            };
+            owners.push(ProcessOwner {
+                pid: i64::from(pid),
+                uid,
+                packages: packages_of_uid(&listing, uid),
+                process_name: None,
+            });
+        }
+        Ok(owners)
+    }
+
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
         let pid = check_pid(pid)?;
         let output = self.shell(device, &format!("debuggerd -b {pid}")).await?;
@@ -611,6 +709,27 @@ impl AppDebugger for AdbPhone {
     }
 }
 
+/// The process name in `/proc/<pid>/cmdline`: the first NUL-separated word, when it is text.
+fn cmdline_name(bytes: &[u8]) -> Option<String> {
+    let first = bytes.split(|&b| b == 0).next()?;
+    let name = std::str::from_utf8(first).ok()?.trim();
+    if name.is_empty() || name.len() > 256 || name.chars().any(char::is_control) {
+        return None;
+    }
+    Some(name.to_owned())
+}
+
+/// The packages whose uid has the same app id as `uid` (a package keeps its app id in every
+/// Android user), from `pm list packages -U`.
+fn packages_of_uid(listing: &str, uid: u32) -> Vec<AppId> {
+    let app_id = uid % 100_000;
+    phonelogs_crash::android::parse_pm_list_packages(listing)
+        .into_iter()
+        .filter(|package| package.uids.iter().any(|u| u % 100_000 == app_id))
+        .filter_map(|package| AppId::parse(&package.package).ok())
+        .collect()
+}
+
 /// Whether `am` said it failed while exiting 0 (it prints `Error: …` and exits 255 on most
 /// releases, but not all).
 fn said_error(output: &ShellOutput) -> bool {
@@ -658,6 +777,31 @@ mod tests {
         let error = command_failure("logcat", &failed, "");
         assert!(!error.to_string().contains("OTHER-APP-SECRET"), "{error}");
         assert!(error.to_string().contains("bad option"));
+    }
+
+    #[test]
+    fn owners_are_read_from_the_uid_and_cmdline() {
+        let listing = "package:com.android.settings uid:1000\npackage:android uid:1000\npackage:com.whatsapp uid:10145,1010145\npackage:dev.phonelogs.crashtest uid:10234\n";
+        let names = |uid| {
+            packages_of_uid(listing, uid)
+                .into_iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(10234), ["dev.phonelogs.crashtest"]);
+        assert_eq!(names(1_010_145), ["com.whatsapp"]);
+        assert_eq!(names(1000), ["com.android.settings", "android"]);
+        assert!(names(99_000).is_empty());
+        assert_eq!(
+            cmdline_name(b"com.android.systemui\0").as_deref(),
+            Some("com.android.systemui")
+        );
+        assert_eq!(
+            cmdline_name(b"/system/bin/surfaceflinger\0--flag\0").as_deref(),
+            Some("/system/bin/surfaceflinger")
+        );
+        assert_eq!(cmdline_name(b""), None);
+        assert_eq!(cmdline_name(b"\xff\xfe\0"), None);
     }
 
     #[test]

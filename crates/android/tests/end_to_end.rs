@@ -607,3 +607,90 @@ proptest! {
         })?;
     }
 }
+
+/// A pid is resolved to its uid, packages and name in one round trip, with nothing paused: an
+/// app's process, a system process (uid 1000, shared by several packages), a clone in another
+/// user, and a dead pid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pids_resolve_to_their_owners_before_anything_runs() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let debugger = front.driver.debugger().unwrap();
+    let pid = front.phone.pid_of("dev.phonelogs.crashtest").unwrap();
+    front.phone.clear_requests();
+    let before = front.driver.round_trips();
+    let owner = debugger
+        .process_owner(&front.device, i64::from(pid))
+        .await
+        .unwrap();
+    assert_eq!(front.driver.round_trips(), before + 1, "one round trip");
+    assert!(
+        !front
+            .phone
+            .commands_run()
+            .iter()
+            .any(|c| c.contains("debuggerd")),
+        "nothing paused the process"
+    );
+    assert_eq!(
+        Some(owner.uid),
+        front.phone.uid_of("dev.phonelogs.crashtest", 0)
+    );
+    assert_eq!(owner.packages, vec![crashtest()]);
+    assert_eq!(
+        owner.process_name.as_deref(),
+        Some("dev.phonelogs.crashtest")
+    );
+    assert!(!owner.is_system_uid());
+
+    let processes = front.phone.processes();
+    let system_server = processes
+        .iter()
+        .find(|p| p.name == "system_server")
+        .unwrap();
+    let owner = debugger
+        .process_owner(&front.device, i64::from(system_server.pid))
+        .await
+        .unwrap();
+    assert_eq!(owner.uid, 1000);
+    assert!(owner.is_system_uid());
+    assert!(owner.packages.len() > 1, "{owner:?}");
+
+    let clone = processes.iter().find(|p| p.uid == 1_010_145).unwrap();
+    let owner = debugger
+        .process_owner(&front.device, i64::from(clone.pid))
+        .await
+        .unwrap();
+    assert_eq!(owner.packages, vec![AppId::new("com.whatsapp")]);
+
+    let error = debugger
+        .process_owner(&front.device, 99_999)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Backend, "{error}");
+    assert!(error.to_string().contains("no such process"), "{error}");
+    let error = debugger.process_owner(&front.device, 0).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidArgument, "{error}");
+
+    // Several at once, in one round trip: the dead and invalid pids are left out.
+    let before = front.driver.round_trips();
+    let owners = debugger
+        .process_owners(
+            &front.device,
+            &[i64::from(pid), 99_999, 0, i64::from(system_server.pid)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(front.driver.round_trips(), before + 1, "one round trip");
+    let seen: Vec<(i64, u32)> = owners.iter().map(|o| (o.pid, o.uid)).collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                i64::from(pid),
+                front.phone.uid_of("dev.phonelogs.crashtest", 0).unwrap()
+            ),
+            (i64::from(system_server.pid), 1000)
+        ]
+    );
+    assert_eq!(owners[0].packages, vec![crashtest()]);
+}

@@ -447,4 +447,105 @@ mod tests {
             package: "com.example.app"
         }));
     }
+
+    fn entry(tag: &str, headers: &[(&str, &str)], body: &str) -> DropBoxEntry {
+        DropBoxEntry {
+            time: "2020-09-14 10:05:10".into(),
+            tag: tag.into(),
+            contents: EntryContents::Text {
+                compressed: false,
+                bytes: 1,
+            },
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.into(),
+        }
+    }
+
+    const TWO_SECTIONS: &str = "\
+----- pid 1230 at 2020-09-14 10:05:08 -----
+Cmd line: system_server
+----- end 1230 -----
+
+----- pid 9001 at 2020-09-14 10:05:08 -----
+Cmd line: com.example.crashtest
+\"main\" prio=5 tid=1 Sleeping
+----- end 9001 -----
+";
+
+    #[test]
+    fn anr_without_pid_header_takes_the_apps_section_pid() {
+        // The app's section is not the first one here, so taking the first pid would fail.
+        let anr = entry(
+            "data_app_anr",
+            &[("Process", "com.example.crashtest")],
+            TWO_SECTIONS,
+        );
+        assert_eq!(anr.pid(), Some(9001));
+        let report = anr.to_report(&PhoneClock::default()).unwrap();
+        assert_eq!(report.pid, Some(9001));
+        assert!(report.text.contains("\"main\" prio=5"));
+        assert!(!report.text.contains("system_server"));
+    }
+
+    #[test]
+    fn anr_without_pid_or_process_takes_the_first_section() {
+        let anr = entry("data_app_anr", &[], TWO_SECTIONS);
+        assert_eq!(anr.pid(), Some(1230));
+        assert_eq!(
+            anr.to_report(&PhoneClock::default()).unwrap().pid,
+            Some(1230)
+        );
+    }
+
+    #[test]
+    fn anr_whose_process_has_no_section_has_no_pid() {
+        // Another process's pid would be wrong, so none is better.
+        let anr = entry(
+            "data_app_anr",
+            &[("Process", "com.example.gone")],
+            TWO_SECTIONS,
+        );
+        assert_eq!(anr.pid(), None);
+        assert_eq!(anr.to_report(&PhoneClock::default()).unwrap().pid, None);
+    }
+
+    #[test]
+    fn native_crash_without_pid_header_takes_the_tombstone_pid() {
+        let native = entry(
+            "data_app_native_crash",
+            &[("Process", "com.example.crashtest")],
+            "pid: 9102, tid: 9120, name: RenderThread  >>> com.example.crashtest <<<\n\
+             signal 6 (SIGABRT), code -6 (SI_TKILL), fault addr --------\n",
+        );
+        assert_eq!(native.pid(), Some(9102));
+        assert_eq!(
+            native.to_report(&PhoneClock::default()).unwrap().pid,
+            Some(9102)
+        );
+    }
+
+    #[test]
+    fn pid_header_wins_and_java_crashes_have_no_body_pid() {
+        let anr = entry(
+            "data_app_anr",
+            &[("Process", "com.example.crashtest"), ("PID", "4242")],
+            TWO_SECTIONS,
+        );
+        assert_eq!(anr.pid(), Some(4242));
+        assert_eq!(
+            anr.to_report(&PhoneClock::default()).unwrap().pid,
+            Some(4242)
+        );
+        let java = entry(
+            "data_app_crash",
+            &[("Process", "com.example.crashtest")],
+            "pid: 1, tid: 1, name: main  >>> x <<<\n",
+        );
+        assert_eq!(java.pid(), None);
+        assert_eq!(java.to_report(&PhoneClock::default()).unwrap().pid, None);
+        assert_eq!(entry("SYSTEM_BOOT", &[], TWO_SECTIONS).pid(), None);
+    }
 }

@@ -773,6 +773,9 @@ fn text_report(header: &IpsHeader, body: &str) -> Report {
     let mut section = Section::Head;
     let mut frames_kept = 0usize;
     let mut frames_left = 0usize;
+    // `Thread N name:  Dispatch queue: …` comes just before its frame list; it is kept when
+    // that list is the crashed thread's, as the 309 cut keeps the thread's name and queue.
+    let mut pending_name: Option<(u32, &str)> = None;
     for line in body.lines() {
         let trimmed = line.trim_end();
         if trimmed == "Application Specific Information:" {
@@ -789,9 +792,15 @@ fn text_report(header: &IpsHeader, body: &str) -> Report {
                 out.push_str(&format!("… {frames_left} more frames\n"));
                 frames_left = 0;
             }
+            let name = pending_name.take();
+            pending_name = thread_name_line(trimmed);
             section = match thread {
                 Some(index) if Some(index) == crashed_thread || trimmed.ends_with("Crashed:") => {
                     out.push('\n');
+                    if let Some((_, name_line)) = name.filter(|(named, _)| *named == index) {
+                        out.push_str(name_line);
+                        out.push('\n');
+                    }
                     out.push_str(trimmed);
                     out.push('\n');
                     frames_kept = 0;
@@ -894,6 +903,16 @@ fn thread_heading(line: &str) -> Option<Option<u32>> {
     } else {
         None
     }
+}
+
+/// Reads `Thread N name:  …` into the thread's index and the line.
+fn thread_name_line(line: &str) -> Option<(u32, &str)> {
+    let rest = line.strip_prefix("Thread ")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if !rest[digits..].starts_with(" name:") {
+        return None;
+    }
+    Some((rest[..digits].parse().ok()?, line))
 }
 
 fn damaged_report(header: &IpsHeader, body: &str) -> Report {
@@ -1076,5 +1095,39 @@ mod tests {
         let name = parse_crash_file_name("panic-full-2026-09-06-184838.0002.ips.synced").unwrap();
         assert_eq!(name.process, "panic-full");
         assert!(parse_crash_file_name("X-2026-02-30-101010.ips").is_none());
+    }
+
+    #[test]
+    fn text_cut_keeps_the_crashed_threads_name_only() {
+        // The crashed thread is 1 here, so keeping every name line (or thread 0's) fails.
+        let file = b"{\"bug_type\":\"109\",\"name\":\"App\"}
+Process:             App [12]
+Exception Type:  EXC_CRASH (SIGABRT)
+Triggered by Thread:  1
+
+Thread 0 name:  Dispatch queue: com.apple.main-thread
+Thread 0:
+0   libsystem_kernel.dylib        \t0x00000001c6d7a84c mach_msg_trap + 8
+
+Thread 1 name:  Dispatch queue: com.example.worker
+Thread 1 Crashed:
+0   libsystem_kernel.dylib        \t0x00000001c6d7a84c __pthread_kill + 8
+
+Thread 1 crashed with ARM Thread State (64-bit):
+    x0: 0x0000000000000000   x1: 0x0000000000000000
+";
+        let report = ips_report(file).unwrap().unwrap();
+        assert!(
+            report.text.contains(
+                "Thread 1 name:  Dispatch queue: com.example.worker\nThread 1 Crashed:\n"
+            ),
+            "{}",
+            report.text
+        );
+        assert!(!report.text.contains("com.apple.main-thread"));
+        assert!(!report.text.contains("mach_msg_trap"));
+        // Registers are left out, as the 309 cut leaves out `threadState`.
+        assert!(!report.text.contains("x0: 0x"));
+        assert_eq!(report.pid, Some(12));
     }
 }

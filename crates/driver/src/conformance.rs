@@ -751,6 +751,15 @@ async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> C
         ),
         Ok(owner) => ensure!(CHECK, false, "a dead pid has the owner {owner:?}"),
     }
+    let owners = debugger
+        .process_owners(device, &[0, dead])
+        .await
+        .map_err(|e| driver_error(CHECK, "process_owners of no live pid", e))?;
+    ensure!(
+        CHECK,
+        owners.is_empty(),
+        "owners of pids with no process: {owners:?}"
+    );
     match debugger
         .process_exit_history(device, &AppId::new(" "))
         .await

@@ -152,6 +152,26 @@ pub trait AppDebugger: Send + Sync {
         Err(Error::Unsupported("process owner".into()))
     }
 
+    /// The owners of several pids at once (for naming a JDWP listing): the pids that resolve,
+    /// in the order given; a pid with no process (or a non-positive one) is left out. The
+    /// default asks [`AppDebugger::process_owner`] for each; a backend may do it in one round
+    /// trip.
+    async fn process_owners(&self, device: &DeviceId, pids: &[i64]) -> Result<Vec<ProcessOwner>> {
+        let mut owners = Vec::new();
+        for &pid in pids {
+            match self.process_owner(device, pid).await {
+                Ok(owner) => owners.push(owner),
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        ErrorKind::Backend | ErrorKind::InvalidArgument | ErrorKind::NotFound
+                    ) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(owners)
+    }
+
     /// `debuggerd -b <pid>`, parsed. A non-positive pid is [`Error::InvalidArgument`].
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
         let _ = (device, pid);

@@ -44,7 +44,7 @@
 //! # }
 //! ```
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -53,8 +53,8 @@ use phonelogs_driver::conformance::{Scenario, ScenarioApp};
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
     DeviceId, DeviceInfo, DeviceState, Error, ExitRecord, JdwpProcessList, LogLine, LogListener,
-    LogQuery, LogResult, NativeBacktrace, Platform, ProcessExitHistory, Result, SetDebugAppResult,
-    TombstoneCapture, check_pid,
+    LogQuery, LogResult, NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner, Result,
+    SetDebugAppResult, TombstoneCapture, check_pid,
 };
 use time::OffsetDateTime;
 
@@ -171,7 +171,12 @@ struct FakeDevice {
     backtraces: HashMap<i64, NativeBacktrace>,
     tombstones: HashMap<i64, TombstoneCapture>,
     debuggerd_allowed: bool,
+    /// The running processes: pid to (uid, process name).
+    processes: BTreeMap<i64, (u32, String)>,
 }
+
+/// How many calls [`FakePhone::calls`] remembers; older ones are forgotten.
+pub const MAX_CALLS_KEPT: usize = 4096;
 
 #[derive(Debug, Default)]
 struct State {
@@ -180,7 +185,7 @@ struct State {
     always: HashMap<Operation, Fault>,
     ignore_uid_filter: bool,
     listening: HashSet<(DeviceId, AppId)>,
-    calls: Vec<String>,
+    calls: VecDeque<String>,
 }
 
 /// An in-memory phone (or several) for tests and demos. Cloning shares the same phone.
@@ -223,6 +228,12 @@ impl FakePhone {
             for crash in &app.crashes {
                 phone.add_crash(&scenario.device, &app.app, crash.clone());
             }
+            phone.add_process(
+                &scenario.device,
+                i64::from(app.pid),
+                app.uid,
+                app.app.as_str(),
+            );
         };
         add(&scenario.app);
         add(&scenario.other_app);
@@ -350,6 +361,23 @@ impl FakePhone {
             .debuggerd_allowed = allowed;
     }
 
+    /// Adds a running process: its pid, the uid it runs as and its name (as
+    /// `/proc/<pid>/cmdline` tells it). `process_owner` answers from this table and maps the uid
+    /// to the apps added with it; a pid not in it has no process.
+    pub fn add_process(&self, device: &DeviceId, pid: i64, uid: u32, name: &str) {
+        let mut state = self.lock();
+        let entry = state.devices.entry(device.clone()).or_default();
+        entry.processes.insert(pid, (uid, name.to_owned()));
+    }
+
+    /// Ends a process added with [`FakePhone::add_process`].
+    pub fn end_process(&self, device: &DeviceId, pid: i64) {
+        let mut state = self.lock();
+        if let Some(entry) = state.devices.get_mut(device) {
+            entry.processes.remove(&pid);
+        }
+    }
+
     /// Sets what `debuggerd -b <pid>` answers for a live pid.
     pub fn set_backtrace(&self, device: &DeviceId, backtrace: NativeBacktrace) {
         let mut state = self.lock();
@@ -401,14 +429,19 @@ impl FakePhone {
             .contains(&(device.clone(), app.clone()))
     }
 
-    /// Every call made so far, as `operation device app`, for tests that assert what was asked.
+    /// The calls made so far (the newest [`MAX_CALLS_KEPT`]), as `operation device app`, for
+    /// tests that assert what was asked.
     pub fn calls(&self) -> Vec<String> {
-        self.lock().calls.clone()
+        self.lock().calls.iter().cloned().collect()
     }
 
     fn take_fault(&self, operation: Operation, call: String) -> Option<Fault> {
         let mut state = self.lock();
-        state.calls.push(call);
+        // Only the newest calls are kept, so a long-running demo server stays flat in memory.
+        if state.calls.len() >= MAX_CALLS_KEPT {
+            state.calls.pop_front();
+        }
+        state.calls.push_back(call);
         if let Some(queue) = state.one_shot.get_mut(&operation)
             && !queue.is_empty()
         {
@@ -709,6 +742,29 @@ impl AppDebugger for FakePhone {
                 serial: device.to_string(),
                 count: pids.len(),
                 pids,
+            })
+        })
+    }
+
+    async fn process_owner(&self, device: &DeviceId, pid: i64) -> Result<ProcessOwner> {
+        check_pid(pid)?;
+        self.apply(Operation::Debugger, format!("process-owner {device} {pid}"))
+            .await?;
+        self.with_device(device, |entry, _| {
+            let Some((uid, name)) = entry.processes.get(&pid) else {
+                return Err(Error::backend(format!("no such process: pid {pid}")));
+            };
+            let packages = entry
+                .apps
+                .values()
+                .filter(|app| app.uid == Some(*uid))
+                .map(|app| app.app.clone())
+                .collect();
+            Ok(ProcessOwner {
+                pid,
+                uid: *uid,
+                packages,
+                process_name: Some(name.clone()),
             })
         })
     }

@@ -304,6 +304,34 @@ pub fn unknown_process(pid: i64) -> String {
     )
 }
 
+/// A debugging aid refused because the pid runs as one of the system's own uids.
+pub fn system_process(pid: i64, uid: u32) -> String {
+    format!(
+        "pid {pid} runs as the system uid {uid}: it is one of the phone's own processes, whose dumps show other apps' data, so phonelogs does not debug it."
+    )
+}
+
+/// A debugging aid refused because several packages share the pid's uid.
+pub fn shared_uid_process(pid: i64, count: usize) -> String {
+    format!(
+        "pid {pid} runs as a uid that {count} packages share, so phonelogs cannot tell whose process it is; it is not debugged."
+    )
+}
+
+/// A debugging aid refused because the driver cannot tell whose process a pid is.
+pub fn owner_unknown(pid: i64) -> String {
+    format!(
+        "phonelogs cannot tell which app pid {pid} belongs to on this phone, so it is not debugged."
+    )
+}
+
+/// The pid was reused between the policy check and the dump.
+pub fn pid_changed(pid: i64) -> String {
+    format!(
+        "pid {pid} changed hands while it was being dumped, so the dump was dropped; look the pid up again."
+    )
+}
+
 /// No local root configured for tombstones.
 pub fn no_local_root() -> String {
     "no local_root is configured (--local-root, the config file or ADB_AUTOMATION_LOCAL_ROOT), so tombstones cannot be saved.".to_owned()

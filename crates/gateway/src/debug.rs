@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
-use phonelogs_driver::{AppDebugger, AppId, AppInfo, DeviceId, ErrorKind, check_pid};
+use phonelogs_driver::{AppDebugger, AppId, AppInfo, DeviceId, ErrorKind, ProcessOwner, check_pid};
 use serde::{Deserialize, Serialize};
 
 use crate::session::{Gate, Session, Target};
@@ -420,15 +420,22 @@ impl Session {
                 };
                 match debugger.jdwp_processes(&device).await {
                     Ok(result) => {
+                        let packages = self.visible_packages(index, &device, &result.pids).await;
                         self.record(
                             &args,
                             Some(&device),
                             Status::Ok,
                             catalog::step_debug(tool, device.as_str()),
                         );
+                        let listing = JdwpListing {
+                            serial: result.serial,
+                            count: result.count,
+                            pids: result.pids,
+                            packages,
+                        };
                         DebugResponse::success(
-                            catalog::jdwp_message(&result.pids, &result.serial),
-                            &result,
+                            catalog::jdwp_message(&listing.pids, &listing.serial),
+                            &listing,
                         )
                     }
                     Err(error) => {
@@ -449,31 +456,25 @@ impl Session {
                 let Some(debugger) = self.debugger(index) else {
                     return unsupported(tool);
                 };
-                // The driver contract has no pid-to-package lookup yet, so the process is named
-                // by the dump's header; nothing of it leaves here before the policy agreed.
-                let backtrace = match debugger.native_backtrace(&device, pid).await {
-                    Ok(backtrace) => backtrace,
-                    Err(error) => {
-                        return DebugResponse::error(
-                            ErrorCode::from_driver(&error),
-                            error.to_string(),
-                        );
-                    }
-                };
-                let target = match self
-                    .process_target(
-                        index,
-                        &device,
-                        pid,
-                        backtrace.process_name.as_deref(),
-                        approval_id.as_deref(),
-                        &mut args,
-                    )
+                // The pid is resolved to its app and the policy asked before debuggerd runs.
+                let (target, owner) = match self
+                    .pid_target(index, &device, pid, approval_id.as_deref(), &mut args)
                     .await
                 {
-                    Ok(target) => target,
+                    Ok(found) => found,
                     Err(response) => return response,
                 };
+                let backtrace = match debugger.native_backtrace(&device, pid).await {
+                    Ok(backtrace) => backtrace,
+                    Err(error) => return self.debug_failed(&args, &target, error),
+                };
+                if !same_process(&owner, backtrace.process_name.as_deref()) {
+                    return self.debug_failed(
+                        &args,
+                        &target,
+                        phonelogs_driver::Error::backend(catalog::pid_changed(pid)),
+                    );
+                }
                 self.record(
                     &args,
                     Some(&target.device),
@@ -503,6 +504,12 @@ impl Session {
                         );
                     }
                 };
+                // What is already on disk is checked too (a symlink leading out, a directory
+                // under the name), without creating anything, so a refused path never pauses
+                // the process.
+                if let Err((code, why)) = check_destination(&root, &relative) {
+                    return DebugResponse::error(code, catalog::bad_local_path(&local_path, &why));
+                }
                 let (index, device) = match self.debug_device(&serial).await {
                     Ok(found) => found,
                     Err(response) => return response,
@@ -510,32 +517,33 @@ impl Session {
                 let Some(debugger) = self.debugger(index) else {
                     return unsupported(tool);
                 };
-                let capture = match debugger.native_tombstone(&device, pid).await {
-                    Ok(capture) => capture,
-                    Err(error) => {
-                        return DebugResponse::error(
-                            ErrorCode::from_driver(&error),
-                            error.to_string(),
-                        );
-                    }
-                };
-                let target = match self
-                    .process_target(
-                        index,
-                        &device,
-                        pid,
-                        capture.process_name.as_deref(),
-                        approval_id.as_deref(),
-                        &mut args,
-                    )
+                let (target, owner) = match self
+                    .pid_target(index, &device, pid, approval_id.as_deref(), &mut args)
                     .await
                 {
-                    Ok(target) => target,
+                    Ok(found) => found,
                     Err(response) => return response,
                 };
+                let capture = match debugger.native_tombstone(&device, pid).await {
+                    Ok(capture) => capture,
+                    Err(error) => return self.debug_failed(&args, &target, error),
+                };
+                if !same_process(&owner, capture.process_name.as_deref()) {
+                    return self.debug_failed(
+                        &args,
+                        &target,
+                        phonelogs_driver::Error::backend(catalog::pid_changed(pid)),
+                    );
+                }
                 let written = match write_tombstone(&root, &relative, &capture.bytes) {
                     Ok(path) => path,
                     Err((code, why)) => {
+                        self.record(
+                            &args,
+                            Some(&target.device),
+                            Status::Error,
+                            catalog::step_failed(&target.label),
+                        );
                         return DebugResponse::error(
                             code,
                             catalog::bad_local_path(&local_path, &why),
@@ -606,8 +614,13 @@ impl Session {
                         return Ok((index, device.id));
                     }
                 }
-                Err(error) => {
+                // Only a driver that serves the debugging aids can be the one that is missing:
+                // an iPhone service that is down says nothing about an adb serial.
+                Err(error) if phonelogs_driver::AppLogger::capabilities(driver).debugger => {
                     unavailable.get_or_insert(error);
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "a driver without the debugging aids could not list its devices");
                 }
             }
         }
@@ -668,26 +681,54 @@ impl Session {
         }
     }
 
-    /// The app a pid belongs to, named by the dump's process name (`package` or
-    /// `package:process`), through the permission steps. A process that names no installed app
-    /// is one of the phone's own.
-    async fn process_target(
+    /// The app a pid belongs to, asked of the driver before anything pauses the process, and
+    /// put through the permission steps. A pid of a system uid, of a uid several packages share,
+    /// or of no installed app is refused; so is a pid the driver cannot resolve.
+    async fn pid_target(
         &self,
         driver_index: usize,
         device: &DeviceId,
         pid: i64,
-        process_name: Option<&str>,
         approval_id: Option<&str>,
         args: &mut StepArgs,
-    ) -> Result<Target, DebugResponse> {
-        let package = process_name
-            .map(|name| name.split(':').next().unwrap_or(name).trim())
-            .and_then(|name| AppId::parse(name).ok());
-        let Some(app) = package else {
-            return Err(DebugResponse::error(
-                ErrorCode::PolicyDenied,
-                catalog::unknown_process(pid),
+    ) -> Result<(Target, ProcessOwner), DebugResponse> {
+        let Some(debugger) = self.debugger(driver_index) else {
+            return Err(unsupported(args.kind.as_str()));
+        };
+        let owner = match debugger.process_owner(device, pid).await {
+            Ok(owner) => owner,
+            Err(error) if error.kind() == ErrorKind::Unsupported => {
+                return Err(DebugResponse::error(
+                    ErrorCode::PolicyDenied,
+                    catalog::owner_unknown(pid),
+                ));
+            }
+            Err(error) => {
+                return Err(DebugResponse::error(
+                    ErrorCode::from_driver(&error),
+                    error.to_string(),
+                ));
+            }
+        };
+        if owner.is_system_uid() {
+            return Err(self.refuse_pid(
+                args,
+                device,
+                pid,
+                catalog::system_process(pid, owner.uid),
             ));
+        }
+        let app = match owner.packages.as_slice() {
+            [app] => app.clone(),
+            [] => return Err(self.refuse_pid(args, device, pid, catalog::unknown_process(pid))),
+            several => {
+                return Err(self.refuse_pid(
+                    args,
+                    device,
+                    pid,
+                    catalog::shared_uid_process(pid, several.len()),
+                ));
+            }
         };
         args.app = app.to_string();
         let info =
@@ -696,16 +737,7 @@ impl Session {
             {
                 Ok(info) => info,
                 Err(error) if error.kind() == ErrorKind::NotFound => {
-                    self.record(
-                        args,
-                        Some(device),
-                        Status::BlockedByPolicy,
-                        catalog::step_blocked(catalog::names::PHONE_OWN_APPS, app.as_str()),
-                    );
-                    return Err(DebugResponse::error(
-                        ErrorCode::PolicyDenied,
-                        catalog::unknown_process(pid),
-                    ));
+                    return Err(self.refuse_pid(args, device, pid, catalog::unknown_process(pid)));
                 }
                 Err(error) => {
                     return Err(DebugResponse::error(
@@ -726,10 +758,122 @@ impl Session {
             label,
         };
         match self.permit(&target, approval_id, args).await {
-            Gate::Go => Ok(target),
+            Gate::Go => Ok((target, owner)),
             Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
         }
     }
+
+    /// Refuses a pid whose process is not one app's: a history step under "The phone's own
+    /// apps", naming the pid only, and `POLICY_DENIED` with the reason.
+    fn refuse_pid(
+        &self,
+        args: &StepArgs,
+        device: &DeviceId,
+        pid: i64,
+        message: String,
+    ) -> DebugResponse {
+        self.record(
+            args,
+            Some(device),
+            Status::BlockedByPolicy,
+            catalog::step_blocked(catalog::names::PHONE_OWN_APPS, &format!("pid {pid}")),
+        );
+        DebugResponse::error(ErrorCode::PolicyDenied, message)
+    }
+
+    /// The package each pid of a JDWP listing belongs to, for the pids whose app the agent may
+    /// see: within its scope and the task, not blocked, refused or one of the phone's own.
+    /// Nothing is asked of the person (naming an app reads nothing of it), and a pid that
+    /// cannot be resolved, or whose uid several packages share, is left unnamed.
+    async fn visible_packages(
+        &self,
+        driver_index: usize,
+        device: &DeviceId,
+        pids: &[i64],
+    ) -> Vec<JdwpPackage> {
+        let Some(debugger) = self.debugger(driver_index) else {
+            return Vec::new();
+        };
+        let policy = &self.gateway().inner.policy;
+        let store = &self.gateway().inner.store;
+        let agent = &self.spec().agent;
+        let task_apps = self.spec().apps.as_deref();
+        let wanted: Vec<i64> = pids.iter().copied().take(MAX_JDWP_NAMED).collect();
+        let owners = match debugger.process_owners(device, &wanted).await {
+            Ok(owners) => owners,
+            Err(error) => {
+                tracing::debug!(%error, "the JDWP pids could not be resolved; none is named");
+                return Vec::new();
+            }
+        };
+        let mut named = Vec::new();
+        for owner in owners {
+            let pid = owner.pid;
+            let [app] = owner.packages.as_slice() else {
+                continue;
+            };
+            if owner.is_system_uid()
+                || policy.scope(agent, task_apps, app).is_err()
+                || policy.blocking_rule(app).is_some()
+                || store.is_blocked(app).unwrap_or(true)
+            {
+                continue;
+            }
+            let Ok(info) =
+                phonelogs_driver::AppLogger::app_info(self.driver(driver_index), device, app).await
+            else {
+                continue;
+            };
+            if policy.logs_decision(agent, task_apps, &info) == phonelogs_policy::Decision::Allowed
+            {
+                named.push(JdwpPackage {
+                    pid,
+                    package: app.to_string(),
+                });
+            }
+        }
+        named
+    }
+}
+
+/// The most pids of a JDWP listing resolved to their packages.
+const MAX_JDWP_NAMED: usize = 64;
+
+/// One pid of a JDWP listing named by its package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JdwpPackage {
+    /// The pid.
+    pub pid: i64,
+    /// The package it belongs to.
+    pub package: String,
+}
+
+/// `list_jdwp_processes`' data: the spec's `serial`, `count` and `pids`, and `packages`, which
+/// names only the pids whose app the agent may see.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct JdwpListing {
+    /// The device's serial.
+    pub serial: String,
+    /// How many pids.
+    pub count: usize,
+    /// The pids, deduplicated, in first-seen order.
+    pub pids: Vec<i64>,
+    /// The pids whose package the agent may see, with that package.
+    pub packages: Vec<JdwpPackage>,
+}
+
+/// Whether a dump's process name is the process the policy was asked about: the same name as
+/// `/proc/<pid>/cmdline` said, or a process of the same package. No name in the dump (a header
+/// the parser could not read) is not evidence of a different process.
+fn same_process(owner: &ProcessOwner, dumped: Option<&str>) -> bool {
+    let Some(dumped) = dumped.map(str::trim).filter(|d| !d.is_empty()) else {
+        return true;
+    };
+    if owner.process_name.as_deref().map(str::trim) == Some(dumped) {
+        return true;
+    }
+    let package = dumped.split(':').next().unwrap_or(dumped);
+    owner.packages.iter().any(|app| app.as_str() == package)
 }
 
 fn parse_package(package: &str) -> Result<AppId, DebugResponse> {
@@ -782,15 +926,22 @@ pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
     Ok(relative)
 }
 
-/// Writes `bytes` to `<root>/tombstones/<relative>`, atomically: a temporary file in the same
-/// directory, synced, then renamed. Every directory on the way is checked: a symlink that leads
-/// out of `<root>/tombstones`, or a file where a directory should be, is refused, and so is a
-/// final name that is a directory or a symlink.
-pub(crate) fn write_tombstone(
+/// Checks where a tombstone would go without creating or writing anything: every directory that
+/// already exists on the way is checked as [`write_tombstone`] checks it. What does not exist
+/// yet is fine: it will be created inside `<root>/tombstones`.
+pub(crate) fn check_destination(root: &Path, relative: &Path) -> Result<(), (ErrorCode, String)> {
+    destination(root, relative, false).map(|_| ())
+}
+
+/// Finds (and with `create`, makes) the directory a tombstone goes into, checking each step:
+/// a symlink that leads out of `<root>/tombstones`, or a file where a directory should be, is
+/// refused, and so is a final name that is a directory or a symlink. Without `create`, `None`
+/// means a directory on the way does not exist yet.
+fn destination(
     root: &Path,
     relative: &Path,
-    bytes: &[u8],
-) -> Result<PathBuf, (ErrorCode, String)> {
+    create: bool,
+) -> Result<Option<PathBuf>, (ErrorCode, String)> {
     let policy = |why: &str| (ErrorCode::PolicyDenied, why.to_owned());
     let io = |error: std::io::Error| {
         (
@@ -798,7 +949,14 @@ pub(crate) fn write_tombstone(
             format!("the tombstone could not be written: {error}"),
         )
     };
-    std::fs::create_dir_all(root).map_err(io)?;
+    let Some(file_name) = relative.file_name() else {
+        return Err(policy("it names a directory"));
+    };
+    if create {
+        std::fs::create_dir_all(root).map_err(io)?;
+    } else if !root.exists() {
+        return Ok(None);
+    }
     let root = root.canonicalize().map_err(io)?;
     let tombstones = root.join("tombstones");
     match std::fs::symlink_metadata(&tombstones) {
@@ -807,13 +965,13 @@ pub(crate) fn write_tombstone(
         }
         Ok(_) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            if !create {
+                return Ok(None);
+            }
             std::fs::create_dir(&tombstones).map_err(io)?
         }
         Err(error) => return Err(io(error)),
     }
-    let Some(file_name) = relative.file_name() else {
-        return Err(policy("it names a directory"));
-    };
     let mut dir = tombstones.clone();
     if let Some(parent) = relative.parent() {
         for component in parent.components() {
@@ -834,6 +992,9 @@ pub(crate) fn write_tombstone(
                 Ok(meta) if meta.is_dir() => dir = next,
                 Ok(_) => return Err(policy("a file stands where a directory should be")),
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    if !create {
+                        return Ok(None);
+                    }
                     std::fs::create_dir(&next).map_err(io)?;
                     dir = next;
                 }
@@ -847,6 +1008,30 @@ pub(crate) fn write_tombstone(
         Ok(meta) if meta.file_type().is_symlink() => return Err(policy("it names a symlink")),
         _ => {}
     }
+    Ok(Some(dir))
+}
+
+/// Writes `bytes` to `<root>/tombstones/<relative>`, atomically: a temporary file in the same
+/// directory, synced, then renamed. Every directory on the way is checked (see
+/// [`check_destination`]).
+pub(crate) fn write_tombstone(
+    root: &Path,
+    relative: &Path,
+    bytes: &[u8],
+) -> Result<PathBuf, (ErrorCode, String)> {
+    let io = |error: std::io::Error| {
+        (
+            ErrorCode::BackendError,
+            format!("the tombstone could not be written: {error}"),
+        )
+    };
+    let Some(file_name) = relative.file_name() else {
+        return Err((ErrorCode::PolicyDenied, "it names a directory".to_owned()));
+    };
+    let Some(dir) = destination(root, relative, true)? else {
+        return Err(io(std::io::Error::other("a directory on the way vanished")));
+    };
+    let target = dir.join(file_name);
     let temporary = dir.join(format!(
         ".{}.{}.partial",
         file_name.to_string_lossy(),

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
     DeviceId, DeviceInfo, Error, JdwpProcessList, LogListener, LogQuery, LogResult,
-    NativeBacktrace, ProcessExitHistory, Result, SetDebugAppResult, TombstoneCapture,
+    NativeBacktrace, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
 
@@ -238,6 +238,24 @@ impl AppDebugger for GuardedLogger {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
         self.timed("adb jdwp", debugger.jdwp_processes(device))
             .await
+    }
+
+    async fn process_owner(&self, device: &DeviceId, pid: i64) -> Result<ProcessOwner> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed(
+            "reading the owner of a process",
+            debugger.process_owner(device, pid),
+        )
+        .await
+    }
+
+    async fn process_owners(&self, device: &DeviceId, pids: &[i64]) -> Result<Vec<ProcessOwner>> {
+        let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
+        self.timed(
+            "reading the owners of processes",
+            debugger.process_owners(device, pids),
+        )
+        .await
     }
 
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {

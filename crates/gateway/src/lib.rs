@@ -94,7 +94,9 @@ use std::time::Duration;
 use phonelogs_driver::{AppId, AppLogger, DeviceId, DeviceInfo};
 use time::{OffsetDateTime, UtcOffset};
 
-pub use debug::{DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode};
+pub use debug::{
+    DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode, JdwpListing, JdwpPackage,
+};
 pub use error::Error;
 pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};

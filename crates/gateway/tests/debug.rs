@@ -64,6 +64,10 @@ fn debug_phone() -> FakePhone {
         },
     );
     phone.set_jdwp_pids(&device, vec![APP_PID, 1568, APP_PID, 2411]);
+    // The processes the pids belong to, as `/proc` tells them.
+    phone.add_process(&device, SYSUI_PID, 10050, "com.android.systemui");
+    phone.add_process(&device, APP_PID, 10123, DEV_APP);
+    phone.add_process(&device, RELEASE_PID, 10200, "com.example.app:remote");
     phone
 }
 
@@ -454,4 +458,228 @@ async fn every_call_is_a_history_step_without_content() {
             .any(|s| s.step == "Could not use capture_native_backtrace on pid 0"),
         "{json}"
     );
+}
+
+/// Whether the fake was asked to run debuggerd (either kind) for `pid`.
+fn debuggerd_ran(phone: &FakePhone, pid: i64) -> bool {
+    phone
+        .calls()
+        .iter()
+        .any(|c| c.starts_with("debuggerd") && c.ends_with(&format!(" {pid}")))
+}
+
+#[tokio::test]
+async fn a_pid_is_resolved_and_judged_before_debuggerd_pauses_it() {
+    let phone = debug_phone();
+    let device = device();
+    // A system uid, a uid two packages share, a process of a blocked app, an isolated process
+    // of no package, and a pid with no process.
+    phone.add_process(&device, 600, 1000, "system_server");
+    phone.add_process(&device, 700, 10700, "com.example.shared");
+    phone.add_app(
+        &device,
+        phonelogs_fake::FakeApp::new(AppId::new("com.example.shared.too")).uid(10700),
+    );
+    phone.add_process(&device, 800, 10400, BANK);
+    phone.add_process(&device, 900, 99_001, "com.example.app:isolated");
+    let root = tempfile::tempdir().unwrap();
+    let gateway = builder(&phone)
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let session = full(&gateway);
+    for (pid, why) in [
+        (600, "system uid"),
+        (700, "share"),
+        (800, "Finance apps"),
+        (900, "phone's own"),
+        (SYSUI_PID, "phone's own"),
+    ] {
+        for request in [backtrace(pid), tombstone(pid, "x.txt")] {
+            let response = session.debug(request).await;
+            assert_eq!(
+                code(&response),
+                Some(ErrorCode::PolicyDenied),
+                "{response:?}"
+            );
+            assert!(
+                response.message.contains(why),
+                "pid {pid}: {}",
+                response.message
+            );
+        }
+        assert!(!debuggerd_ran(&phone, pid), "debuggerd ran for pid {pid}");
+    }
+    // A dead pid is BACKEND_ERROR, found without running debuggerd.
+    let response = session.debug(backtrace(31_337)).await;
+    assert_eq!(
+        code(&response),
+        Some(ErrorCode::BackendError),
+        "{response:?}"
+    );
+    assert!(
+        response.message.contains("no such process"),
+        "{}",
+        response.message
+    );
+    assert!(!debuggerd_ran(&phone, 31_337));
+    // Outside the scope and outside the task: refused before debuggerd.
+    let scoped = gateway.start_task(TaskSpec::new(
+        Agent::new("scoped", Mode::Full).with_scope([AppId::new(RELEASE_APP)]),
+    ));
+    let response = scoped.debug(backtrace(APP_PID)).await;
+    assert_eq!(code(&response), Some(ErrorCode::PolicyDenied));
+    assert!(
+        response.message.contains("Outside the scope"),
+        "{}",
+        response.message
+    );
+    let mut spec = TaskSpec::new(Agent::new("tasked", Mode::Full));
+    spec.apps = Some(vec![AppId::new(RELEASE_APP)]);
+    let tasked = gateway.start_task(spec);
+    assert_eq!(
+        code(&tasked.debug(tombstone(APP_PID, "x.txt")).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+    // A release build asks the person before anything is paused.
+    let response = session.debug(backtrace(RELEASE_PID)).await;
+    assert_eq!(
+        response.status,
+        DebugStatus::ApprovalPending,
+        "{response:?}"
+    );
+    assert!(!debuggerd_ran(&phone, APP_PID));
+    assert!(!debuggerd_ran(&phone, RELEASE_PID));
+    // The development build is dumped.
+    assert_eq!(
+        session.debug(backtrace(APP_PID)).await.status,
+        DebugStatus::Success
+    );
+    assert!(debuggerd_ran(&phone, APP_PID));
+    // Nothing refused left a file.
+    let tombstones = root.path().join("tombstones");
+    assert!(!tombstones.exists() || std::fs::read_dir(&tombstones).unwrap().next().is_none());
+}
+
+#[tokio::test]
+async fn a_pid_that_changed_hands_during_the_dump_returns_nothing_of_it() {
+    let phone = debug_phone();
+    let device = device();
+    // The policy is asked about Crash Test, but the dump names another process: the pid was
+    // reused in between.
+    phone.add_process(&device, 4343, 10123, DEV_APP);
+    phone.set_backtrace(
+        &device,
+        NativeBacktrace {
+            serial: DEVICE.into(),
+            pid: 4343,
+            process_name: Some("com.android.systemui".into()),
+            abi: None,
+            thread_count: 1,
+            threads: vec![ThreadSummary {
+                name: "main".into(),
+                sys_tid: 4343,
+                frame_count: 3,
+            }],
+            text: "Cmd line: com.android.systemui\nOTHER-PROCESS-CONTENT\n".into(),
+        },
+    );
+    let session = full(&gateway(&phone));
+    let response = session.debug(backtrace(4343)).await;
+    assert_eq!(
+        code(&response),
+        Some(ErrorCode::BackendError),
+        "{response:?}"
+    );
+    assert!(
+        !serde_json::to_string(&response)
+            .unwrap()
+            .contains("OTHER-PROCESS-CONTENT")
+    );
+}
+
+#[tokio::test]
+async fn jdwp_names_only_the_packages_the_agent_may_see() {
+    let phone = debug_phone();
+    let device = device();
+    phone.add_process(&device, 1568, 10400, BANK);
+    phone.add_process(&device, 2411, 10200, RELEASE_APP);
+    phone.set_jdwp_pids(&device, vec![APP_PID, 1568, SYSUI_PID, 2411, 9999]);
+    let gateway = gateway(&phone);
+    let jdwp = DebugRequest::ListJdwpProcesses {
+        serial: DEVICE.into(),
+    };
+    let response = full(&gateway).debug(jdwp.clone()).await;
+    let data = response.data.clone().unwrap();
+    assert_eq!(
+        data["pids"],
+        serde_json::json!([APP_PID, 1568, SYSUI_PID, 2411, 9999])
+    );
+    assert_eq!(data["count"], 5);
+    assert_eq!(
+        data["packages"],
+        serde_json::json!([
+            { "pid": APP_PID, "package": DEV_APP },
+            { "pid": 2411, "package": RELEASE_APP },
+        ])
+    );
+    let text = serde_json::to_string(&response).unwrap();
+    for hidden in [BANK, "com.android.systemui"] {
+        assert!(!text.contains(hidden), "{hidden} leaked: {text}");
+    }
+    // A scoped agent sees only its own app named.
+    let scoped = gateway.start_task(TaskSpec::new(
+        Agent::new("scoped", Mode::ReadOnly).with_scope([AppId::new(RELEASE_APP)]),
+    ));
+    let data = scoped.debug(jdwp).await.data.unwrap();
+    assert_eq!(
+        data["packages"],
+        serde_json::json!([{ "pid": 2411, "package": RELEASE_APP }])
+    );
+    assert_eq!(data["count"], 5);
+}
+
+#[tokio::test]
+async fn set_debug_app_applies_the_app_policy() {
+    let phone = debug_phone();
+    let gateway = gateway(&phone);
+    let session = full(&gateway);
+    let set = |package: &str| DebugRequest::SetDebugApp {
+        serial: DEVICE.into(),
+        package: package.into(),
+        wait_for_debugger: true,
+        persistent: false,
+        approval_id: None,
+    };
+    for refused in [BANK, SETTINGS, APPIUM, "com.android.systemui"] {
+        let response = session.debug(set(refused)).await;
+        assert_eq!(
+            code(&response),
+            Some(ErrorCode::PolicyDenied),
+            "{refused}: {response:?}"
+        );
+    }
+    gateway.store().block_app(&AppId::new(OTHER_APP)).unwrap();
+    assert_eq!(
+        code(&session.debug(set(OTHER_APP)).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+    let scoped = gateway.start_task(TaskSpec::new(
+        Agent::new("scoped", Mode::Full).with_scope([AppId::new(DEV_APP)]),
+    ));
+    assert_eq!(
+        code(&scoped.debug(set(RELEASE_APP)).await),
+        Some(ErrorCode::PolicyDenied)
+    );
+    assert_eq!(phone.debug_app(&device()), None, "nothing was set");
+    // A release build asks; a development build is set at once.
+    assert_eq!(
+        session.debug(set(RELEASE_APP)).await.status,
+        DebugStatus::ApprovalPending
+    );
+    assert_eq!(
+        session.debug(set(DEV_APP)).await.status,
+        DebugStatus::Success
+    );
+    assert_eq!(phone.debug_app(&device()), Some(AppId::new(DEV_APP)));
 }
