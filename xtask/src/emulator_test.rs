@@ -201,11 +201,7 @@ pub fn run(options: Options) -> Result<ExitCode> {
     let mut simulated = None;
     let device = if options.sim {
         let phonelogs = report.step("build the phonelogs command (for `phonelogs sim`)", || {
-            cargo(
-                &workspace,
-                &["build", "--workspace", "--bin", "phonelogs"],
-                &[],
-            )?;
+            build_programs(&workspace)?;
             Ok(sim::target_dir(&workspace).join("debug").join("phonelogs"))
         });
         let Some(phonelogs) = phonelogs else {
@@ -263,18 +259,7 @@ pub fn run(options: Options) -> Result<ExitCode> {
         report.step(
             "build phonelogs-mcp and phonelogs (for the MCP test)",
             || {
-                cargo(
-                    &workspace,
-                    &[
-                        "build",
-                        "--workspace",
-                        "--bin",
-                        "phonelogs-mcp",
-                        "--bin",
-                        "phonelogs",
-                    ],
-                    &[],
-                )?;
+                build_programs(&workspace)?;
                 let bin = sim::target_dir(&workspace).join("debug");
                 Ok(Programs {
                     server: bin.join("phonelogs-mcp"),
@@ -534,9 +519,14 @@ fn named_test(
     )
 }
 
-/// Runs cargo in the workspace, its output shown as it comes. Builds name `--workspace` (and pick
-/// targets with `--bin`/`--test`) so that features unify as in `cargo test --workspace`: after
-/// that, as in CI, nothing is rebuilt.
+/// Builds `phonelogs` and `phonelogs-mcp` as `cargo test --workspace` builds them (for their
+/// integration tests): dev-dependencies turn on more features of shared crates (tokio, rmcp), so
+/// a plain `cargo build -p …` would rebuild most of the workspace after the tests, as in CI.
+fn build_programs(workspace: &Path) -> Result<()> {
+    cargo(workspace, &["test", "--workspace", "--no-run"], &[])
+}
+
+/// Runs cargo in the workspace, its output shown as it comes.
 fn cargo(workspace: &Path, args: &[&str], vars: &[(&str, &str)]) -> Result<()> {
     let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut command = Command::new(program);

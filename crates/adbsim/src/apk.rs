@@ -467,16 +467,17 @@ fn package_strings(
             return None;
         }
         let chunk = package.get(at..at + chunk_size)?;
+        let is_string = chunk
+            .get(8)
+            .and_then(|type_id| (*type_id as usize).checked_sub(1))
+            .and_then(|index| type_names.get(index))
+            .is_some_and(|name| name == "string");
         // Sparse type chunks (flag 0x01) are written only for large apps; they are skipped.
-        if chunk_type == RES_TABLE_TYPE_TYPE && chunk.get(9).is_some_and(|flags| flags & 1 == 0) {
-            let type_id = *chunk.get(8)? as usize;
-            let is_string = type_id
-                .checked_sub(1)
-                .and_then(|index| type_names.get(index))
-                .is_some_and(|name| name == "string");
+        let dense = chunk.get(9).is_some_and(|flags| flags & 1 == 0);
+        if chunk_type == RES_TABLE_TYPE_TYPE && is_string && dense {
             let count = usize_at(chunk, 12)?.min(chunk.len() / 4);
             let entries_start = usize_at(chunk, 16)?;
-            for index in 0..count.min(if is_string { usize::MAX } else { 0 }) {
+            for index in 0..count {
                 let offset = u32_at(chunk, chunk_header + index * 4)?;
                 if offset == u32::MAX {
                     continue;
