@@ -1210,8 +1210,8 @@ impl SimPhone {
         tracing::debug!(?request, "adbsim request");
         let mut state = self.lock();
         // Bounded, so a phone serving a long session does not grow without end.
-        if state.requests.len() >= 100_000 {
-            state.requests.drain(..10_000);
+        if state.requests.len() >= 8_192 {
+            state.requests.drain(..1_024);
         }
         state.requests.push(request);
     }

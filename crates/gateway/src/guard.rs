@@ -91,6 +91,10 @@ impl GuardedLogger {
         since: OffsetDateTime,
         limit: usize,
     ) -> Result<Vec<CrashReport>> {
+        // Report times are whole seconds on most phones (the drop box prints no fraction), while
+        // a task starts at any instant: a crash in the task's first second would otherwise fall
+        // before `since` and be lost. Compare at the reports' resolution.
+        let since = since.replace_nanosecond(0).unwrap_or(since);
         let mut reports = self
             .timed(
                 "reading the app's crash reports",

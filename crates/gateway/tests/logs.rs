@@ -832,3 +832,30 @@ async fn the_devices_of_every_driver_are_listed() {
         .collect();
     assert_eq!(ids, [DEVICE, "iphone-1"]);
 }
+
+/// A drop box entry carries whole seconds; a task starts at any instant. A crash in the task's
+/// first second (reported at that second's start) is still the task's.
+#[tokio::test]
+async fn a_crash_in_the_tasks_first_second_is_not_lost() {
+    let phone = phone();
+    phone.add_crash(
+        &device(),
+        &AppId::new(DEV_APP),
+        report(0, DEV_APP, "crash at once", "crash at once\n"),
+    );
+    phone.add_crash(
+        &device(),
+        &AppId::new(DEV_APP),
+        report(-1, DEV_APP, "the second before", "the second before\n"),
+    );
+    let gateway = builder(&phone)
+        .clock(|| START + time::Duration::milliseconds(700))
+        .build()
+        .unwrap();
+    let session = task(&gateway, "agent");
+    let result = session.logs(crashes(DEV_APP)).await;
+    assert_eq!(result.status, Status::Ok, "{}", result.message);
+    let summaries: Vec<&str> = result.reports.iter().map(|r| r.summary.as_str()).collect();
+    assert!(summaries.contains(&"crash at once"), "{summaries:?}");
+    assert!(!summaries.contains(&"the second before"), "{summaries:?}");
+}
