@@ -22,7 +22,23 @@ use clap::{Parser, Subcommand};
 /// command is the person's side: answer the agent's questions, review what was read, and manage
 /// the rules.
 #[derive(Debug, Parser)]
-#[command(name = "phonelogs", version, propagate_version = true)]
+#[command(
+    name = "phonelogs",
+    version,
+    propagate_version = true,
+    after_long_help = "Examples:
+  phonelogs demo                                  see it work on the simulated phone
+  phonelogs approvals watch                       answer agents' questions as they come
+  phonelogs approvals answer ap-1a2b… task        allow that app's logs until the task ends
+  phonelogs history --since 2h                    what was read in the last two hours
+  phonelogs rules block com.example.secret        never let an agent read this app
+  phonelogs doctor                                what works, and how to fix what does not
+  phonelogs report --json tombstone_03.txt        read a report file offline
+
+State: every state command reads and writes the SQLite database in --state-dir (or
+$PHONELOGS_STATE_DIR), shared with the phonelogs-mcp server while both run. Agents cannot reach
+these commands. See docs/cli.md."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
