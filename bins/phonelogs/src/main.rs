@@ -269,14 +269,27 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
             fix: Some("plug in a phone with USB debugging on, start an emulator, or `adb connect HOST:PORT` (try `phonelogs sim`)".into()),
         }),
         Ok(list) => {
+            let server = phonelogs_android::AdbServer::new(phonelogs_android::AdbConfig::from_env());
             for device in list {
-                let ok = device.state == DeviceState::Online;
+                let online = device.state == DeviceState::Online;
+                // Whether it can be read: one line of its log, the smallest real read.
+                let readable = if online {
+                    match server.shell(device.id.as_str(), "logcat -d -t 1").await {
+                        Ok(output) if output.success() => "its logs can be read".to_owned(),
+                        Ok(output) => format!("logcat failed: {}", output.stderr_text().trim()),
+                        Err(error) => format!("logcat failed: {error}"),
+                    }
+                } else {
+                    "cannot be read until it is online".to_owned()
+                };
+                let ok = online && readable == "its logs can be read";
                 findings.push(doctor::Finding {
                     check: format!("device {}", device.id),
                     ok,
-                    detail: format!("{} {}, {:?}", device.platform, device.model.as_deref().unwrap_or("?"), device.state),
+                    detail: format!("{} {}, {:?}; {readable}", device.platform, device.model.as_deref().unwrap_or("?"), device.state),
                     fix: (!ok).then(|| match device.state {
                         DeviceState::Unauthorized => "unlock the phone and accept \"Allow USB debugging\"".to_owned(),
+                        DeviceState::Online => "check that the phone allows logcat over adb (USB debugging on, not a restricted work profile)".to_owned(),
                         _ => "reconnect the device (`adb reconnect`)".to_owned(),
                     }),
                 });
@@ -288,6 +301,29 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
             detail: error.to_string(),
             fix: Some("see the adb lines above".into()),
         }),
+    }
+    let ios = phonelogs_ios::LockdownPhone::new(std::sync::Arc::new(
+        phonelogs_ios::UsbmuxdBackend::from_env(),
+    ));
+    // usbmuxd's own reachability is reported above; list iPhones only when it answers.
+    if let Ok(list) = ios.devices().await {
+        for device in list {
+            let ok = device.state == DeviceState::Online;
+            findings.push(doctor::Finding {
+                check: format!("iPhone {}", device.id),
+                ok,
+                detail: format!(
+                    "{}, {:?}",
+                    device.model.as_deref().unwrap_or("iPhone"),
+                    device.state
+                ),
+                fix: (!ok).then(|| match device.state {
+                    DeviceState::NotPaired => phonelogs_ios::NOT_PAIRED_ADVICE.to_owned(),
+                    DeviceState::Locked => phonelogs_ios::LOCKED_ADVICE.to_owned(),
+                    _ => "reconnect the iPhone".to_owned(),
+                }),
+            });
+        }
     }
     let state_finding = match state::state_dir(state.state_dir) {
         Err(error) => doctor::Finding {
