@@ -290,16 +290,9 @@ pub(crate) fn app_crashes(
             if !matches {
                 continue;
             }
-            if let Some(mut report) = entry.to_report(clock) {
-                if report.pid.is_none() {
-                    report.pid = match report.kind {
-                        ReportKind::Anr => first_section_pid(&entry.body),
-                        ReportKind::NativeCrash => {
-                            phonelogs_crash::tombstone::parse_tombstone_header(&entry.body).pid
-                        }
-                        _ => None,
-                    };
-                }
+            // `to_report` fills the pid of Android 10 entries (no `PID:` header) from the
+            // app's own trace section or the tombstone header.
+            if let Some(report) = entry.to_report(clock) {
                 reports.push(report);
             }
         }
@@ -361,18 +354,6 @@ pub(crate) fn app_crashes(
     out.sort_by_key(|report| std::cmp::Reverse(report.time));
     out.truncate(limit);
     out
-}
-
-/// The pid of the first `----- pid N at … -----` section of a cut ANR: the app's, for entries
-/// of phones that print no `PID:` header (Android 10).
-// TODO(crash): move to phonelogs-crash (`DropBoxEntry::to_report` could take the pid from
-// `AnrCut::pid` when the entry has no `PID:` header).
-fn first_section_pid(text: &str) -> Option<u32> {
-    text.lines().find_map(|line| {
-        let rest = line.trim().strip_prefix("----- pid ")?;
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        rest[..digits].parse().ok()
-    })
 }
 
 fn crash_kind(kind: ReportKind) -> CrashKind {
