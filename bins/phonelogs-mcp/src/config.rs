@@ -13,7 +13,7 @@ use serde::Deserialize;
 /// The environment variable the source document names for the tombstone root.
 pub const LOCAL_ROOT_ENV: &str = "ADB_AUTOMATION_LOCAL_ROOT";
 /// The environment variable that moves the state directory (shared with `phonelogs`).
-pub const STATE_DIR_ENV: &str = "PHONELOGS_STATE_DIR";
+pub use phonelogs_gateway::STATE_DIR_ENV;
 
 /// The phonelogs MCP server: lets a coding agent read one app's own logs and crash reports from
 /// a connected phone, under rules a person controls. Speaks MCP on stdio.
@@ -150,7 +150,9 @@ impl Settings {
 
         let state_dir = match args.state_dir.or(file.state_dir) {
             Some(dir) => dir,
-            None => default_state_dir(&env)?,
+            None => phonelogs_gateway::default_state_dir(&env).with_context(|| {
+                format!("no state directory: pass --state-dir or set {STATE_DIR_ENV}")
+            })?,
         };
         let local_root = args.local_root.or(file.local_root).or_else(|| {
             env(LOCAL_ROOT_ENV)
@@ -189,29 +191,6 @@ fn parse_apps(apps: &[String], what: &str) -> anyhow::Result<Vec<AppId>> {
         .filter(|s| !s.is_empty())
         .map(|s| AppId::parse(s).with_context(|| format!("the {what} list names {s:?}")))
         .collect()
-}
-
-/// `$PHONELOGS_STATE_DIR`, else `$XDG_STATE_HOME/phonelogs`, else `~/.local/state/phonelogs`
-/// (`%LOCALAPPDATA%\\phonelogs` on Windows): the same rule as the `phonelogs` command, so both
-/// find the same store without flags.
-pub fn default_state_dir(
-    env: &impl Fn(&str) -> Option<std::ffi::OsString>,
-) -> anyhow::Result<PathBuf> {
-    let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = set(STATE_DIR_ENV) {
-        return Ok(dir);
-    }
-    let base = set("XDG_STATE_HOME").or_else(|| {
-        if cfg!(windows) {
-            set("LOCALAPPDATA")
-        } else {
-            set("HOME").map(|h| h.join(".local").join("state"))
-        }
-    });
-    match base {
-        Some(base) => Ok(base.join("phonelogs")),
-        None => bail!("no state directory: pass --state-dir or set {STATE_DIR_ENV}"),
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `phonelogs doctor`: what works and what does not, each with the fix.
 
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -38,24 +38,6 @@ impl Finding {
     }
 }
 
-/// The adb server's address as adb's own tools find it: `ADB_SERVER_SOCKET=tcp:host:port`, else
-/// `ANDROID_ADB_SERVER_PORT`, else 127.0.0.1:5037.
-pub fn adb_server_address() -> (String, Option<SocketAddr>) {
-    if let Ok(socket) = std::env::var("ADB_SERVER_SOCKET")
-        && let Some(rest) = socket.strip_prefix("tcp:")
-    {
-        let resolved = rest.to_socket_addrs().ok().and_then(|mut a| a.next());
-        return (rest.to_owned(), resolved);
-    }
-    let port = std::env::var("ANDROID_ADB_SERVER_PORT")
-        .ok()
-        .and_then(|p| p.parse::<u16>().ok())
-        .unwrap_or(5037);
-    let text = format!("127.0.0.1:{port}");
-    let resolved = text.parse().ok();
-    (text, resolved)
-}
-
 /// Checks the adb binary: present and its version.
 pub fn check_adb_binary() -> Finding {
     match Command::new("adb").arg("version").output() {
@@ -87,8 +69,9 @@ pub fn check_adb_binary() -> Finding {
 
 /// Checks that an adb server answers on its port.
 pub fn check_adb_server() -> Finding {
-    let (text, address) = adb_server_address();
-    let Some(address) = address else {
+    // The same address the Android driver uses (`ADB_SERVER_SOCKET`, `ANDROID_ADB_SERVER_PORT`).
+    let text = phonelogs_android::AdbConfig::from_env().address();
+    let Some(address) = text.to_socket_addrs().ok().and_then(|mut all| all.next()) else {
         return Finding::bad(
             "adb server",
             format!("cannot resolve the adb server address {text}"),

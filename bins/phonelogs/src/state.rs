@@ -5,25 +5,26 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use phonelogs_driver::AppId;
 use phonelogs_gateway::{Answer, Approval, HistoryFilter, Store};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-/// The state directory: `--state-dir`, else `$PHONELOGS_STATE_DIR` (clap reads it), else
-/// `$XDG_STATE_HOME/phonelogs`, else `~/.local/state/phonelogs`.
+/// The state directory: `--state-dir`, else the rule the MCP server uses too
+/// ([`phonelogs_gateway::default_state_dir`]).
 pub fn state_dir(given: Option<PathBuf>) -> Result<PathBuf> {
-    if let Some(dir) = given {
-        return Ok(dir);
+    match given {
+        Some(dir) => Ok(dir),
+        None => {
+            phonelogs_gateway::default_state_dir(|name| std::env::var_os(name)).with_context(|| {
+                format!(
+                    "no state directory: pass --state-dir DIR or set {}",
+                    phonelogs_gateway::STATE_DIR_ENV
+                )
+            })
+        }
     }
-    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(xdg).join("phonelogs"));
-    }
-    if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(home).join(".local/state/phonelogs"));
-    }
-    bail!("no state directory: pass --state-dir DIR or set PHONELOGS_STATE_DIR")
 }
 
 /// Opens the store, saying which directory failed.

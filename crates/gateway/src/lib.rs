@@ -102,7 +102,7 @@ pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
 pub use render::{LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, ReportView};
 pub use session::{CRASH_LIMITS, LOG_LIMITS, Session};
-pub use store::{BUSY_TIMEOUT, DB_FILE, Store};
+pub use store::{BUSY_TIMEOUT, DB_FILE, STATE_DIR_ENV, Store, default_state_dir};
 pub use types::{
     Answer, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind, LogsRequest,
     LogsResponse, Status, StepArgs,

@@ -25,6 +25,28 @@ use crate::{Error, new_id};
 pub const DB_FILE: &str = "phonelogs.db";
 /// How long a call waits for another process's write before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The environment variable that names the state directory.
+pub const STATE_DIR_ENV: &str = "PHONELOGS_STATE_DIR";
+
+/// The state directory when none is given: `$PHONELOGS_STATE_DIR`, else
+/// `$XDG_STATE_HOME/phonelogs`, else `~/.local/state/phonelogs` (`%LOCALAPPDATA%\\phonelogs` on
+/// Windows). The MCP server and the `phonelogs` command both call this, so they find the same
+/// store without flags. `env` looks a variable up (`std::env::var_os` outside tests); `None`
+/// when no variable gives a place.
+pub fn default_state_dir(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = set(STATE_DIR_ENV) {
+        return Some(dir);
+    }
+    let base = set("XDG_STATE_HOME").or_else(|| {
+        if cfg!(windows) {
+            set("LOCALAPPDATA")
+        } else {
+            set("HOME").map(|home| home.join(".local").join("state"))
+        }
+    });
+    base.map(|base| base.join("phonelogs"))
+}
 
 /// The schema, one migration per version; version N is `MIGRATIONS[N - 1]`. Never edit a
 /// migration that shipped: add a new one.
