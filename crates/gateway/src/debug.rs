@@ -449,16 +449,9 @@ impl Session {
                 if let Err(error) = check_pid(pid) {
                     return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
                 }
-                let (index, device) = match self.debug_device(&serial).await {
-                    Ok(found) => found,
-                    Err(response) => return response,
-                };
-                let Some(debugger) = self.debugger(index) else {
-                    return unsupported(tool);
-                };
                 // The pid is resolved to its app and the policy asked before debuggerd runs.
-                let (target, owner) = match self
-                    .pid_target(index, &device, pid, approval_id.as_deref(), &mut args)
+                let (debugger, device, target, owner) = match self
+                    .debug_pid(&serial, pid, approval_id.as_deref(), &mut args)
                     .await
                 {
                     Ok(found) => found,
@@ -468,12 +461,14 @@ impl Session {
                     Ok(backtrace) => backtrace,
                     Err(error) => return self.debug_failed(&args, &target, error),
                 };
-                if !same_process(&owner, backtrace.process_name.as_deref()) {
-                    return self.debug_failed(
-                        &args,
-                        &target,
-                        phonelogs_driver::Error::backend(catalog::pid_changed(pid)),
-                    );
+                if let Some(refused) = self.pid_reused(
+                    &args,
+                    &target,
+                    &owner,
+                    pid,
+                    backtrace.process_name.as_deref(),
+                ) {
+                    return refused;
                 }
                 self.record(
                     &args,
@@ -510,15 +505,8 @@ impl Session {
                 if let Err((code, why)) = check_destination(&root, &relative) {
                     return DebugResponse::error(code, catalog::bad_local_path(&local_path, &why));
                 }
-                let (index, device) = match self.debug_device(&serial).await {
-                    Ok(found) => found,
-                    Err(response) => return response,
-                };
-                let Some(debugger) = self.debugger(index) else {
-                    return unsupported(tool);
-                };
-                let (target, owner) = match self
-                    .pid_target(index, &device, pid, approval_id.as_deref(), &mut args)
+                let (debugger, device, target, owner) = match self
+                    .debug_pid(&serial, pid, approval_id.as_deref(), &mut args)
                     .await
                 {
                     Ok(found) => found,
@@ -528,12 +516,10 @@ impl Session {
                     Ok(capture) => capture,
                     Err(error) => return self.debug_failed(&args, &target, error),
                 };
-                if !same_process(&owner, capture.process_name.as_deref()) {
-                    return self.debug_failed(
-                        &args,
-                        &target,
-                        phonelogs_driver::Error::backend(catalog::pid_changed(pid)),
-                    );
+                if let Some(refused) =
+                    self.pid_reused(&args, &target, &owner, pid, capture.process_name.as_deref())
+                {
+                    return refused;
                 }
                 let written = match write_tombstone(&root, &relative, &capture.bytes) {
                     Ok(path) => path,
@@ -575,6 +561,44 @@ impl Session {
                 )
             }
         }
+    }
+
+    /// What a backtrace and a tombstone both need before debuggerd may touch the process: the
+    /// device, its debugger, and the pid's app with the policy decided and the person asked.
+    async fn debug_pid(
+        &self,
+        serial: &str,
+        pid: i64,
+        approval_id: Option<&str>,
+        args: &mut StepArgs,
+    ) -> Result<(&dyn AppDebugger, DeviceId, Target, ProcessOwner), DebugResponse> {
+        let (index, device) = self.debug_device(serial).await?;
+        let Some(debugger) = self.debugger(index) else {
+            return Err(unsupported(args.kind.as_str()));
+        };
+        let (target, owner) = self
+            .pid_target(index, &device, pid, approval_id, args)
+            .await?;
+        Ok((debugger, device, target, owner))
+    }
+
+    /// The refusal when the dump names another process than the one the policy judged (the pid
+    /// was reused in between), so nothing of it is returned or written.
+    fn pid_reused(
+        &self,
+        args: &StepArgs,
+        target: &Target,
+        owner: &ProcessOwner,
+        pid: i64,
+        dumped: Option<&str>,
+    ) -> Option<DebugResponse> {
+        (!same_process(owner, dumped)).then(|| {
+            self.debug_failed(
+                args,
+                target,
+                phonelogs_driver::Error::backend(catalog::pid_changed(pid)),
+            )
+        })
     }
 
     fn debugger(&self, index: usize) -> Option<&dyn AppDebugger> {
