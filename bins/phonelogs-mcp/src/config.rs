@@ -48,13 +48,18 @@ pub struct Args {
     #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
     pub task_apps: Option<Vec<String>>,
     /// A TOML file with the same keys (state_dir, agent, agent_mode, agent_apps, task_apps,
-    /// local_root) and the block rules and extra refused apps under [policy].
+    /// local_root, result_cap) and the block rules and extra refused apps under [policy].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Where capture_native_tombstone may write (under tombstones/). Default:
     /// $ADB_AUTOMATION_LOCAL_ROOT; none means the tool is refused.
     #[arg(long, value_name = "DIR")]
     pub local_root: Option<PathBuf>,
+    /// The most one result's log may hold, in bytes (JSON-escaped, as a model receives it):
+    /// lower it when your client passes the model less. At least 4096. Default: 65536, the
+    /// spec's 64 KB.
+    #[arg(long, value_name = "BYTES")]
+    pub result_cap: Option<usize>,
 }
 
 /// Which simulated phone `--demo` serves.
@@ -82,6 +87,8 @@ pub struct FileConfig {
     pub task_apps: Option<Vec<String>>,
     /// As `--local-root`.
     pub local_root: Option<PathBuf>,
+    /// As `--result-cap`.
+    pub result_cap: Option<usize>,
     /// Block rules and extra refused apps (`block`, `finance_apps`, `password_managers`,
     /// `phone_apps`, `helpers`, `agents`).
     #[serde(default)]
@@ -101,6 +108,8 @@ pub struct Settings {
     pub task_apps: Option<Vec<AppId>>,
     /// The tombstone root.
     pub local_root: Option<PathBuf>,
+    /// The result cap, in bytes, for the gateway to lay results out within.
+    pub result_cap: usize,
     /// The policy.
     pub policy: Policy,
 }
@@ -159,12 +168,25 @@ impl Settings {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         });
+        let result_cap = args
+            .result_cap
+            .or(file.result_cap)
+            .unwrap_or(phonelogs_gateway::MAX_RESULT_BYTES);
+        // Checked here too (the gateway refuses it as well), so the error names the flag.
+        if result_cap < phonelogs_gateway::MIN_RESULT_CAP {
+            bail!(
+                "--result-cap (result_cap) {result_cap} is too small: use at least {} bytes (the default is {})",
+                phonelogs_gateway::MIN_RESULT_CAP,
+                phonelogs_gateway::MAX_RESULT_BYTES
+            );
+        }
         Ok(Settings {
             demo: args.demo,
             state_dir,
             agent,
             task_apps,
             local_root,
+            result_cap,
             policy,
         })
     }
@@ -224,6 +246,7 @@ mod tests {
         assert_eq!(s.task_apps, None);
         assert_eq!(s.local_root, None);
         assert_eq!(s.demo, None);
+        assert_eq!(s.result_cap, 65_536);
         if cfg!(unix) {
             assert_eq!(s.state_dir, PathBuf::from("/home/p/.local/state/phonelogs"));
         }
@@ -311,5 +334,30 @@ mod tests {
             .is_err()
         );
         assert!(toml::from_str::<FileConfig>("unknown_key = 1").is_err());
+    }
+
+    #[test]
+    fn the_result_cap_comes_from_the_flag_or_the_file_and_is_at_least_4096() {
+        let file: FileConfig = toml::from_str("result_cap = 20000").unwrap();
+        let s = Settings::merge(args(&[]), file, env(&[("HOME", "/h")])).unwrap();
+        assert_eq!(s.result_cap, 20_000);
+        let file: FileConfig = toml::from_str("result_cap = 20000").unwrap();
+        let s = Settings::merge(
+            args(&["--result-cap", "8192"]),
+            file,
+            env(&[("HOME", "/h")]),
+        )
+        .unwrap();
+        assert_eq!(s.result_cap, 8_192);
+        let err = Settings::merge(
+            args(&["--result-cap", "4095"]),
+            FileConfig::default(),
+            env(&[("HOME", "/h")]),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(err.contains("at least 4096"), "{err}");
+        assert!(Args::try_parse_from(["phonelogs-mcp", "--result-cap", "lots"]).is_err());
     }
 }

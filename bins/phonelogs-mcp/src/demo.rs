@@ -5,7 +5,8 @@
 //! (`testdata/android/tombstone`, `testdata/android/exitinfo`).
 //!
 //! The scenario's lines are stamped just after the server starts, so the task (which starts with
-//! the MCP session) sees them without a `since`.
+//! the MCP session) sees them without a `since`. Chatty, a busy development build, holds more
+//! than a result does; its lines start a second before, so read them with a `since` (`1h`).
 
 use phonelogs_driver::conformance::{APP_MARKER, OTHER_MARKER, SYSTEM_MARKER, Scenario};
 use phonelogs_driver::{
@@ -142,6 +143,9 @@ pub fn phone() -> FakePhone {
                 },
             ],
             text: BACKTRACE.into(),
+            // What a real driver reads of the dump: its pid line and the uid right after it.
+            dumped_pid: Some(CRASH_TEST_PID),
+            dumped_uid: Some(10_123),
         },
     );
     phone.set_tombstone(
@@ -158,9 +162,91 @@ pub fn phone() -> FakePhone {
             frame_count: Some(3),
             device_tombstone_ref: Some("tombstone_27.pb".into()),
             bytes: TOMBSTONE.as_bytes().to_vec(),
+            // The header's `pid:` and `uid:` lines.
+            dumped_pid: Some(CRASH_TEST_PID),
+            dumped_uid: Some(10_123),
         },
     );
+    add_chatty(&phone, &device);
     phone
+}
+
+/// The busy app's id: a development build with more lines and bigger crash reports than one
+/// result holds, so the result cap shows (the benchmark's and the tests' capped calls).
+pub const CHATTY: &str = "dev.phonelogs.chatty";
+
+/// Adds Chatty: 1,000 lines of 200 to 1,900 bytes with quotes, backslashes, tabs and non-ASCII
+/// text (which JSON escapes or writes in several bytes), stamped from a second before now, and
+/// ten crash reports, the newest an ANR of about 30 KB, the others 5 to 40 KB.
+fn add_chatty(phone: &FakePhone, device: &DeviceId) {
+    use phonelogs_driver::{CrashKind, CrashReport, LogLevel, LogLine};
+    let app = AppId::new(CHATTY);
+    phone.add_app(
+        device,
+        FakeApp::new(app.clone())
+            .label("Chatty")
+            .uid(10_500)
+            .dev_build(true),
+    );
+    let start = OffsetDateTime::now_utc() - time::Duration::seconds(1);
+    let chunk = "payload \"quoted\" \\ tab\tsé漢 ";
+    phone.add_logs(
+        device,
+        &app,
+        (0..1_000).map(|i: i64| {
+            let size = 200 + (i as usize * 37) % 1_700;
+            let text = format!("line {i:04} {}", chunk.repeat(size / chunk.len() + 1));
+            LogLine {
+                time: start + time::Duration::milliseconds(i),
+                level: LogLevel::Info,
+                tag: "Chatty".into(),
+                text: cut_at_char(&text, size).to_owned(),
+                pid: Some(5_000),
+                tid: Some(5_000),
+                uid: Some(10_500),
+            }
+        }),
+    );
+    let frame = "    at dev.phonelogs.chatty.Worker.run(Worker.java:42)\n";
+    for i in 0..10_i64 {
+        let (kind, summary, size) = match i {
+            9 => (
+                CrashKind::Anr,
+                "Input dispatching timed out".to_owned(),
+                30_000,
+            ),
+            n if n % 3 == 0 => (
+                CrashKind::NativeCrash,
+                format!("signal 11 (SIGSEGV) #{n}"),
+                5_000,
+            ),
+            n => (
+                CrashKind::JavaCrash,
+                format!("java.lang.IllegalStateException: \"busy\" #{n}"),
+                8_000 + 4_000 * n as usize,
+            ),
+        };
+        phone.add_crash(
+            device,
+            &app,
+            CrashReport {
+                kind,
+                time: start + time::Duration::milliseconds(100 * i),
+                pid: Some(5_000),
+                process: CHATTY.into(),
+                summary: summary.clone(),
+                text: format!("{summary}\n{}", frame.repeat(size / frame.len())),
+            },
+        );
+    }
+}
+
+fn cut_at_char(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// A running simulated Android phone's adb host-protocol front: it listens until dropped.

@@ -41,7 +41,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let mut builder = Gateway::builder()
         .policy(settings.policy.clone())
         .state_dir(&settings.state_dir)
-        .local_root(settings.local_root.clone());
+        .local_root(settings.local_root.clone())
+        .result_cap(settings.result_cap);
     // Keeps the simulated adb server running while the session lasts.
     let mut _simulator = None;
     if settings.demo == Some(DemoKind::Fake) {

@@ -2,8 +2,8 @@
 //! and talks to it over stdio, as an agent's client would: the handshake, the tool list with its
 //! schemas and annotations, the approval round trip through the shared store, elicitation
 //! answered by the client (2025 protocols) and through `input_required` (2026-07-28), refusals,
-//! the devices, the debugging aids, the 64 KB cap, and a standard output that carries nothing
-//! but JSON-RPC.
+//! the devices, the debugging aids, the result cap (`--result-cap`) in both forms a client may
+//! pass to its model, and a standard output that carries nothing but JSON-RPC.
 
 // Test helpers unwrap: a failure there is a failing test, which is what it should be.
 #![allow(clippy::unwrap_used)]
@@ -206,20 +206,29 @@ async fn the_tool_list_has_every_tool_with_its_schema_and_annotations() {
         );
     }
     let output = Value::Object((*logs.output_schema.clone().unwrap()).clone());
-    for property in [
-        "status",
-        "message",
-        "approval_id",
-        "rule",
-        "lines",
-        "reports",
-        "omitted",
-    ] {
-        assert!(
-            output["properties"].get(property).is_some(),
-            "the output schema lacks {property}"
-        );
-    }
+    let mut properties: Vec<String> = output["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    properties.sort();
+    assert_eq!(
+        properties,
+        [
+            "approval_id",
+            "cut",
+            "left_out",
+            "log",
+            "message",
+            "reports",
+            "rule",
+            "shown",
+            "status"
+        ],
+        "the output schema is exactly what is sent: no per-line arrays"
+    );
+    assert_eq!(output["additionalProperties"], json!(false));
 
     let read_only = |name: &str| tool(name).annotations.and_then(|a| a.read_only_hint);
     for name in [
@@ -258,9 +267,14 @@ async fn a_development_build_is_read_without_asking() {
     let result = call(&client, "phone_logs", json!({ "app": CRASH_TEST })).await;
     let out = structured(&result);
     assert_eq!(out["status"], "ok", "{out}");
-    let lines = out["lines"].as_array().cloned().unwrap_or_default();
-    assert_eq!(lines.len(), 5);
-    assert!(text(&result).starts_with(out["message"].as_str().unwrap()));
+    assert_eq!(out["shown"], 5);
+    let log = out["log"].as_str().unwrap();
+    assert_eq!(log.lines().count(), 5);
+    assert_eq!(
+        text(&result),
+        format!("{}\n\n{log}", out["message"].as_str().unwrap()),
+        "the text is the message, a blank line and the same log"
+    );
     assert!(
         text(&result).contains("CrashTest: started"),
         "{}",
@@ -374,10 +388,12 @@ async fn a_client_that_can_ask_completes_the_call_with_the_answer() {
 }
 
 #[tokio::test]
-async fn a_declined_or_denied_question_is_a_denial_and_a_cancelled_one_stays_pending() {
+async fn only_the_persons_deny_denies_and_a_declined_or_cancelled_question_stays_pending() {
+    // Some clients declare elicitation and decline every request without showing a dialog
+    // (anthropics/claude-code#41292, #62319): a decline is the client's, not the person's "no".
     for (action, decision, expected) in [
         (ElicitationAction::Accept, Some("deny"), "denied"),
-        (ElicitationAction::Decline, None, "denied"),
+        (ElicitationAction::Decline, None, "approval_pending"),
         (ElicitationAction::Cancel, None, "approval_pending"),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -386,7 +402,32 @@ async fn a_declined_or_denied_question_is_a_denial_and_a_cancelled_one_stays_pen
         let result = call(&client, "phone_logs", json!({ "app": STORE_APP })).await;
         let out = structured(&result);
         assert_eq!(out["status"], expected, "{action:?}: {out}");
-        assert!(out["lines"].as_array().is_some_and(|l| l.is_empty()));
+        let store = Store::open(dir.path()).unwrap();
+        if expected == "approval_pending" {
+            // Still the person's to answer on their side, and then the call goes through.
+            let id = out["approval_id"].as_str().unwrap().to_owned();
+            let pending = store.pending_approvals().unwrap();
+            assert_eq!(pending.len(), 1, "{action:?}");
+            assert_eq!(pending[0].id, id);
+            store.answer(&id, Answer::Once).unwrap();
+            let picked = call(
+                &client,
+                "phone_logs",
+                json!({ "app": STORE_APP, "approval_id": id }),
+            )
+            .await;
+            assert_eq!(structured(&picked)["status"], "ok", "{action:?}");
+        } else {
+            assert!(store.pending_approvals().unwrap().is_empty());
+            let steps = store.history(Default::default()).unwrap();
+            assert!(
+                steps.iter().any(|s| s
+                    .step
+                    .starts_with("Answered \u{201c}Deny\u{201d} in the agent's client")),
+                "{steps:?}"
+            );
+        }
+        assert!(out["log"].as_str().unwrap_or_default().is_empty(), "{out}");
         assert_eq!(person.asked().len(), 1);
         client.cancel().await.unwrap();
     }
@@ -665,7 +706,13 @@ async fn standard_output_carries_nothing_but_json_rpc() {
     let mut ids = Vec::new();
     while ids.len() < 6 {
         let line = lines.next_line().await.unwrap().unwrap();
-        assert!(line.len() < 64 * 1024, "a message of {} bytes", line.len());
+        // The text and structured copies together: each is within the 64 KB cap (plus the
+        // message and keys) on its own.
+        assert!(
+            line.len() < 2 * (64 + 2) * 1024,
+            "a message of {} bytes",
+            line.len()
+        );
         let message: Value =
             serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
         assert_eq!(message["jsonrpc"], "2.0", "{line}");
@@ -696,6 +743,64 @@ async fn standard_output_carries_nothing_but_json_rpc() {
         stderr.contains("phonelogs-mcp serving on stdio"),
         "{stderr}"
     );
+}
+
+/// `--result-cap`: the gateway lays results out within a smaller budget, and both forms a client
+/// may pass to its model (the text content; `JSON.stringify(structuredContent)`) stay within it
+/// plus 2 KB, with true counts. Too small a cap is refused at start with a clear error.
+#[tokio::test]
+async fn the_result_cap_holds_in_both_forms_and_the_counts_stay_true() {
+    for cap in [65_536_usize, 8_192] {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = cap.to_string();
+        let client = start(Person::default(), dir.path(), &["--result-cap", &flag]).await;
+        for arguments in [
+            json!({ "app": "dev.phonelogs.chatty", "since": "1h", "limit": 500 }),
+            json!({ "app": "dev.phonelogs.chatty", "since": "1h", "kind": "crashes", "limit": 10 }),
+        ] {
+            let result = call(&client, "phone_logs", arguments.clone()).await;
+            let out = structured(&result);
+            assert_eq!(out["status"], "ok", "{out}");
+            let text = text(&result);
+            let structured_bytes = serde_json::to_string(&out).unwrap().len();
+            assert!(
+                text.len() <= cap + 2_048,
+                "{arguments}: text {} bytes",
+                text.len()
+            );
+            assert!(
+                structured_bytes <= cap + 2_048,
+                "{arguments}: structured {structured_bytes} bytes"
+            );
+            let log = out["log"].as_str().unwrap();
+            assert!(text.ends_with(log) && !log.is_empty());
+            let shown = out["shown"].as_u64().unwrap();
+            let left_out = out["left_out"].as_u64().unwrap();
+            let message = out["message"].as_str().unwrap();
+            if arguments["kind"] == "crashes" {
+                assert_eq!(out["reports"].as_array().unwrap().len() as u64, shown);
+                assert_eq!(shown + left_out, 10);
+            } else {
+                assert_eq!(shown + left_out, 1_000);
+                assert!(
+                    message.contains(&format!("{shown} log lines of Chatty"))
+                        && message.contains(&format!("{left_out} older lines")),
+                    "{message}"
+                );
+            }
+        }
+        client.cancel().await.unwrap();
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = server_command(dir.path(), &["--result-cap", "1000"])
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("at least 4096"), "{stderr}");
 }
 
 /// `--demo=adbsim`: the simulated Android phone behind an adb host-protocol front, read through

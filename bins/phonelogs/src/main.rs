@@ -119,6 +119,14 @@ enum Command {
         /// phonelogs can reach the phone with no adb installed.
         #[arg(long, value_name = "PORT")]
         host_port: Option<u16>,
+        /// Run the simulated iPhone instead: usbmuxd on loopback (and `--usbmuxd-socket`),
+        /// lockdown with TLS and the services libimobiledevice and pymobiledevice3 use. Prints
+        /// `USBMUXD_SOCKET_ADDRESS=127.0.0.1:PORT` first.
+        #[arg(long, conflicts_with_all = ["scenario", "android", "host_port"])]
+        ios: bool,
+        /// With `--ios`: also listen on this Unix socket path.
+        #[arg(long, value_name = "PATH", requires = "ios")]
+        usbmuxd_socket: Option<PathBuf>,
     },
     /// Read crash reports and log files offline and print each report's heading and text.
     ///
@@ -423,10 +431,32 @@ fn main() -> ExitCode {
             }
         }
         Command::Sim {
+            ios: true,
+            port,
+            usbmuxd_socket,
+            ..
+        } => {
+            let options = phonelogs_iossim::SimOptions {
+                port,
+                unix_socket: usbmuxd_socket,
+                background: None,
+            };
+            runtime().and_then(|rt| {
+                rt.block_on(phonelogs_iossim::run_sim(options, |addr| {
+                    use std::io::Write;
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "USBMUXD_SOCKET_ADDRESS={addr}");
+                    let _ = out.flush();
+                }))
+                .map_err(anyhow::Error::from)
+            })
+        }
+        Command::Sim {
             port,
             scenario,
             android,
             host_port,
+            ..
         } => {
             (|| {
                 let android = android

@@ -80,12 +80,12 @@ pub fn approvals_answer(store: &Store, id: &str, answer: Answer) -> Result<()> {
     let approval = store.approval(id)?.with_context(|| {
         format!("no approval has the id {id:?}; see `phonelogs approvals list`")
     })?;
-    store.answer(id, answer)?;
+    store.answer_via(id, answer, phonelogs_gateway::AnsweredVia::CommandLine)?;
     println!(
-        "{}: {} the logs of {} for agent {} on {}",
+        "{}: {} \u{201c}{}\u{201d} for agent {} on {}",
         approval.id,
         phonelogs_gateway::catalog::answer_label(answer),
-        approval.app_label,
+        approval.question,
         approval.agent,
         approval.device
     );
@@ -208,8 +208,13 @@ pub fn rules_list(store: &Store, json: bool) -> Result<()> {
         println!("Always allow:");
         for rule in &rules {
             println!(
-                "  {}  agent {}  device {}  app {}  granted {}",
-                rule.id, rule.agent, rule.device, rule.app, rule.created_at
+                "  {}  agent {}  device {}  app {}  action {}  granted {}",
+                rule.id,
+                rule.agent,
+                rule.device,
+                rule.app,
+                rule.action.as_str(),
+                rule.created_at
             );
         }
     }

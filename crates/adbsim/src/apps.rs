@@ -161,6 +161,11 @@ fn install_answer(phone: &SimPhone, command: &str, apk_bytes: &[u8], size: u64) 
             .map_or(10_001, |id| id + 1)
     });
     let mut package = Package::new(&name, app_id);
+    // `install -r` replaces the APK, and with it the flags (a release build over a debug build
+    // is no longer DEBUGGABLE), but keeps the uid and the users it is installed for.
+    if let Some(old) = &existing {
+        package.users.clone_from(&old.users);
+    }
     package.debuggable = info.debuggable;
     package.version_code = info.version_code;
     if let Some(version) = &info.version_name {

@@ -737,6 +737,7 @@ async fn pm_list_packages(phone: &SimPhone, args: &[String], sink: &Sink) -> Res
     let mut only_system = false;
     let mut only_third_party = false;
     let mut user: u32 = 0;
+    let mut user_given = false;
     let mut uid_filter: Option<u32> = None;
     let mut filter: Option<&str> = None;
     let mut index = 0;
@@ -750,6 +751,7 @@ async fn pm_list_packages(phone: &SimPhone, args: &[String], sink: &Sink) -> Res
             "-d" | "-e" | "-u" | "-a" | "--show-versioncode" | "--apex-only" => {}
             "--user" => {
                 index += 1;
+                user_given = true;
                 let value = args.get(index).map(String::as_str).unwrap_or("");
                 user = match value {
                     "current" | "cur" => 0,
@@ -775,6 +777,10 @@ async fn pm_list_packages(phone: &SimPhone, args: &[String], sink: &Sink) -> Res
         }
         index += 1;
     }
+    // Android 16 without `--user` prints one line per package with the uid of every user it is
+    // installed for, comma-separated (`uid:10220,99910220`, a public tool's capture of an
+    // Android 16 phone; testdata/adbsim/README.md). Older releases print the one user's uid.
+    let every_user = !user_given && phone.profile().android == AndroidVersion::Android16;
     let mut out = String::new();
     {
         let state = phone.lock();
@@ -805,7 +811,18 @@ async fn pm_list_packages(phone: &SimPhone, args: &[String], sink: &Sink) -> Res
                 );
             }
             if show_uid {
-                let _ = write!(out, " uid:{uid}");
+                if every_user {
+                    let mut users = package.users.clone();
+                    users.sort_unstable();
+                    users.dedup();
+                    let uids: Vec<String> = users
+                        .iter()
+                        .map(|user| package.uid_for_user(*user).to_string())
+                        .collect();
+                    let _ = write!(out, " uid:{}", uids.join(","));
+                } else {
+                    let _ = write!(out, " uid:{uid}");
+                }
             }
             out.push('\n');
         }
@@ -938,6 +955,12 @@ async fn am(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed
             phone.lock().debug_app = None;
             Ok(0)
         }
+        // The person's user: the simulated phone's person always uses user 0. Real phones print
+        // the number alone (`0`, in a capture quoted in cocool97/adb_client#99).
+        Some("get-current-user") => {
+            sink.out("0\n").await?;
+            Ok(0)
+        }
         Some("start") => {
             let component = args.iter().skip_while(|arg| *arg != "-n").nth(1).cloned();
             let package = component
@@ -1025,6 +1048,13 @@ async fn debuggerd(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8,
         }
     };
     let profile = phone.profile();
+    // AOSP's debuggerd client checks `getuid() != 0` right after parsing the pid, before it
+    // looks the process up, so a user build refuses a dead pid the same way. The text is what
+    // real phones print (testdata/README.md, "Refusal texts"): `errx(1, "root is required")`.
+    if !profile.debuggerd_allowed() {
+        sink.err("debuggerd: root is required\n").await?;
+        return Ok(1);
+    }
     let (process, now) = {
         let state = phone.lock();
         (state.process(pid).cloned(), state.now_ns())
@@ -1036,13 +1066,6 @@ async fn debuggerd(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8,
         .await?;
         return Ok(1);
     };
-    if !profile.debuggerd_allowed() {
-        sink.err(format!(
-            "libdebuggerd_client: failed to send signal to pid {pid}: Permission denied\ndebuggerd: failed to dump process {pid}\n"
-        ))
-        .await?;
-        return Ok(1);
-    }
     let text = if backtrace {
         format::native_backtrace(&profile, &process, now)
     } else {

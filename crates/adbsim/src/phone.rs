@@ -790,9 +790,17 @@ impl SimPhone {
     }
 
     fn ensure_running(&self, package: &str) -> Result<u32, Error> {
-        match self.pid_of(package) {
+        self.ensure_running_as(package, 0)
+    }
+
+    fn ensure_running_as(&self, package: &str, user: u32) -> Result<u32, Error> {
+        let running = self
+            .lock()
+            .process_of(package, user)
+            .map(|process| process.pid);
+        match running {
             Some(pid) => Ok(pid),
-            None => self.launch(package),
+            None => self.launch_as_user(package, user),
         }
     }
 
@@ -871,7 +879,19 @@ impl SimPhone {
         tag: &str,
         message: &str,
     ) -> Result<(), Error> {
-        let pid = self.ensure_running(package)?;
+        self.log_as_user(package, 0, priority, tag, message)
+    }
+
+    /// [`SimPhone::log`] by the app's copy in `user` (10 for the app clone).
+    pub fn log_as_user(
+        &self,
+        package: &str,
+        user: u32,
+        priority: Priority,
+        tag: &str,
+        message: &str,
+    ) -> Result<(), Error> {
+        let pid = self.ensure_running_as(package, user)?;
         let mut state = self.lock();
         state.catch_up_noise();
         let uid = state.process(pid).map(|process| process.uid).unwrap_or(0);
@@ -894,7 +914,18 @@ impl SimPhone {
     /// The app throws an uncaught exception: a `FATAL EXCEPTION` block in the crash buffer, a
     /// `data_app_crash` drop box entry, an exit record, and the process dies. Returns its pid.
     pub fn crash(&self, package: &str, exception: &str, message: &str) -> Result<u32, Error> {
-        let pid = self.ensure_running(package)?;
+        self.crash_as_user(package, 0, exception, message)
+    }
+
+    /// [`SimPhone::crash`] of the app's copy in `user` (10 for the app clone).
+    pub fn crash_as_user(
+        &self,
+        package: &str,
+        user: u32,
+        exception: &str,
+        message: &str,
+    ) -> Result<u32, Error> {
+        let pid = self.ensure_running_as(package, user)?;
         {
             let mut state = self.lock();
             state.catch_up_noise();
@@ -980,7 +1011,12 @@ impl SimPhone {
     /// The app stops answering input: an ANR in the system log, a `data_app_anr` drop box entry
     /// whose trace holds the app and several other processes, an exit record; the app is killed.
     pub fn hang(&self, package: &str) -> Result<u32, Error> {
-        let pid = self.ensure_running(package)?;
+        self.hang_as_user(package, 0)
+    }
+
+    /// [`SimPhone::hang`] of the app's copy in `user` (10 for the app clone).
+    pub fn hang_as_user(&self, package: &str, user: u32) -> Result<u32, Error> {
+        let pid = self.ensure_running_as(package, user)?;
         {
             let mut state = self.lock();
             state.catch_up_noise();

@@ -182,6 +182,14 @@ fn adb_install_streams_the_apk_and_registers_a_new_uid() {
         out,
         format!("package:dev.phonelogs.crashtest uid:{new_uid}\n")
     );
+    // And back: a release build over the debug build keeps the uid and loses DEBUGGABLE.
+    let output = server.run(&["-s", serial, "install", "-r", release.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(phone.uid_of("dev.phonelogs.crashtest", 0), Some(new_uid));
+    let (out, _, _) = server.shell(serial, "dumpsys package dev.phonelogs.crashtest");
+    assert!(!out.contains("DEBUGGABLE"), "{out}");
+    let output = server.run(&["-s", serial, "install", "-r", debug.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
 
     // Without -r an installed package is refused; garbage is not an APK.
     let output = server.run(&["-s", serial, "install", debug.to_str().unwrap()]);

@@ -269,3 +269,39 @@ async fn odd_input_never_panics() {
         assert!(said_something || output.exit_code != 255, "{command}");
     }
 }
+
+#[tokio::test]
+async fn a_package_in_two_users_lists_every_uid_on_android_16() {
+    for android in [
+        AndroidVersion::Android10,
+        AndroidVersion::Android14,
+        AndroidVersion::Android16,
+    ] {
+        let phone = SimPhone::empty(Profile::for_android(android));
+        let mut cloned = Package::new("com.whatsapp", 10145);
+        cloned.users = vec![0, 10];
+        phone.install(cloned);
+        phone.install(Package::new("dev.example.other", 10111));
+        let list = stdout(&phone, "pm list packages -U").await;
+        // Android 16 prints one comma list (a public tool's capture of an Android 16 phone:
+        // `uid:10220,99910220`; testdata/adbsim/README.md); older releases, user 0's uid.
+        let expected = if android == AndroidVersion::Android16 {
+            "package:com.whatsapp uid:10145,1010145\npackage:dev.example.other uid:10111\n"
+        } else {
+            "package:com.whatsapp uid:10145\npackage:dev.example.other uid:10111\n"
+        };
+        assert_eq!(list, expected, "{android:?}");
+        // One user asked for: that user's uid alone.
+        assert_eq!(
+            stdout(&phone, "pm list packages -U --user 10 com.whatsapp").await,
+            "package:com.whatsapp uid:1010145\n"
+        );
+        // dumpsys package names both users.
+        let dump = stdout(&phone, "dumpsys package com.whatsapp").await;
+        assert!(
+            dump.contains("    User 0: ") && dump.contains("    User 10: "),
+            "{dump}"
+        );
+        assert_eq!(stdout(&phone, "am get-current-user").await, "0\n");
+    }
+}

@@ -222,14 +222,26 @@ fn check_profile(server: &AdbServer, android: AndroidVersion) {
     assert_eq!(server.shell(serial, "am clear-debug-app").2, 0);
     assert!(phone.debug_app().is_none());
 
-    // debuggerd: refused on a user build, and a dead pid fails differently.
+    // debuggerd: a user build refuses the shell user with what real phones print, before it
+    // looks the pid up, so a dead pid is refused the same way.
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
-    let (_, err, code) = server.shell(serial, &format!("debuggerd -b {pid}"));
-    assert_eq!(code, 1);
-    assert!(err.contains("Permission denied"), "{err}");
-    let (_, err, code) = server.shell(serial, "debuggerd -b 99999");
-    assert_eq!(code, 1);
-    assert!(err.contains("failed to fetch info for process 99999"));
+    let refusal = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/refusals/debuggerd-root-required.stderr.txt"
+    ))
+    .unwrap();
+    for command in [
+        format!("debuggerd -b {pid}"),
+        format!("debuggerd {pid}"),
+        "debuggerd -b 99999".to_owned(),
+    ] {
+        let (out, err, code) = server.shell(serial, &command);
+        assert_eq!(
+            (out.as_str(), err.as_str(), code),
+            ("", refusal.as_str(), 1),
+            "{command}"
+        );
+    }
 
     // Legacy services: exec-out merges stderr and loses the exit code.
     let output = server.run(&["-s", serial, "exec-out", "nosuchcommand"]);

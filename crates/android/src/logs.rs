@@ -96,8 +96,15 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// What the driver learns about an app once and keeps for the device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AppFacts {
-    /// Its uids, one per user it is installed for (an app clone adds one).
-    pub uids: Vec<u32>,
+    /// The app's uid in the user it runs in: the one uid its lines, its reports, the count
+    /// and the gateway's re-check all use. A copy in another user (an app clone, a work
+    /// profile) has another uid and is never read.
+    pub uid: u32,
+    /// What `pm list packages -U` printed for it, to notice a reinstall (a new uid).
+    pub listed_uids: Vec<u32>,
+    /// It is installed for more than one user, so a report that names no uid (Android 10's
+    /// drop box) must have its pid's uid confirmed before it is shown.
+    pub other_users: bool,
     /// `SYSTEM` in its flags.
     pub system: bool,
     /// `DEBUGGABLE` in its flags.
@@ -116,15 +123,50 @@ pub(crate) fn uids_of(pm_output: &str, package: &str) -> Option<Vec<u32>> {
         .filter(|uids| !uids.is_empty())
 }
 
-/// Builds an app's facts from `pm list packages -U` and `dumpsys package`.
-pub(crate) fn app_facts(uids: Vec<u32>, dumpsys: &str, package: &str) -> AppFacts {
+/// Builds an app's facts from `pm list packages -U` (`listed`: one uid, or a comma list of one
+/// per user on newer phones), `dumpsys package` and the user the person uses
+/// (`am get-current-user`, when the phone answered it).
+///
+/// The app's user is the current user when the app is installed there, else the lowest user
+/// it is installed for (an app that only exists as a clone or in a work profile); its uid there
+/// is `user × 100000 + app id`, as Android numbers uids, whatever `pm` listed.
+pub(crate) fn app_facts(
+    listed: Vec<u32>,
+    dumpsys: &str,
+    package: &str,
+    current_user: Option<u32>,
+) -> AppFacts {
     let info: PackageInfo = parse_dumpsys_package(dumpsys, package).unwrap_or_default();
+    let mut users: Vec<u32> = listed.iter().map(|uid| uid / PER_USER_RANGE).collect();
+    users.extend(info.installed_users.iter().copied());
+    users.sort_unstable();
+    users.dedup();
+    let app_id = listed
+        .first()
+        .copied()
+        .or(info.user_id)
+        .map_or(0, |uid| uid % PER_USER_RANGE);
+    let user = current_user
+        .filter(|user| users.contains(user))
+        .or_else(|| users.first().copied())
+        .unwrap_or(0);
     AppFacts {
+        uid: user.saturating_mul(PER_USER_RANGE).saturating_add(app_id),
+        listed_uids: listed,
+        other_users: users.len() > 1,
         system: info.is_system(),
         debuggable: info.is_debuggable(),
         shared_user: info.shared_user.clone(),
-        uids,
     }
+}
+
+/// The uids of one Android user: user N's uids are `N × 100000 + app id`.
+pub(crate) const PER_USER_RANGE: u32 = 100_000;
+
+/// What `am get-current-user` printed: the user's number, or `None` when the phone did not
+/// say (an old release, an error).
+pub(crate) fn current_user(output: &str) -> Option<u32> {
+    output.trim().parse().ok()
 }
 
 /// The logcat command of one `app_logs` call: the spec's
@@ -259,70 +301,208 @@ fn to_log_line(text: &str, uids: &[u32]) -> Option<LogLine> {
     })
 }
 
+/// Who logged as a pid around a moment, as the `-v uid` lines of the same call show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PidOwner {
+    /// Only the app's uid.
+    App,
+    /// Another uid (a copy of the app in another user, or the pid's next owner).
+    Other,
+    /// Nobody logged as it then, or both did: the owner cannot be told.
+    Unknown,
+}
+
+/// How far from a report's time a line must be to say who owned its pid: the app logs before
+/// it hangs or crashes, and the drop box writes the entry within seconds of the crash.
+const EVIDENCE_BEFORE: time::Duration = time::Duration::minutes(10);
+const EVIDENCE_AFTER: time::Duration = time::Duration::minutes(1);
+/// How long before a call's `since` its evidence lines start, so a report just after `since`
+/// has its whole window.
+pub(crate) const EVIDENCE_WINDOW: time::Duration = EVIDENCE_BEFORE;
+
+/// The uid behind `pid` around `when`, from `-v epoch -v uid` dumps. Lines outside the window
+/// say nothing, so a pid that a process of another uid took later cannot vouch for a report.
+fn pid_owner(evidence: &[&[u8]], pid: u32, when: OffsetDateTime, uid: u32) -> PidOwner {
+    let (mut mine, mut theirs) = (false, false);
+    for dump in evidence {
+        for raw in split_lines(dump) {
+            let text = String::from_utf8_lossy(raw);
+            let LogcatItem::Line(line) = parse_line(&text) else {
+                continue;
+            };
+            if line.pid != pid {
+                continue;
+            }
+            let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
+                continue;
+            };
+            if time < when - EVIDENCE_BEFORE || time > when + EVIDENCE_AFTER {
+                continue;
+            }
+            match line.uid.as_ref().and_then(|field| field.as_number()) {
+                Some(found) if found == uid => mine = true,
+                Some(_) => theirs = true,
+                None => {}
+            }
+        }
+    }
+    match (mine, theirs) {
+        (true, false) => PidOwner::App,
+        (false, true) => PidOwner::Other,
+        _ => PidOwner::Unknown,
+    }
+}
+
+/// Whether a process name is the package's: the package itself or one of its
+/// `package:name` processes.
+fn is_process_of(process: &str, package: &str) -> bool {
+    process == package
+        || process
+            .strip_prefix(package)
+            .is_some_and(|rest| rest.starts_with(':'))
+}
+
+/// What an `app_crashes` call found: the reports, and how many were left out because their
+/// owner could not be confirmed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FoundCrashes {
+    pub reports: Vec<CrashReport>,
+    pub unconfirmed: usize,
+}
+
+/// The facts `app_crashes` matches reports by.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Owner<'a> {
+    /// The package name.
+    pub package: &'a str,
+    /// The app's uid in its user (the only uid whose reports are the app's).
+    pub uid: u32,
+    /// The package is installed for another user too, so an entry without `UID:` may be that
+    /// copy's.
+    pub other_users: bool,
+}
+
 /// The app's crash reports from the drop box dumps and the crash buffer, newest first, since
 /// `since`, at most `limit`.
 ///
-/// Drop box entries are matched by their `UID:` (by `Process:`/`Package:` on phones that print
-/// none). Java crashes the drop box left out (it drops entries that come too fast) come from
-/// the crash buffer, one per pid; a crash buffer crash whose pid has a drop box Java crash close
-/// in time is the same crash and is left out.
+/// A drop box entry is the app's when its `UID:` is the app's uid. An entry with no `UID:`
+/// (Android 10) is matched by `Process:`/`Package:`, which a copy of the app in another user
+/// shares: when the package is installed for several users, such an entry is kept only when
+/// the `-v uid` lines of the same call (`evidence`: the crash buffer, and on such a phone the
+/// main buffer) show its pid logging as the app's uid around its time, and dropped when they
+/// show another uid; otherwise it is left out and counted in `unconfirmed`. Java crashes the
+/// drop box left out (it drops entries that come too fast) come from the crash buffer, one per
+/// pid; a crash buffer crash whose pid has a drop box Java crash close in time is the same crash
+/// and is left out.
 pub(crate) fn app_crashes(
     dropbox_dumps: &[&str],
     crash_buffer: &[u8],
-    package: &str,
-    uids: &[u32],
+    evidence: &[&[u8]],
+    owner: Owner<'_>,
     clock: &PhoneClock,
     since: OffsetDateTime,
     limit: usize,
-) -> Vec<CrashReport> {
+) -> FoundCrashes {
+    let Owner {
+        package,
+        uid,
+        other_users,
+    } = owner;
+    // The crash buffer first: only the app's own lines reach the parser, and another uid's
+    // crashes are kept apart to recognise the other copy's drop box entries.
+    let filters = uid_filters(&[uid]);
+    let (mut own, mut foreign) = (String::new(), String::new());
+    for raw in split_lines(crash_buffer) {
+        let into = if filters.iter().any(|filter| filter.matches(raw)) {
+            &mut own
+        } else {
+            &mut foreign
+        };
+        into.push_str(&String::from_utf8_lossy(raw));
+        into.push('\n');
+    }
+    let buffer_crashes: Vec<Report> = phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
+        .into_iter()
+        .filter(|report| report.kind == ReportKind::JavaCrash)
+        .collect();
+    let foreign_crashes: Vec<Report> = if other_users {
+        phonelogs_crash::crashbuf::parse_crash_buffer(&foreign, clock)
+            .into_iter()
+            .filter(|report| {
+                report.kind == ReportKind::JavaCrash && is_process_of(&report.process, package)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let near = |a: Option<OffsetDateTime>, b: Option<OffsetDateTime>, window: time::Duration| matches!((a, b), (Some(a), Some(b)) if (a - b).abs() <= window);
     let mut reports: Vec<Report> = Vec::new();
+    let mut unconfirmed: Vec<Report> = Vec::new();
     for dump in dropbox_dumps {
         for entry in parse_dropbox(dump) {
             if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
                 continue;
             }
-            let matches = uids.iter().any(|uid| {
-                entry.matches(&AppMatch {
-                    uid: Some(*uid),
-                    package,
-                })
-            });
-            if !matches {
+            let names_uid = entry.header("UID").is_some();
+            if !entry.matches(&AppMatch {
+                uid: Some(uid),
+                package,
+            }) {
                 continue;
             }
             // `to_report` fills the pid of Android 10 entries (no `PID:` header) from the
             // app's own trace section or the tombstone header.
-            if let Some(report) = entry.to_report(clock) {
+            let Some(report) = entry.to_report(clock) else {
+                continue;
+            };
+            if names_uid || !other_users {
                 reports.push(report);
+                continue;
             }
-        }
-    }
-    // The crash buffer: only the app's own lines reach the parser.
-    let filters = uid_filters(uids);
-    let mut own = String::new();
-    for raw in split_lines(crash_buffer) {
-        if filters.iter().any(|filter| filter.matches(raw)) {
-            own.push_str(&String::from_utf8_lossy(raw));
-            own.push('\n');
+            let owner = match report.pid {
+                Some(pid) => match report.time {
+                    Some(when) => pid_owner(evidence, pid, when, uid),
+                    None => PidOwner::Unknown,
+                },
+                // A Java crash entry names no pid: the crash buffer's crash of that moment
+                // says whose it was.
+                None => {
+                    let window = time::Duration::seconds(10);
+                    let ours = buffer_crashes
+                        .iter()
+                        .any(|crash| near(crash.time, report.time, window));
+                    let theirs = foreign_crashes
+                        .iter()
+                        .any(|crash| near(crash.time, report.time, window));
+                    match (ours, theirs) {
+                        (true, false) => PidOwner::App,
+                        (false, true) => PidOwner::Other,
+                        _ => PidOwner::Unknown,
+                    }
+                }
+            };
+            match owner {
+                PidOwner::App => reports.push(report),
+                PidOwner::Other => {
+                    tracing::debug!(pid = ?report.pid, "a drop box entry of another user's copy of the app is left out");
+                }
+                PidOwner::Unknown => unconfirmed.push(report),
+            }
         }
     }
     let dropbox_java: Vec<usize> = (0..reports.len())
         .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
         .collect();
-    for report in phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock) {
-        if report.kind != ReportKind::JavaCrash {
-            continue;
-        }
+    for report in buffer_crashes {
         let same = dropbox_java.iter().copied().find(|&index| {
             let known = &reports[index];
-            let close = |window: time::Duration| match (known.time, report.time) {
-                (Some(a), Some(b)) => (a - b).abs() <= window,
-                _ => false,
-            };
             match known.pid {
-                Some(pid) => Some(pid) == report.pid && close(time::Duration::minutes(2)),
+                Some(pid) => {
+                    Some(pid) == report.pid
+                        && near(known.time, report.time, time::Duration::minutes(2))
+                }
                 // Android 10's entries name no pid: the same crash is the one at the same time.
-                None => close(time::Duration::seconds(10)),
+                None => near(known.time, report.time, time::Duration::seconds(10)),
             }
         });
         match same {
@@ -334,6 +514,11 @@ pub(crate) fn app_crashes(
             None => reports.push(report),
         }
     }
+    let in_window = |report: &Report| report.time.is_some_and(|time| time >= since);
+    let unconfirmed = unconfirmed
+        .iter()
+        .filter(|report| in_window(report))
+        .count();
     let mut out: Vec<CrashReport> = reports
         .into_iter()
         .filter_map(|report| {
@@ -353,7 +538,10 @@ pub(crate) fn app_crashes(
         .collect();
     out.sort_by_key(|report| std::cmp::Reverse(report.time));
     out.truncate(limit);
-    out
+    FoundCrashes {
+        reports: out,
+        unconfirmed,
+    }
 }
 
 fn crash_kind(kind: ReportKind) -> CrashKind {
@@ -501,11 +689,153 @@ garbage line\n";
         );
         // dumpsys package layout per android-formats.md §6.
         let dumpsys = "Packages:\n  Package [com.example.app] (c0ffee):\n    userId=10127\n    pkg=Package{c0ffee com.example.app}\n    flags=[ DEBUGGABLE HAS_CODE ALLOW_CLEAR_USER_DATA ]\n    pkgFlags=[ DEBUGGABLE HAS_CODE ALLOW_CLEAR_USER_DATA ]\n";
-        let facts = app_facts(vec![10127], dumpsys, "com.example.app");
+        let facts = app_facts(vec![10127], dumpsys, "com.example.app", Some(0));
         assert!(facts.debuggable && !facts.system && facts.shared_user.is_none());
         let shared = "Packages:\n  Package [com.example.app] (c0ffee):\n    userId=1000\n    sharedUser=SharedUserSetting{1 android.uid.system/1000}\n    pkgFlags=[ SYSTEM HAS_CODE ]\n";
-        let facts = app_facts(vec![1000], shared, "com.example.app");
+        let facts = app_facts(vec![1000], shared, "com.example.app", Some(0));
         assert!(facts.system && facts.shared_user.is_some());
+    }
+
+    #[test]
+    fn one_uid_the_apps_in_its_user() {
+        // `pm list packages -U` on a phone with several users prints one comma list (a public
+        // tool's capture of an Android 16 phone: `uid:10220,99910220`; testdata/README.md).
+        let listed = uids_of(
+            "package:com.example.app uid:10220,99910220\n",
+            "com.example.app",
+        )
+        .unwrap();
+        assert_eq!(listed, vec![10220, 99_910_220]);
+        let facts = app_facts(listed.clone(), "", "com.example.app", Some(0));
+        assert_eq!((facts.uid, facts.other_users), (10220, true));
+        // The person uses user 999 (the clone's): the app is the copy there.
+        assert_eq!(
+            app_facts(listed.clone(), "", "com.example.app", Some(999)).uid,
+            99_910_220
+        );
+        // Not installed for the current user: its lowest user.
+        assert_eq!(
+            app_facts(listed, "", "com.example.app", Some(10)).uid,
+            10220
+        );
+        // Older phones list user 0's uid alone; `dumpsys package` names the other users.
+        let dumpsys = "Packages:\n  Package [com.example.app] (c0ffee):\n    userId=10127\n    pkgFlags=[ HAS_CODE ]\n    User 0: ceDataInode=4001 installed=true hidden=false\n    User 10: ceDataInode=4002 installed=true hidden=false\n";
+        let facts = app_facts(vec![10127], dumpsys, "com.example.app", None);
+        assert_eq!((facts.uid, facts.other_users), (10127, true));
+        let facts = app_facts(vec![10127], dumpsys, "com.example.app", Some(10));
+        assert_eq!(facts.uid, 1_010_127);
+        // One user: no confirmation needed.
+        assert!(!app_facts(vec![10127], "", "com.example.app", Some(0)).other_users);
+        assert_eq!(current_user("0\n"), Some(0));
+        assert_eq!(current_user("Unknown command: get-current-user\n"), None);
+    }
+
+    /// Android 10 drop box entries (no `UID:`, no `PID:`, as in
+    /// testdata/android/dropbox/print-android10-no-pid.txt) of the app and of its clone in user
+    /// 10 (uid 1010123), with the crash buffer and main buffer lines of the same call.
+    #[test]
+    fn a_clones_reports_are_never_the_apps() {
+        let java = "Drop box contents: 2 entries\nMax entries: 1000\n\n\
+========================================\n\
+2025-11-30 11:00:06 data_app_crash (text, 300 bytes)\n\
+Process: dev.phonelogs.crashtest\nFlags: 0x38c83e46\nPackage: dev.phonelogs.crashtest v1 (1.0)\nForeground: Yes\n\n\
+java.lang.IllegalStateException: CLONE-SECRET\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n\n\
+========================================\n\
+2025-11-30 11:01:06 data_app_crash (text, 300 bytes)\n\
+Process: dev.phonelogs.crashtest\nFlags: 0x38c83e46\nPackage: dev.phonelogs.crashtest v1 (1.0)\nForeground: Yes\n\n\
+java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n";
+        let anr_entry = |time: &str, pid: u32| {
+            format!(
+                "========================================\n\
+{time} data_app_anr (text, 400 bytes)\n\
+Process: dev.phonelogs.crashtest\nFlags: 0x38c83e46\nPackage: dev.phonelogs.crashtest v1 (1.0)\nForeground: Yes\nSubject: Input dispatching timed out\n\n\
+CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
+----- pid {pid} at {time} -----\nCmd line: dev.phonelogs.crashtest\n\n\"main\" prio=5 tid=1 Sleeping\n  at dev.phonelogs.crashtest.MainActivity.onHang(MainActivity.java:57)\n\n----- end {pid} -----\n\n"
+            )
+        };
+        // The clone's ANR (pid 5000), the app's (pid 4300), one whose pid nobody logged as
+        // (pid 4400), and a pid the clone held until it died and the app then reused (4500).
+        let anr = format!(
+            "Drop box contents: 4 entries\n\n{}{}{}{}",
+            anr_entry("2025-11-30 11:02:00", 5000),
+            anr_entry("2025-11-30 11:03:00", 4300),
+            anr_entry("2025-11-30 11:04:00", 4400),
+            anr_entry("2025-11-30 11:20:00", 4500),
+        );
+        // 11:00:06 +1 is 1764496806; the app's crash is 60 s later.
+        let crash_buffer = "--------- beginning of crash\n\
+         1764496805.400 1010123  4999  4999 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         1764496805.400 1010123  4999  4999 E AndroidRuntime: Process: dev.phonelogs.crashtest, PID: 4999\n\
+         1764496805.400 1010123  4999  4999 E AndroidRuntime: java.lang.IllegalStateException: CLONE-SECRET\n\
+         1764496865.400 10123  4242  4242 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         1764496865.400 10123  4242  4242 E AndroidRuntime: Process: dev.phonelogs.crashtest, PID: 4242\n\
+         1764496865.400 10123  4242  4242 E AndroidRuntime: java.lang.IllegalStateException: Crash button tapped\n";
+        let main = "--------- beginning of main\n\
+         1764496910.000 1010123  5000  5000 I CrashTest: clone hangs\n\
+         1764496970.000 10123  4300  4300 I CrashTest: Hang button tapped\n\
+         1764497990.000 1010123  4500  4500 I CrashTest: clone hangs again\n\
+         1764498000.000 10123  4500  4500 I CrashTest: the app, with the reused pid\n";
+        let clock = PhoneClock {
+            offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+            year: None,
+        };
+        let owner = Owner {
+            package: "dev.phonelogs.crashtest",
+            uid: 10123,
+            other_users: true,
+        };
+        let found = app_crashes(
+            &[java, "", &anr],
+            crash_buffer.as_bytes(),
+            &[crash_buffer.as_bytes(), main.as_bytes()],
+            owner,
+            &clock,
+            datetime!(2025-11-30 9:00 UTC),
+            10,
+        );
+        let seen: Vec<(CrashKind, Option<u32>)> =
+            found.reports.iter().map(|r| (r.kind, r.pid)).collect();
+        assert_eq!(
+            seen,
+            [
+                (CrashKind::Anr, Some(4300)),
+                (CrashKind::JavaCrash, Some(4242))
+            ],
+            "{:#?}",
+            found.reports
+        );
+        assert!(found.reports.iter().all(|r| !r.text.contains("CLONE")));
+        // Pid 4400 (nobody) and pid 4500 (both uids around its time) cannot be confirmed.
+        assert_eq!(found.unconfirmed, 2);
+        // On a phone with one user, the same entries are the app's by their process.
+        let alone = app_crashes(
+            &[&anr],
+            b"",
+            &[],
+            Owner {
+                other_users: false,
+                ..owner
+            },
+            &clock,
+            datetime!(2025-11-30 9:00 UTC),
+            10,
+        );
+        assert_eq!((alone.reports.len(), alone.unconfirmed), (4, 0));
+        // An entry that names a uid is the app's only with the app's uid in its user.
+        let named = "Drop box contents: 1 entries\n\n========================================\n\
+2025-11-30 11:00:06 data_app_crash (text, 300 bytes)\n\
+Process: dev.phonelogs.crashtest\nPID: 4999\nUID: 1010123\nPackage: dev.phonelogs.crashtest v1 (1.0)\n\n\
+java.lang.IllegalStateException: CLONE-SECRET\n";
+        let found = app_crashes(
+            &[named],
+            b"",
+            &[],
+            owner,
+            &clock,
+            datetime!(2025-11-30 9:00 UTC),
+            10,
+        );
+        assert_eq!((found.reports.len(), found.unconfirmed), (0, 0));
     }
 
     #[test]
@@ -542,15 +872,22 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
             year: None,
         };
         let since = datetime!(2025-11-30 9:00 UTC);
-        let reports = app_crashes(
+        let owner = Owner {
+            package: "dev.phonelogs.crashtest",
+            uid: 10123,
+            other_users: false,
+        };
+        let found = app_crashes(
             &[java, "", anr],
             buffer.as_bytes(),
-            "dev.phonelogs.crashtest",
-            &[10123],
+            &[buffer.as_bytes()],
+            owner,
             &clock,
             since,
             10,
         );
+        assert_eq!(found.unconfirmed, 0);
+        let reports = found.reports;
         let kinds: Vec<CrashKind> = reports.iter().map(|r| r.kind).collect();
         assert_eq!(
             kinds,
@@ -572,24 +909,26 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         let newest = app_crashes(
             &[java, "", anr],
             buffer.as_bytes(),
-            "dev.phonelogs.crashtest",
-            &[10123],
+            &[buffer.as_bytes()],
+            owner,
             &clock,
             since,
             1,
-        );
+        )
+        .reports;
         assert_eq!(newest.len(), 1);
         let later = datetime!(2025-11-30 12:00 UTC);
         assert!(
             app_crashes(
                 &[java, "", anr],
                 buffer.as_bytes(),
-                "dev.phonelogs.crashtest",
-                &[10123],
+                &[buffer.as_bytes()],
+                owner,
                 &clock,
                 later,
                 10
             )
+            .reports
             .is_empty()
         );
     }

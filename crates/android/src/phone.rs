@@ -9,7 +9,7 @@ use phonelogs_crash::PhoneClock;
 use phonelogs_crash::android::parse_date_offset;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    DeviceId, DeviceInfo, DeviceState, Error, JdwpProcessList, LogQuery, LogResult,
+    CrashResult, DeviceId, DeviceInfo, DeviceState, Error, JdwpProcessList, LogQuery, LogResult,
     NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult,
     ThreadSummary, TombstoneCapture, check_pid,
 };
@@ -17,8 +17,9 @@ use time::OffsetDateTime;
 
 use crate::client::{AdbConfig, AdbServer, ShellOutput};
 use crate::logs::{
-    AppFacts, DROPBOX_TAGS, Section, app_facts, crash_buffer_command, has_foreign_lines,
-    logcat_command, logcat_lacks_uid_option, new_marker, script, split_sections, uids_of,
+    AppFacts, DROPBOX_TAGS, FoundCrashes, Owner, Section, app_facts, crash_buffer_command,
+    current_user, has_foreign_lines, logcat_command, logcat_lacks_uid_option, new_marker, script,
+    split_sections, uids_of,
 };
 use crate::quote::{command_line, quote};
 
@@ -111,7 +112,7 @@ impl AdbPhone {
     }
 
     /// The app's facts: kept ones, or read with one shell command (`getprop`,
-    /// `pm list packages -U`, `dumpsys package`).
+    /// `pm list packages -U`, `dumpsys package`, `am get-current-user`).
     async fn facts(&self, device: &DeviceId, app: &AppId) -> Result<(DeviceFacts, AppFacts)> {
         if let Some(known) = self.cached(device, app) {
             return Ok(known);
@@ -122,9 +123,12 @@ impl AdbPhone {
             "getprop ro.build.version.sdk".to_owned(),
             format!("pm list packages -U {package}"),
             format!("dumpsys package {package}"),
+            // The user the person uses: the app is its copy in that user (an app clone or a
+            // work profile has another uid). A release without the command fails it alone.
+            "am get-current-user".to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 3)?;
+        let sections = expect_sections(&output, &marker, 4)?;
         let sdk: Option<u32> = text(&sections[0]).trim().parse().ok();
         // Android 10 (API 29) and older have no `logcat --uid`.
         let uid_option = sdk.is_none_or(|sdk| sdk >= 30);
@@ -133,7 +137,12 @@ impl AdbPhone {
                 "{app} is not installed on {device}"
             )));
         };
-        let facts = app_facts(uids, &text(&sections[2]), app.as_str());
+        let user = if sections[3].exit_code == Some(0) {
+            current_user(&text(&sections[3]))
+        } else {
+            None
+        };
+        let facts = app_facts(uids, &text(&sections[2]), app.as_str(), user);
         let device_facts = {
             let mut devices = self
                 .devices
@@ -180,13 +189,61 @@ impl AdbPhone {
                     "{app} is not installed on {device}"
                 )))
             }
-            Some(uids) if uids != facts.uids => {
-                tracing::info!(%app, old = ?facts.uids, new = ?uids, "the app was reinstalled with a new uid");
+            Some(uids) if uids != facts.listed_uids => {
+                tracing::info!(%app, old = ?facts.listed_uids, new = ?uids, "the app was reinstalled with a new uid");
                 self.forget_app(device, app);
                 Ok(false)
             }
             Some(_) => Ok(true),
         }
+    }
+
+    /// Takes the flags a call read in its own round trip (`dumpsys package`), so the kept facts
+    /// never lag behind a reinstall that kept the uid (`adb install -r`).
+    ///
+    /// A development build replaced by a release build is [`Error::Changed`]: the caller may
+    /// have skipped asking the person because [`AppLogger::app_info`] said "development
+    /// build", so nothing read in this call is returned; the next `app_info` says the truth.
+    fn fresh_flags(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        dumpsys: &Section<'_>,
+        facts: &AppFacts,
+    ) -> Result<()> {
+        if dumpsys.exit_code != Some(0) {
+            return Err(Error::backend(format!(
+                "dumpsys package {app} failed, so its flags are unknown"
+            )));
+        }
+        let fresh = app_facts(
+            facts.listed_uids.clone(),
+            &text(dumpsys),
+            app.as_str(),
+            None,
+        );
+        if fresh.debuggable == facts.debuggable && fresh.shared_user == facts.shared_user {
+            return Ok(());
+        }
+        if let Ok(mut apps) = self.apps.lock()
+            && let Some(kept) = apps.get_mut(&(device.to_string(), app.to_string()))
+        {
+            kept.debuggable = fresh.debuggable;
+            kept.system = fresh.system;
+            kept.shared_user.clone_from(&fresh.shared_user);
+        }
+        tracing::info!(%app, debuggable = fresh.debuggable, "the app's flags changed (reinstalled over itself)");
+        if facts.debuggable && !fresh.debuggable {
+            return Err(Error::Changed(format!(
+                "{app} was reinstalled as a release build since it was looked up; look it up again"
+            )));
+        }
+        if fresh.shared_user.is_some() {
+            return Err(Error::Unsupported(format!(
+                "{app} shares its uid with other packages, so its lines cannot be told apart from theirs"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -255,6 +312,18 @@ fn command_failure(what: &str, output: &ShellOutput, stdout_hint: &str) -> Error
     }
 }
 
+/// Whether a command's answer is a refusal: said on stderr (`debuggerd`, `am`), or on the first
+/// line of stdout (`dumpsys` prints `Permission Denial: can't dump …` there and exits 0).
+fn refused(output: &ShellOutput) -> bool {
+    let stdout = output.stdout_text();
+    let first_stdout = stdout
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    is_refusal(&output.stderr_text()) || is_refusal(first_stdout)
+}
+
 fn is_refusal(said: &str) -> bool {
     let lower = said.to_ascii_lowercase();
     [
@@ -265,6 +334,8 @@ fn is_refusal(said: &str) -> bool {
         "not permitted",
         "must be root",
         "requires root",
+        // `debuggerd` as the shell user: `debuggerd: root is required` (testdata/refusals).
+        "root is required",
         "not allowed",
     ]
     .iter()
@@ -281,6 +352,7 @@ impl AppLogger for AdbPhone {
             listener: false,
             debugger: true,
             log_history: true,
+            line_uids: true,
         }
     }
 
@@ -306,9 +378,10 @@ impl AppLogger for AdbPhone {
         let app = checked_app(app)?;
         let (_, facts) = self.facts(device, &app).await?;
         Ok(AppInfo {
-            uid: facts.uids.first().copied(),
+            uid: Some(facts.uid),
             system: facts.system,
             dev_build: facts.debuggable,
+            shared_uid: facts.shared_user.is_some(),
             label: None,
             app,
         })
@@ -326,14 +399,18 @@ impl AppLogger for AdbPhone {
             let (device_facts, facts) = self.readable_facts(device, &app).await?;
             let marker = new_marker();
             let commands = [
-                logcat_command(&facts.uids, query, device_facts.uid_option),
+                logcat_command(&[facts.uid], query, device_facts.uid_option),
                 format!("pm list packages -U {}", quote(app.as_str())),
+                // The flags again, in the same round trip: a release build installed over a
+                // development build keeps the uid, and must not be read as one.
+                format!("dumpsys package {}", quote(app.as_str())),
             ];
             let output = self.shell(device, &script(&commands, &marker)).await?;
-            let sections = expect_sections(&output, &marker, 2)?;
+            let sections = expect_sections(&output, &marker, 3)?;
             if !self.same_install(device, &app, &sections[1], &facts)? {
                 continue;
             }
+            self.fresh_flags(device, &app, &sections[2], &facts)?;
             let logs = &sections[0];
             if logs.exit_code != Some(0) {
                 if device_facts.uid_option
@@ -345,12 +422,12 @@ impl AppLogger for AdbPhone {
                 }
                 return Err(command_failure("logcat", &output, ""));
             }
-            if device_facts.uid_option && has_foreign_lines(logs.output, &facts.uids) {
+            if device_facts.uid_option && has_foreign_lines(logs.output, &[facts.uid]) {
                 // Nothing of theirs is passed on (app_lines checks every uid); say so for
                 // whoever debugs a phone whose logcat ignores `--uid`.
                 tracing::warn!(%device, "logcat returned other uids' lines despite --uid; they are dropped");
             }
-            return Ok(crate::logs::app_lines(logs.output, &facts.uids, query));
+            return Ok(crate::logs::app_lines(logs.output, &[facts.uid], query));
         }
         Err(Error::backend(format!(
             "the facts of {app} kept changing while reading its logs"
@@ -364,6 +441,19 @@ impl AppLogger for AdbPhone {
         since: OffsetDateTime,
         limit: usize,
     ) -> Result<Vec<CrashReport>> {
+        Ok(self
+            .app_crash_result(device, app, since, limit)
+            .await?
+            .reports)
+    }
+
+    async fn app_crash_result(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
         let app = checked_app(app)?;
         for _ in 0..3 {
             let (device_facts, facts) = self.readable_facts(device, &app).await?;
@@ -380,12 +470,25 @@ impl AppLogger for AdbPhone {
                     .iter()
                     .map(|tag| format!("dumpsys dropbox --print {tag}")),
             );
-            commands.push(crash_buffer_command(&facts.uids, device_facts.uid_option));
+            commands.push(crash_buffer_command(&[facts.uid], device_facts.uid_option));
+            // The flags again, in the same round trip (see `app_logs`).
+            commands.push(format!("dumpsys package {}", quote(app.as_str())));
+            if facts.other_users {
+                // Another user has the app too: a drop box entry without `UID:` could be that
+                // copy's, and the lines its pid logged around its time tell whose it is.
+                let from = since - crate::logs::EVIDENCE_WINDOW;
+                commands.push(logcat_command(
+                    &[facts.uid],
+                    &LogQuery::since(from, 1),
+                    device_facts.uid_option,
+                ));
+            }
             let output = self.shell(device, &script(&commands, &marker)).await?;
             let sections = expect_sections(&output, &marker, commands.len())?;
             if !self.same_install(device, &app, &sections[1], &facts)? {
                 continue;
             }
+            self.fresh_flags(device, &app, &sections[6], &facts)?;
             let crash_buffer = &sections[5];
             if crash_buffer.exit_code != Some(0) {
                 if device_facts.uid_option
@@ -401,6 +504,13 @@ impl AppLogger for AdbPhone {
                     return Err(command_failure("dumpsys dropbox", &output, ""));
                 }
             }
+            let mut evidence: Vec<&[u8]> = vec![crash_buffer.output];
+            if let Some(lines) = sections.get(7).filter(|_| facts.other_users) {
+                if lines.exit_code != Some(0) {
+                    return Err(command_failure("logcat", &output, ""));
+                }
+                evidence.push(lines.output);
+            }
             let offset = parse_date_offset(&text(&sections[0])).unwrap_or_else(|| {
                 tracing::warn!(said = %text(&sections[0]).trim(), "unreadable `date +%z`; reading local times as UTC");
                 time::UtcOffset::UTC
@@ -408,15 +518,29 @@ impl AppLogger for AdbPhone {
             let clock = PhoneClock { offset, year: None };
             let dumps: Vec<String> = sections[2..5].iter().map(text).collect();
             let dumps: Vec<&str> = dumps.iter().map(String::as_str).collect();
-            return Ok(crate::logs::app_crashes(
+            let FoundCrashes {
+                reports,
+                unconfirmed,
+            } = crate::logs::app_crashes(
                 &dumps,
                 crash_buffer.output,
-                app.as_str(),
-                &facts.uids,
+                &evidence,
+                Owner {
+                    package: app.as_str(),
+                    uid: facts.uid,
+                    other_users: facts.other_users,
+                },
                 &clock,
                 since,
                 limit,
-            ));
+            );
+            if unconfirmed > 0 {
+                tracing::info!(%app, unconfirmed, "crash reports left out: their owner could not be confirmed");
+            }
+            return Ok(CrashResult {
+                reports,
+                unconfirmed,
+            });
         }
         Err(Error::backend(format!(
             "the facts of {app} kept changing while reading its crashes"
@@ -443,7 +567,7 @@ impl AppDebugger for AdbPhone {
         let package = checked_app(package)?;
         let command = command_line(&["dumpsys", "activity", "exit-info", package.as_str()])?;
         let output = self.shell(device, &command).await?;
-        if !output.success() || is_refusal(&output.stderr_text()) {
+        if !output.success() || refused(&output) {
             return Err(command_failure(
                 "dumpsys activity exit-info",
                 &output,
@@ -643,17 +767,32 @@ impl AppDebugger for AdbPhone {
 
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
         let pid = check_pid(pid)?;
-        let output = self.shell(device, &format!("debuggerd -b {pid}")).await?;
-        let dump = output.stdout_text();
+        // The uid the process runs as is read right after the dump in the same round trip: a
+        // backtrace does not print it, and the gateway needs it to tell the app's process from
+        // a clone's (same name, another user) that took the pid in between.
+        let marker = new_marker();
+        let commands = [
+            format!("debuggerd -b {pid}"),
+            format!("stat -c %u /proc/{pid}"),
+        ];
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, 2)?;
+        let dump = text(&sections[0]);
+        let dumped = sections[0].exit_code == Some(0);
         let parsed = phonelogs_crash::tombstone::parse_backtrace(&dump);
-        if is_refusal(&output.stderr_text()) || (!output.success() && is_refusal(&dump)) {
+        if is_refusal(&output.stderr_text()) || (!dumped && is_refusal(&dump)) {
             return Err(command_failure(
                 &format!("debuggerd -b {pid}"),
                 &output,
                 &dump,
             ));
         }
-        if !output.success() || parsed.threads.is_empty() {
+        let dumped_uid = if sections[1].exit_code == Some(0) {
+            text(&sections[1]).trim().parse::<u32>().ok()
+        } else {
+            None
+        };
+        if !dumped || parsed.threads.is_empty() {
             return Err(Error::backend(format!(
                 "debuggerd produced no backtrace for pid {pid}: {}",
                 first_words(&output)
@@ -679,6 +818,8 @@ impl AppDebugger for AdbPhone {
                 MAX_BACKTRACE_TEXT,
                 "\n[… cut: the backtrace is longer]\n",
             ),
+            dumped_pid: parsed.pid.map(i64::from),
+            dumped_uid,
         })
     }
 
@@ -704,6 +845,8 @@ impl AppDebugger for AdbPhone {
             signal: header.signal,
             frame_count: header.frame_count.map(|n| n as usize),
             device_tombstone_ref: header.device_tombstone_ref,
+            dumped_pid: header.pid.map(i64::from),
+            dumped_uid: header.uid,
             bytes: output.stdout,
         })
     }
@@ -827,5 +970,54 @@ mod tests {
         );
         assert!(said_error(&output("", "Error: Unknown option: -x\n", 0)));
         assert!(!said_error(&output("", "", 0)));
+    }
+
+    /// A refusal a real phone printed, from `testdata/refusals/` (see the README there for
+    /// where each was captured).
+    fn real_refusal(name: &str) -> String {
+        let path = format!(
+            "{}/../../testdata/refusals/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{path}: {error}"))
+    }
+
+    #[test]
+    fn real_refusals_are_permission_denied() {
+        use phonelogs_driver::ErrorKind;
+        // What a user build prints for `debuggerd` as the shell user, on stderr with exit 1.
+        let root = output("", &real_refusal("debuggerd-root-required.stderr.txt"), 1);
+        assert!(refused(&root));
+        assert_eq!(
+            command_failure("debuggerd -b 4242", &root, "").kind(),
+            ErrorKind::PermissionDenied
+        );
+        // `dumpsys` says it on stdout and exits 0: still a refusal, never an empty dump.
+        let dump = output(&real_refusal("dumpsys-permission-denial.stdout.txt"), "", 0);
+        assert!(refused(&dump));
+        assert_eq!(
+            command_failure("dumpsys activity exit-info", &dump, &dump.stdout_text()).kind(),
+            ErrorKind::PermissionDenied
+        );
+        // `am` refusals, on stderr with exit 255.
+        for name in [
+            "am-security-exception.stderr.txt",
+            "shell-command-security-exception.stderr.txt",
+        ] {
+            let am = output("", &real_refusal(name), 255);
+            assert!(refused(&am), "{name}");
+            assert_eq!(
+                command_failure("am set-debug-app", &am, "").kind(),
+                ErrorKind::PermissionDenied,
+                "{name}"
+            );
+        }
+        // A dump whose text merely mentions a denial further down is not a refusal.
+        let quoted = output(
+            "ACTIVITY MANAGER PROCESS EXIT INFO (dumpsys activity exit-info)\n  description=Permission Denial: x\n",
+            "",
+            0,
+        );
+        assert!(!refused(&quoted));
     }
 }

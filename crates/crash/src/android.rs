@@ -87,6 +87,9 @@ pub struct PackageInfo {
     pub flags: Vec<String>,
     /// The names in `privateFlags=[ … ]` and `privatePkgFlags=[ … ]`, each once.
     pub private_flags: Vec<String>,
+    /// The Android users the package is installed for, from its `User N: … installed=true`
+    /// lines, in the order printed: a second user is an app clone or a work profile.
+    pub installed_users: Vec<u32>,
 }
 
 impl PackageInfo {
@@ -155,9 +158,25 @@ pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
             .or_else(|| trimmed.strip_prefix("privatePkgFlags="))
         {
             add_flags(&mut current.private_flags, list);
+        } else if let Some(user) = installed_user(trimmed)
+            && !current.installed_users.contains(&user)
+        {
+            current.installed_users.push(user);
         }
     }
     info
+}
+
+/// The user of a `User N: ceDataInode=… installed=true …` line, when it says the package is
+/// installed for that user (system packages list every user, some with `installed=false`).
+fn installed_user(line: &str) -> Option<u32> {
+    let rest = line.strip_prefix("User ")?;
+    let (user, state) = rest.split_once(':')?;
+    let user = user.trim().parse().ok()?;
+    state
+        .split_whitespace()
+        .any(|word| word == "installed=true")
+        .then_some(user)
 }
 
 fn add_flags(into: &mut Vec<String>, list: &str) {
@@ -263,6 +282,26 @@ mod tests {
     }
 
     #[test]
+    fn installed_users_are_read_from_the_user_lines() {
+        // The `User N:` layout of android-formats.md §6 (as in a public Adebar dump of a phone,
+        // `User 0: ceDataInode=4001 installed=true hidden=false …`), for an app cloned into
+        // user 10 and absent from user 11.
+        let dump = "\
+Packages:
+  Package [com.whatsapp] (c0ffee):
+    userId=10145
+    pkgFlags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ]
+    User 0: ceDataInode=4001 installed=true hidden=false suspended=false distractionFlags=0 stopped=false notLaunched=false enabled=0 instant=false virtual=false
+    User 10: ceDataInode=4002 installed=true hidden=false suspended=false distractionFlags=0 stopped=false notLaunched=false enabled=0 instant=false virtual=false
+    User 11: ceDataInode=0 installed=false hidden=false suspended=false distractionFlags=0 stopped=true notLaunched=true enabled=0 instant=false virtual=false
+";
+        let info = parse_dumpsys_package(dump, "com.whatsapp").unwrap();
+        assert_eq!(info.installed_users, vec![0, 10]);
+        assert_eq!(installed_user("User x: installed=true"), None);
+        assert_eq!(installed_user("User 3 installed=true"), None);
+    }
+
+    #[test]
     fn shared_user_and_flags_blocks_stop_at_next_package() {
         let dump = "\
 Packages:
@@ -277,6 +316,7 @@ Packages:
         let a = parse_dumpsys_package(dump, "com.a").unwrap();
         assert!(a.is_system() && !a.is_debuggable());
         assert!(a.shared_user.is_some());
+        assert!(a.installed_users.is_empty());
         let b = parse_dumpsys_package(dump, "com.b").unwrap();
         assert_eq!(b.user_id, Some(10200));
         assert!(b.is_debuggable());

@@ -10,7 +10,8 @@
 pub struct AnrTarget<'a> {
     /// The app's pid: a section `----- pid <pid> at … -----` is the app's.
     pub pid: Option<u32>,
-    /// The app's process name: a section whose `Cmd line:` is this name is the app's.
+    /// The app's process name: a section whose `Cmd line:` is this name is the app's, but only
+    /// when `pid` is unknown (a name does not tell the app from another process of that name).
     pub process: Option<&'a str>,
 }
 
@@ -120,7 +121,6 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
         subject: subject.map(str::to_owned),
         ..AnrCut::default()
     };
-    let no_target = target.pid.is_none() && target.process.is_none();
     let mut dropped = 0usize;
     if let Some(subject) = subject {
         cut.text.push_str("Subject: ");
@@ -128,11 +128,13 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
         cut.text.push_str("\n\n");
     }
     for (index, section) in sections.iter().enumerate() {
-        let is_target = if no_target {
-            index == 0
-        } else {
-            (target.pid.is_some() && section.pid == target.pid)
-                || (target.process.is_some() && section.cmd_line == target.process)
+        // A known pid decides alone: a command line is only a name, which another process
+        // (the app's clone in another user, or any process that calls itself so) can carry
+        // too. The name is the fallback for traces whose report gives no pid.
+        let is_target = match (target.pid, target.process) {
+            (None, None) => index == 0,
+            (Some(pid), _) => section.pid == Some(pid),
+            (None, Some(process)) => section.cmd_line == Some(process),
         };
         if !is_target {
             dropped += 1;
@@ -188,6 +190,46 @@ sysTid=20         do_freezer_trap
         assert!(cut.text.contains("do_freezer_trap"));
         assert_eq!(cut.pid, Some(20));
         assert_eq!(cut.warnings.len(), 1, "{:?}", cut.warnings);
+    }
+
+    #[test]
+    fn a_known_pid_decides_and_the_command_line_does_not() {
+        // Another process whose command line names the app (the app's clone in another user,
+        // or any process that calls itself that) is not the app's when the report's pid is
+        // known: only the section of that pid is kept.
+        let trace = "\
+----- pid 4321 at 2026-11-30 10:00:00.123456789+0100 -----
+Cmd line: com.example.app
+\"main\" prio=5 tid=1 Sleeping
+----- end 4321 -----
+
+----- pid 9876 at 2026-11-30 10:00:00.223456789+0100 -----
+Cmd line: com.example.app
+\"main\" prio=5 tid=1 Native CLONE-SECRET
+----- end 9876 -----
+";
+        let cut = cut_anr(
+            trace,
+            AnrTarget {
+                pid: Some(4321),
+                process: Some("com.example.app"),
+            },
+        );
+        assert!(cut.text.contains("Sleeping"));
+        assert!(!cut.text.contains("CLONE-SECRET"), "{}", cut.text);
+        assert_eq!(cut.pid, Some(4321));
+        assert!(cut.warnings.iter().any(|w| w.contains("left out 1")));
+
+        // A pid that has no section keeps nothing, even when a command line matches.
+        let cut = cut_anr(
+            trace,
+            AnrTarget {
+                pid: Some(1111),
+                process: Some("com.example.app"),
+            },
+        );
+        assert!(!cut.text.contains("Cmd line"), "{}", cut.text);
+        assert_eq!(cut.pid, None);
     }
 
     #[test]

@@ -618,6 +618,58 @@ pub async fn check_crashes(logger: &dyn AppLogger, scenario: &Scenario) -> Check
         .await
         .map_err(|e| driver_error(CHECK, "app_crashes since later", e))?;
     ensure!(CHECK, none.is_empty(), "reports after since: {none:?}");
+    // The counted form finds the same reports, and the scenario's are all confirmed.
+    let counted = logger
+        .app_crash_result(&scenario.device, &scenario.app.app, scenario.start, 10)
+        .await
+        .map_err(|e| driver_error(CHECK, "app_crash_result", e))?;
+    ensure!(
+        CHECK,
+        counted.reports == reports,
+        "app_crash_result gave {:?}, app_crashes {reports:?}",
+        counted.reports
+    );
+    ensure!(
+        CHECK,
+        counted.unconfirmed == 0,
+        "{} of the scenario's reports unconfirmed",
+        counted.unconfirmed
+    );
+    Ok(())
+}
+
+/// A driver that says its lines carry uids names the app's uid, and every line it returns
+/// carries that uid: the gateway's own check of every line depends on it.
+pub async fn check_line_uids(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
+    const CHECK: &str = "line_uids";
+    if !logger.capabilities().line_uids {
+        return Ok(());
+    }
+    let info = logger
+        .app_info(&scenario.device, &scenario.app.app)
+        .await
+        .map_err(|e| driver_error(CHECK, "app_info", e))?;
+    ensure!(
+        CHECK,
+        info.uid == Some(scenario.app.uid),
+        "app_info.uid = {:?}, expected {}",
+        info.uid,
+        scenario.app.uid
+    );
+    let result = logger
+        .app_logs(
+            &scenario.device,
+            &scenario.app.app,
+            &LogQuery::since(scenario.start, 500),
+        )
+        .await
+        .map_err(|e| driver_error(CHECK, "app_logs", e))?;
+    if let Some(bad) = result.lines.iter().find(|line| line.uid != info.uid) {
+        return Err(Failure {
+            check: CHECK,
+            message: format!("a line without the app's uid {:?}: {bad:?}", info.uid),
+        });
+    }
     Ok(())
 }
 
@@ -658,6 +710,13 @@ pub async fn check_app_info(logger: &dyn AppLogger, scenario: &Scenario) -> Chec
             "app_info({}).system = {}",
             expected.app,
             info.system
+        );
+        // The phone's own apps often share a uid (`android.uid.system`); the others do not.
+        ensure!(
+            CHECK,
+            expected.system || !info.shared_uid,
+            "app_info({}) says it shares its uid",
+            expected.app
         );
         ensure!(
             CHECK,
@@ -837,6 +896,7 @@ pub async fn run_all(logger: &dyn AppLogger, scenario: &Scenario) -> Vec<Failure
         check_since(logger, scenario).await,
         check_unknowns(logger, scenario).await,
         check_crashes(logger, scenario).await,
+        check_line_uids(logger, scenario).await,
         check_app_info(logger, scenario).await,
         check_listener(logger, scenario).await,
         check_debugger(logger, scenario).await,

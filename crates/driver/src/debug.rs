@@ -117,6 +117,16 @@ pub struct NativeBacktrace {
     pub threads: Vec<ThreadSummary>,
     /// The full dump, truncated if very large.
     pub text: String,
+    /// The pid the dump's own `----- pid N at … -----` line names. Not one of the spec's
+    /// fields (never serialized): the gateway compares it with the pid whose owner it judged,
+    /// so a pid reused in between is caught.
+    #[serde(skip)]
+    pub dumped_pid: Option<i64>,
+    /// The uid the dumped process ran as, read by the driver in the same round trip right
+    /// after the dump (a backtrace does not print it). Never serialized, compared like
+    /// `dumped_pid`: it tells the app from its clone in another user, which has the same name.
+    #[serde(skip)]
+    pub dumped_uid: Option<u32>,
 }
 
 /// What a driver returns for `capture_native_tombstone`: the parsed header and the tombstone's
@@ -140,6 +150,12 @@ pub struct TombstoneCapture {
     pub device_tombstone_ref: Option<String>,
     /// The tombstone's text, as the device printed it.
     pub bytes: Vec<u8>,
+    /// The pid of the header's `pid: N, tid: N, name: …` line: the gateway compares it with
+    /// the pid whose owner it judged.
+    pub dumped_pid: Option<i64>,
+    /// The header's `uid: N`: the gateway compares it with the owner's uid, which tells the
+    /// app from its clone in another user.
+    pub dumped_uid: Option<u32>,
 }
 
 /// The result of `capture_native_tombstone`.

@@ -42,6 +42,11 @@ pub enum Error {
     /// The device went away in the middle of the call.
     #[error("disconnected: {0}")]
     Disconnected(String),
+    /// The app changed on the device since [`crate::AppLogger::app_info`] described it (e.g. a
+    /// release build installed over a development build with the same uid), so nothing was
+    /// returned: look the app up again and decide again before reading.
+    #[error("the app changed: {0}")]
+    Changed(String),
     /// Anything else the backend reports, with its source.
     #[error("{message}")]
     Backend {
@@ -81,6 +86,7 @@ impl Error {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Disconnected(_) => ErrorKind::Disconnected,
+            Error::Changed(_) => ErrorKind::Changed,
             Error::Backend { .. } => ErrorKind::Backend,
         }
     }
@@ -106,6 +112,8 @@ pub enum ErrorKind {
     Timeout,
     /// See [`Error::Disconnected`].
     Disconnected,
+    /// See [`Error::Changed`].
+    Changed,
     /// See [`Error::Backend`].
     Backend,
 }

@@ -46,8 +46,8 @@ pub use debug::{
 };
 pub use error::{BoxError, Error, ErrorKind, Result};
 pub use types::{
-    AppId, AppInfo, Capabilities, CrashKind, CrashReport, DeviceId, DeviceInfo, DeviceState,
-    LogLevel, LogLine, LogQuery, LogResult, Platform,
+    AppId, AppInfo, Capabilities, CrashKind, CrashReport, CrashResult, DeviceId, DeviceInfo,
+    DeviceState, LogLevel, LogLine, LogQuery, LogResult, Platform,
 };
 
 use async_trait::async_trait;
@@ -81,6 +81,23 @@ pub trait AppLogger: Send + Sync {
         since: OffsetDateTime,
         limit: usize,
     ) -> Result<Vec<CrashReport>>;
+
+    /// The app's crash reports as [`AppLogger::app_crashes`] finds them, with how many were left
+    /// out because their owner could not be confirmed. The default confirms every report it
+    /// returns; a backend that can be unsure (Android 10's drop box) overrides it, and its
+    /// `app_crashes` returns the same reports.
+    async fn app_crash_result(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
+        Ok(CrashResult {
+            reports: self.app_crashes(device, app, since, limit).await?,
+            unconfirmed: 0,
+        })
+    }
 
     /// Whether the app is a development build (Android `DEBUGGABLE`, iOS `get-task-allow`).
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool>;

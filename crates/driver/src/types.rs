@@ -355,7 +355,13 @@ pub struct AppInfo {
     /// Built to be debugged: Android `DEBUGGABLE`, iOS `get-task-allow`.
     pub dev_build: bool,
     /// The Linux uid its lines carry (Android), so the layers above can check every line again.
+    /// One uid: the app's in the Android user it runs in, never a copy's in another user (an
+    /// app clone, a work profile), so lines, reports and counts are all of the same copy.
     pub uid: Option<u32>,
+    /// The app shares its uid with other packages (Android `sharedUserId`): its lines cannot be
+    /// told apart from theirs, so reading them is unsupported. The layers above answer that
+    /// before asking anyone; the driver still refuses to read such an app.
+    pub shared_uid: bool,
 }
 
 /// What a driver can do, so the layers above never ask "is this Android?".
@@ -373,4 +379,19 @@ pub struct Capabilities {
     pub debugger: bool,
     /// The driver keeps log history, so lines logged before the first call can be read.
     pub log_history: bool,
+    /// Every line `app_logs` returns carries the uid that logged it, and `app_info` names the
+    /// app's uid (Android). The gateway then checks every line's uid again and treats a line
+    /// without one as an error, never as a line to pass on.
+    pub line_uids: bool,
+}
+
+/// What an `app_crashes` call found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashResult {
+    /// The app's reports, newest first, at most the limit.
+    pub reports: Vec<CrashReport>,
+    /// How many reports were left out because the driver could not confirm they are this
+    /// app's copy's (an Android 10 drop box entry names no uid, and its process no longer
+    /// shows which user's copy it was), so the message can say so.
+    pub unconfirmed: usize,
 }

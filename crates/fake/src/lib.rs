@@ -541,6 +541,8 @@ impl AppLogger for FakePhone {
             listener: self.listener,
             debugger: true,
             log_history: true,
+            // The fake plays an Android phone: its lines carry the app's uid.
+            line_uids: true,
         }
     }
 
@@ -570,6 +572,7 @@ impl AppLogger for FakePhone {
                 system: found.system,
                 dev_build: found.dev_build,
                 uid: found.uid,
+                shared_uid: found.shared_uid,
             })
         })
     }

@@ -4,13 +4,90 @@
 //!
 //! Rule names come from [`phonelogs_policy::names`], so a decision and its text agree.
 
-use phonelogs_policy::{Rule, ScopeReason};
+use phonelogs_policy::{Action, Rule, ScopeReason};
 
 pub use phonelogs_policy::names;
 
 /// The question asked on the first read of an app in a task: "Read the logs of Example?".
 pub fn question(label: &str) -> String {
     format!("Read the logs of {label}?")
+}
+
+/// What exactly a question is about, beyond the app: the pid of a backtrace or tombstone, the
+/// file a tombstone goes to, the phone whose debug app is set.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Subject<'a> {
+    /// The process, for a backtrace or a tombstone.
+    pub pid: Option<i64>,
+    /// Where a tombstone is saved, as the person will find it.
+    pub path: Option<&'a str>,
+    /// The phone.
+    pub device: Option<&'a str>,
+}
+
+/// The question each action asks the person: its own words, so an answer is given knowing what
+/// it allows ("Capture a native tombstone of Example (pid 1224)? It pauses the app briefly and
+/// saves its memory map to /tmp/t/run1.txt.").
+pub fn action_question(action: Action, label: &str, subject: Subject<'_>) -> String {
+    let pid = subject
+        .pid
+        .map(|p| format!(" (pid {p})"))
+        .unwrap_or_default();
+    match action {
+        Action::Logs => question(label),
+        Action::ExitHistory => format!("Read the process exit history of {label}?"),
+        Action::SetDebugApp => match subject.device {
+            Some(device) => format!(
+                "Make {label} the debug app on {device}? The app waits for or accepts a debugger when it starts."
+            ),
+            None => format!(
+                "Make {label} the debug app? The app waits for or accepts a debugger when it starts."
+            ),
+        },
+        Action::Backtrace => format!(
+            "Capture a native backtrace of {label}{pid}? It shows the native call stack of every thread of the app."
+        ),
+        Action::Tombstone => match subject.path {
+            Some(path) => format!(
+                "Capture a native tombstone of {label}{pid}? It pauses the app briefly and saves its memory map to {path}."
+            ),
+            None => format!(
+                "Capture a native tombstone of {label}{pid}? It pauses the app briefly and saves its memory map."
+            ),
+        },
+    }
+}
+
+/// What an action does, for refusals and denials: "read the logs of Example", "capture a
+/// native tombstone of Example".
+pub fn action_phrase(action: Action, label: &str) -> String {
+    match action {
+        Action::Logs => format!("read the logs of {label}"),
+        Action::ExitHistory => format!("read the process exit history of {label}"),
+        Action::SetDebugApp => format!("make {label} the debug app"),
+        Action::Backtrace => format!("capture a native backtrace of {label}"),
+        Action::Tombstone => format!("capture a native tombstone of {label}"),
+    }
+}
+
+/// The history step of an answer: "Answered “Allow for this task” in the agent's client:
+/// Read the logs of Example?".
+pub fn step_answered(answer: crate::Answer, via: crate::AnsweredVia, question: &str) -> String {
+    let place = match via {
+        crate::AnsweredVia::ClientDialog => "in the agent's client",
+        crate::AnsweredVia::CommandLine => "on the person's side (phonelogs)",
+    };
+    format!(
+        "Answered \u{201c}{}\u{201d} {place}: {question}",
+        answer_label(answer)
+    )
+}
+
+/// "Waiting for you: Read the logs of Example" (the question without its question mark and
+/// without what follows it).
+pub fn step_waiting_for(question: &str) -> String {
+    let asked = question.split('?').next().unwrap_or(question);
+    format!("Waiting for you: {asked}")
 }
 
 /// The label of an answer button.
@@ -93,6 +170,9 @@ pub fn scope_message(reason: ScopeReason, label: &str) -> String {
         ScopeReason::OutsideTask => {
             format!("Outside the scope: {label} is not among this task's apps.")
         }
+        ScopeReason::ReadOnly => format!(
+            "Outside the scope: this agent may only read, and this changes the phone or writes a file, so it may not be done to {label}."
+        ),
     }
 }
 
@@ -101,51 +181,109 @@ pub fn blocked_message(rule: &str, label: &str) -> String {
     format!("Blocked by \u{201c}{rule}\u{201d}: the logs of {label} are never read.")
 }
 
-/// The message of a pending approval.
-pub fn pending_message(label: &str, approval_id: &str) -> String {
+/// The message of a pending approval. It says that a person must answer and where they may
+/// (the client's dialog, or their own side), never how: an agent is not told a command that
+/// would answer its own question.
+pub fn pending_message(question: &str, approval_id: &str) -> String {
     format!(
-        "Waiting for the person to answer \u{201c}Read the logs of {label}?\u{201d}. Call again with approval_id \"{approval_id}\" to pick up the answer."
+        "Waiting for a person to answer \u{201c}{question}\u{201d}. Only a person can answer it, in your client's dialog or on their own side; tell them it is waiting. Then call again with the same arguments and approval_id \"{approval_id}\" to pick up the answer."
     )
 }
 
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
+    denied_action_message(Action::Logs, rule, label)
+}
+
+/// The message of a denied action.
+pub fn denied_action_message(action: Action, rule: &str, label: &str) -> String {
     format!(
-        "Denied: the person did not allow reading the logs of {label} (rule \u{201c}{rule}\u{201d})."
+        "Denied: the person did not allow this agent to {} (rule \u{201c}{rule}\u{201d}).",
+        action_phrase(action, label)
     )
 }
 
-/// The message of a read of log lines: how many, since when, and how many older ones were left
-/// out.
-pub fn lines_message(count: usize, label: &str, omitted: usize) -> String {
-    let mut message = if count == 1 {
+/// A result cap as people say it: "64 KB" for whole kibibytes, else "5000 bytes".
+pub fn cap_size(cap: usize) -> String {
+    if cap.is_multiple_of(1024) {
+        format!("{} KB", cap / 1024)
+    } else {
+        format!("{cap} bytes")
+    }
+}
+
+/// The message of a read of log lines: how many are shown, how many older ones were left out,
+/// and how many long lines were cut. Every count is of what the agent is shown.
+pub fn lines_message(shown: usize, label: &str, left_out: usize, cut: usize) -> String {
+    let mut message = if shown == 1 {
         format!("1 log line of {label}, oldest first.")
     } else {
-        format!("{count} log lines of {label}, oldest first.")
+        format!("{shown} log lines of {label}, oldest first.")
     };
-    if omitted == 1 {
+    if left_out == 1 {
         message.push_str(" 1 older line was left out; narrow with since, filter or level.");
-    } else if omitted > 1 {
+    } else if left_out > 1 {
         message.push_str(&format!(
-            " {omitted} older lines were left out; narrow with since, filter or level."
+            " {left_out} older lines were left out; narrow with since, filter or level."
+        ));
+    }
+    if cut == 1 {
+        message.push_str(" 1 line longer than 2,000 bytes was cut.");
+    } else if cut > 1 {
+        message.push_str(&format!(" {cut} lines longer than 2,000 bytes were cut."));
+    }
+    message
+}
+
+/// The message of a read of crash reports: how many are shown (each with its heading), how
+/// many texts were cut short or show only their first line, and how many older reports did not
+/// fit at all, within the result cap `cap`.
+pub fn reports_message(
+    shown: usize,
+    label: &str,
+    cut_short: usize,
+    first_lines: usize,
+    left_out: usize,
+    cap: usize,
+) -> String {
+    let mut message = match shown {
+        0 if left_out == 0 => format!("No crash reports of {label} since then."),
+        0 => format!("No crash report of {label} fits."),
+        1 => format!("1 crash report of {label}."),
+        n => format!("{n} crash reports of {label}, newest first."),
+    };
+    let mut parts = Vec::new();
+    match cut_short {
+        0 => {}
+        1 => parts.push("1 text was cut short".to_owned()),
+        n => parts.push(format!("{n} texts were cut short")),
+    }
+    match first_lines {
+        0 => {}
+        1 => parts.push("1 shows only its first line".to_owned()),
+        n => parts.push(format!("{n} show only their first line")),
+    }
+    match left_out {
+        0 => {}
+        1 => parts.push("1 older report was left out".to_owned()),
+        n => parts.push(format!("{n} older reports were left out")),
+    }
+    if !parts.is_empty() {
+        message.push_str(&format!(
+            " {} to stay within {}; ask with a smaller limit or a later since.",
+            upper_first(&parts.join(", ")),
+            cap_size(cap)
         ));
     }
     message
 }
 
-/// The message of a read of crash reports.
-pub fn reports_message(count: usize, label: &str, cut: usize) -> String {
-    let mut message = match count {
-        0 => format!("No crash reports of {label} since then."),
-        1 => format!("1 crash report of {label}."),
-        n => format!("{n} crash reports of {label}, newest first."),
-    };
-    if cut > 0 {
-        message.push_str(&format!(
-            " {cut} of them were cut short to stay within 64 KB; ask with a smaller limit or a later since."
-        ));
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
-    message
 }
 
 /// The error for a `since` that is none of the accepted forms.
@@ -282,9 +420,29 @@ pub fn jdwp_message(pids: &[i64], serial: &str) -> String {
     )
 }
 
-/// `capture_native_backtrace`'s message.
-pub fn backtrace_message() -> String {
-    "capture_native_backtrace completed successfully.".to_owned()
+/// `capture_native_backtrace`'s message; `cut` is `(shown, total)` bytes of its text when the
+/// result cap cut it.
+pub fn backtrace_message(cut: Option<(usize, usize)>) -> String {
+    match cut {
+        None => "capture_native_backtrace completed successfully.".to_owned(),
+        Some((shown, total)) => format!(
+            "capture_native_backtrace completed successfully. Its text was cut to its first {shown} of {total} bytes to stay within the result cap."
+        ),
+    }
+}
+
+/// `list_devices`' message.
+pub fn devices_message(count: usize) -> String {
+    match count {
+        0 => "No device is connected.".to_owned(),
+        1 => "1 device.".to_owned(),
+        n => format!("{n} devices."),
+    }
+}
+
+/// `list_devices`' message when the devices could not be listed.
+pub fn devices_error(error: &str) -> String {
+    format!("Could not list devices: {error}")
 }
 
 /// `capture_native_tombstone`'s message.
@@ -297,24 +455,13 @@ pub fn may_not_change_phone(tool: &str) -> String {
     format!("{tool} changes the phone, and this agent may only read or watch.")
 }
 
-/// A debugging aid refused because the process is not an app the agent may see.
-pub fn unknown_process(pid: i64) -> String {
+/// A debugging aid refused because the pid is not a process of an app this agent may debug:
+/// one of the phone's own, one whose uid several packages share, another app outside the scope
+/// or blocked. One message for all of them, naming neither the process nor its uid, so a refusal
+/// tells the agent nothing of another app.
+pub fn pid_refused(pid: i64) -> String {
     format!(
-        "pid {pid} is not a process of an app phonelogs can tell; it is treated as one of the phone's own."
-    )
-}
-
-/// A debugging aid refused because the pid runs as one of the system's own uids.
-pub fn system_process(pid: i64, uid: u32) -> String {
-    format!(
-        "pid {pid} runs as the system uid {uid}: it is one of the phone's own processes, whose dumps show other apps' data, so phonelogs does not debug it."
-    )
-}
-
-/// A debugging aid refused because several packages share the pid's uid.
-pub fn shared_uid_process(pid: i64, count: usize) -> String {
-    format!(
-        "pid {pid} runs as a uid that {count} packages share, so phonelogs cannot tell whose process it is; it is not debugged."
+        "pid {pid} is not a process of an app this agent may debug in this task, so phonelogs does not touch it. Give the pid of the app under test."
     )
 }
 
@@ -332,6 +479,18 @@ pub fn pid_changed(pid: i64) -> String {
     )
 }
 
+/// An app that shares its uid with other packages: its lines cannot be told apart from theirs.
+pub fn shared_uid_message(label: &str) -> String {
+    format!(
+        "{label} shares its uid with other packages (sharedUserId), so its own lines and reports cannot be told apart from theirs; phonelogs does not read it."
+    )
+}
+
+/// The state store could not be read or written: the call is refused rather than guessed.
+pub fn state_unreadable(error: &dyn std::fmt::Display) -> String {
+    format!("phonelogs could not read or write its state, so nothing was done: {error}")
+}
+
 /// No local root configured for tombstones.
 pub fn no_local_root() -> String {
     "no local_root is configured (--local-root, the config file or ADB_AUTOMATION_LOCAL_ROOT), so tombstones cannot be saved.".to_owned()
@@ -344,9 +503,39 @@ pub fn bad_local_path(local_path: &str, why: &str) -> String {
     )
 }
 
+/// What a crashes message adds when the driver left reports out because it could not confirm
+/// they are this copy's of the app (an Android 10 phone where another user has the app too):
+/// nothing when none was left out.
+pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
+    match unconfirmed {
+        0 => None,
+        1 => Some(format!(
+            "1 crash report was left out: the phone could not confirm it is {label}'s own and not its copy in another user's profile."
+        )),
+        n => Some(format!(
+            "{n} crash reports were left out: the phone could not confirm they are {label}'s own and not its copy in another user's profile."
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unconfirmed_reports_are_counted_in_words() {
+        assert_eq!(unconfirmed_reports(0, "Example"), None);
+        assert_eq!(
+            unconfirmed_reports(1, "Example").as_deref(),
+            Some(
+                "1 crash report was left out: the phone could not confirm it is Example's own and not its copy in another user's profile."
+            )
+        );
+        assert!(
+            unconfirmed_reports(3, "Example")
+                .is_some_and(|m| m.starts_with("3 crash reports were left out"))
+        );
+    }
 
     #[test]
     fn the_steps_are_the_specs_words() {

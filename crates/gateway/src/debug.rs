@@ -4,18 +4,22 @@
 //! Reading aids (exit history, backtrace, tombstone) act on one app: the app is checked like a
 //! `phone_logs` read (scope, blocks, the phone's own apps) and a release build asks the person.
 //! `set_debug_app` and `clear_debug_app` change the phone, so only full agents may use them.
-//! A tombstone is written atomically under `<local_root>/tombstones/<local_path>`, and a path that
-//! could lead out of it is refused before anything runs.
-
-use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+//! A tombstone is written under `<local_root>/tombstones/<local_path>` by
+//! [`crate::tombstone_file`] (no symlink followed, no file replaced, mode 0600), and a path that
+//! could lead out of it is refused before anything runs. A dump whose own pid line, uid or name
+//! is not the owner's resolved before the call (a reused pid) is dropped, never returned or
+//! written.
 
 use phonelogs_driver::{AppDebugger, AppId, AppInfo, DeviceId, ErrorKind, ProcessOwner, check_pid};
 use serde::{Deserialize, Serialize};
 
+use crate::catalog;
+use crate::catalog::Subject;
+use crate::permission::{Ask, Refusal};
 use crate::session::{Gate, Session, Target};
+use crate::tombstone_file::{check_destination, check_local_path, write_tombstone};
 use crate::types::{LogsResponse, Status, StepArgs};
-use crate::{catalog, new_id};
+use phonelogs_policy::Action;
 
 /// One call of a debugging aid, with the spec's parameter names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -283,8 +287,9 @@ impl Session {
                     Err(response) => return response,
                 };
                 args.app = app.to_string();
+                let ask = Ask::plain(Action::ExitHistory);
                 let target = match self
-                    .debug_target(&serial, &app, approval_id.as_deref(), &args, true)
+                    .debug_target(&serial, &app, &ask, approval_id.as_deref(), &args)
                     .await
                 {
                     Ok(target) => target,
@@ -328,20 +333,15 @@ impl Session {
                     Err(response) => return response,
                 };
                 args.app = app.to_string();
-                if !self.spec().agent.may_change_phone() {
-                    self.record(
-                        &args,
-                        None,
-                        Status::ScopeDenied,
-                        catalog::step_outside_scope(app.as_str()),
-                    );
-                    return DebugResponse::error(
-                        ErrorCode::PolicyDenied,
-                        catalog::may_not_change_phone(tool),
-                    );
-                }
+                let ask = Ask {
+                    subject: Subject {
+                        device: Some(&serial),
+                        ..Subject::default()
+                    },
+                    ..Ask::plain(Action::SetDebugApp)
+                };
                 let target = match self
-                    .debug_target(&serial, &app, approval_id.as_deref(), &args, true)
+                    .debug_target(&serial, &app, &ask, approval_id.as_deref(), &args)
                     .await
                 {
                     Ok(target) => target,
@@ -449,15 +449,28 @@ impl Session {
                 if let Err(error) = check_pid(pid) {
                     return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
                 }
-                // The pid is resolved to its app and the policy asked before debuggerd runs.
+                // The mode first, then the pid is resolved to its app and the policy asked, all
+                // before debuggerd runs.
+                let subject = format!("pid {pid}");
+                if let Some(response) = self.check_mode(Action::Backtrace, &subject, &args) {
+                    return DebugResponse::from_gate(response);
+                }
+                let ask = Ask {
+                    detail: subject,
+                    subject: Subject {
+                        pid: Some(pid),
+                        ..Subject::default()
+                    },
+                    ..Ask::plain(Action::Backtrace)
+                };
                 let (debugger, device, target, owner) = match self
-                    .debug_pid(&serial, pid, approval_id.as_deref(), &mut args)
+                    .debug_pid(&serial, pid, &ask, approval_id.as_deref(), &mut args)
                     .await
                 {
                     Ok(found) => found,
                     Err(response) => return response,
                 };
-                let backtrace = match debugger.native_backtrace(&device, pid).await {
+                let mut backtrace = match debugger.native_backtrace(&device, pid).await {
                     Ok(backtrace) => backtrace,
                     Err(error) => return self.debug_failed(&args, &target, error),
                 };
@@ -466,7 +479,7 @@ impl Session {
                     &target,
                     &owner,
                     pid,
-                    backtrace.process_name.as_deref(),
+                    &Dumped::of_backtrace(&backtrace),
                 ) {
                     return refused;
                 }
@@ -476,7 +489,16 @@ impl Session {
                     Status::Ok,
                     catalog::step_debug(tool, &target.label),
                 );
-                DebugResponse::success(catalog::backtrace_message(), &backtrace)
+                // The one cut of this result: the text to the gateway's cap, said in the message
+                // and in `text_cut`, so nothing after the gateway shortens it again.
+                let cut =
+                    crate::render::cap_backtrace_text(&mut backtrace, self.gateway().result_cap());
+                let mut response =
+                    DebugResponse::success(catalog::backtrace_message(cut), &backtrace);
+                if let Some(serde_json::Value::Object(data)) = response.data.as_mut() {
+                    data.insert("text_cut".into(), cut.is_some().into());
+                }
+                response
             }
             DebugRequest::CaptureNativeTombstone {
                 pid,
@@ -486,6 +508,13 @@ impl Session {
             } => {
                 if let Err(error) = check_pid(pid) {
                     return DebugResponse::error(ErrorCode::InvalidArgument, error.to_string());
+                }
+                // A tombstone is a write (the spec's "Categorized write"): refused to read-only
+                // and watch-only agents before anything else is looked at.
+                if let Some(response) =
+                    self.check_mode(Action::Tombstone, &format!("pid {pid}"), &args)
+                {
+                    return DebugResponse::from_gate(response);
                 }
                 let Some(root) = self.gateway().inner.local_root.clone() else {
                     return DebugResponse::error(ErrorCode::PolicyDenied, catalog::no_local_root());
@@ -505,8 +534,19 @@ impl Session {
                 if let Err((code, why)) = check_destination(&root, &relative) {
                     return DebugResponse::error(code, catalog::bad_local_path(&local_path, &why));
                 }
+                let shown_path = root.join("tombstones").join(&relative);
+                let shown_path = shown_path.display().to_string();
+                let ask = Ask {
+                    detail: format!("pid {pid} to {}", relative.display()),
+                    subject: Subject {
+                        pid: Some(pid),
+                        path: Some(&shown_path),
+                        ..Subject::default()
+                    },
+                    ..Ask::plain(Action::Tombstone)
+                };
                 let (debugger, device, target, owner) = match self
-                    .debug_pid(&serial, pid, approval_id.as_deref(), &mut args)
+                    .debug_pid(&serial, pid, &ask, approval_id.as_deref(), &mut args)
                     .await
                 {
                     Ok(found) => found,
@@ -517,7 +557,7 @@ impl Session {
                     Err(error) => return self.debug_failed(&args, &target, error),
                 };
                 if let Some(refused) =
-                    self.pid_reused(&args, &target, &owner, pid, capture.process_name.as_deref())
+                    self.pid_reused(&args, &target, &owner, pid, &Dumped::of_tombstone(&capture))
                 {
                     return refused;
                 }
@@ -569,6 +609,7 @@ impl Session {
         &self,
         serial: &str,
         pid: i64,
+        ask: &Ask<'_>,
         approval_id: Option<&str>,
         args: &mut StepArgs,
     ) -> Result<(&dyn AppDebugger, DeviceId, Target, ProcessOwner), DebugResponse> {
@@ -577,7 +618,7 @@ impl Session {
             return Err(unsupported(args.kind.as_str()));
         };
         let (target, owner) = self
-            .pid_target(index, &device, pid, approval_id, args)
+            .pid_target(index, &device, pid, ask, approval_id, args)
             .await?;
         Ok((debugger, device, target, owner))
     }
@@ -590,7 +631,7 @@ impl Session {
         target: &Target,
         owner: &ProcessOwner,
         pid: i64,
-        dumped: Option<&str>,
+        dumped: &Dumped<'_>,
     ) -> Option<DebugResponse> {
         (!same_process(owner, dumped)).then(|| {
             self.debug_failed(
@@ -656,17 +697,21 @@ impl Session {
         })
     }
 
-    /// The app a package-based aid acts on, through the same permission steps as `phone_logs`.
-    /// A package that is not installed is judged by its id alone and asks nothing: there is
-    /// nothing of it to read.
+    /// The app a package-based aid acts on, through the same permission steps as `phone_logs`:
+    /// the policy from the package's id first (before the device is looked up), then the phone's
+    /// word and the person. A package that is not installed asks nothing: there is nothing of it
+    /// to read.
     async fn debug_target(
         &self,
         serial: &str,
         app: &AppId,
+        ask: &Ask<'_>,
         approval_id: Option<&str>,
         args: &StepArgs,
-        _reads: bool,
     ) -> Result<Target, DebugResponse> {
+        if let Some(response) = self.check_app(ask.action, app, args) {
+            return Err(DebugResponse::from_gate(response));
+        }
         let (driver_index, device) = self.debug_device(serial).await?;
         let info =
             match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), &device, app)
@@ -680,6 +725,7 @@ impl Session {
                     // Nothing is installed, so there is nothing to ask about.
                     dev_build: true,
                     uid: None,
+                    shared_uid: false,
                 },
                 Err(error) => {
                     return Err(DebugResponse::error(
@@ -699,7 +745,7 @@ impl Session {
             info,
             label,
         };
-        match self.permit(&target, approval_id, args).await {
+        match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok(target),
             Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
         }
@@ -707,12 +753,14 @@ impl Session {
 
     /// The app a pid belongs to, asked of the driver before anything pauses the process, and
     /// put through the permission steps. A pid of a system uid, of a uid several packages share,
-    /// or of no installed app is refused; so is a pid the driver cannot resolve.
+    /// of no installed app, or of an app this agent may not debug is refused with one message
+    /// that names neither the process nor its uid; so is a pid the driver cannot resolve.
     async fn pid_target(
         &self,
         driver_index: usize,
         device: &DeviceId,
         pid: i64,
+        ask: &Ask<'_>,
         approval_id: Option<&str>,
         args: &mut StepArgs,
     ) -> Result<(Target, ProcessOwner), DebugResponse> {
@@ -734,34 +782,35 @@ impl Session {
                 ));
             }
         };
+        let refused = |session: &Session, args: &StepArgs, step: String| {
+            session.record(args, Some(device), Status::BlockedByPolicy, step);
+            DebugResponse::error(ErrorCode::PolicyDenied, catalog::pid_refused(pid))
+        };
+        let phone_own =
+            || catalog::step_blocked(catalog::names::PHONE_OWN_APPS, &format!("pid {pid}"));
         if owner.is_system_uid() {
-            return Err(self.refuse_pid(
-                args,
-                device,
-                pid,
-                catalog::system_process(pid, owner.uid),
-            ));
+            return Err(refused(self, args, phone_own()));
         }
         let app = match owner.packages.as_slice() {
             [app] => app.clone(),
-            [] => return Err(self.refuse_pid(args, device, pid, catalog::unknown_process(pid))),
-            several => {
-                return Err(self.refuse_pid(
-                    args,
-                    device,
-                    pid,
-                    catalog::shared_uid_process(pid, several.len()),
-                ));
-            }
+            _ => return Err(refused(self, args, phone_own())),
         };
         args.app = app.to_string();
+        // The policy from the app's id before the phone is asked anything more. The history (the
+        // person's) says why; the agent only learns that this pid is not one it may debug.
+        if let Some(refusal) = self.app_refusal(ask.action, &app) {
+            return Err(refused(self, args, refusal.step));
+        }
         let info =
             match phonelogs_driver::AppLogger::app_info(self.driver(driver_index), device, &app)
                 .await
             {
                 Ok(info) => info,
                 Err(error) if error.kind() == ErrorKind::NotFound => {
-                    return Err(self.refuse_pid(args, device, pid, catalog::unknown_process(pid)));
+                    return Err(refused(self, args, phone_own()));
+                }
+                Err(error) if error.kind() == ErrorKind::Unsupported => {
+                    return Err(refused(self, args, catalog::step_failed(app.as_str())));
                 }
                 Err(error) => {
                     return Err(DebugResponse::error(
@@ -781,28 +830,13 @@ impl Session {
             info,
             label,
         };
-        match self.permit(&target, approval_id, args).await {
+        if let Some(refusal) = Refusal::device(self, &target, ask.action) {
+            return Err(refused(self, args, refusal.step));
+        }
+        match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok((target, owner)),
             Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
         }
-    }
-
-    /// Refuses a pid whose process is not one app's: a history step under "The phone's own
-    /// apps", naming the pid only, and `POLICY_DENIED` with the reason.
-    fn refuse_pid(
-        &self,
-        args: &StepArgs,
-        device: &DeviceId,
-        pid: i64,
-        message: String,
-    ) -> DebugResponse {
-        self.record(
-            args,
-            Some(device),
-            Status::BlockedByPolicy,
-            catalog::step_blocked(catalog::names::PHONE_OWN_APPS, &format!("pid {pid}")),
-        );
-        DebugResponse::error(ErrorCode::PolicyDenied, message)
     }
 
     /// The package each pid of a JDWP listing belongs to, for the pids whose app the agent may
@@ -886,18 +920,54 @@ pub struct JdwpListing {
     pub packages: Vec<JdwpPackage>,
 }
 
-/// Whether a dump's process name is the process the policy was asked about: the same name as
-/// `/proc/<pid>/cmdline` said, or a process of the same package. No name in the dump (a header
-/// the parser could not read) is not evidence of a different process.
-fn same_process(owner: &ProcessOwner, dumped: Option<&str>) -> bool {
-    let Some(dumped) = dumped.map(str::trim).filter(|d| !d.is_empty()) else {
-        return true;
-    };
-    if owner.process_name.as_deref().map(str::trim) == Some(dumped) {
-        return true;
+/// What a dump says of the process it dumped: the pid of its header line, the uid the process
+/// ran as (a tombstone's `uid:`; for a backtrace, read by the driver right after the dump) and
+/// its process name.
+#[derive(Debug, Clone, Copy, Default)]
+struct Dumped<'a> {
+    pid: Option<i64>,
+    uid: Option<u32>,
+    name: Option<&'a str>,
+}
+
+impl<'a> Dumped<'a> {
+    fn of_backtrace(backtrace: &'a phonelogs_driver::NativeBacktrace) -> Self {
+        Dumped {
+            pid: backtrace.dumped_pid,
+            uid: backtrace.dumped_uid,
+            name: backtrace.process_name.as_deref(),
+        }
     }
-    let package = dumped.split(':').next().unwrap_or(dumped);
-    owner.packages.iter().any(|app| app.as_str() == package)
+
+    fn of_tombstone(capture: &'a phonelogs_driver::TombstoneCapture) -> Self {
+        Dumped {
+            pid: capture.dumped_pid,
+            uid: capture.dumped_uid,
+            name: capture.process_name.as_deref(),
+        }
+    }
+}
+
+/// Whether a dump is of the process the policy was asked about: its pid line names the pid
+/// whose owner was resolved before the call, it ran as that owner's uid (which tells the app
+/// from its clone in another user: same package, same name, another uid), and its name is the
+/// one `/proc/<pid>/cmdline` gave (or, when that was unreadable, a process of the owner's
+/// package). Whatever the dump does not say counts against it: a header the parser could not
+/// read is no evidence that the process is the app's, so it is dropped.
+fn same_process(owner: &ProcessOwner, dumped: &Dumped<'_>) -> bool {
+    if dumped.pid != Some(owner.pid) || dumped.uid != Some(owner.uid) {
+        return false;
+    }
+    let Some(name) = dumped.name.map(str::trim).filter(|d| !d.is_empty()) else {
+        return false;
+    };
+    match owner.process_name.as_deref().map(str::trim) {
+        Some(known) => known == name,
+        None => {
+            let package = name.split(':').next().unwrap_or(name);
+            owner.packages.iter().any(|app| app.as_str() == package)
+        }
+    }
 }
 
 fn parse_package(package: &str) -> Result<AppId, DebugResponse> {
@@ -916,163 +986,4 @@ fn unsupported(tool: &str) -> DebugResponse {
         ErrorCode::BackendError,
         format!("{tool} is not available for this phone's driver"),
     )
-}
-
-/// Checks a `local_path` without touching the disk: a relative path of plain names, naming a
-/// file. Returns it as a relative path.
-pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
-    if local_path.contains('\0') {
-        return Err("it contains a NUL byte".into());
-    }
-    let trimmed = local_path.trim();
-    if trimmed.is_empty() {
-        return Err("it is empty".into());
-    }
-    if trimmed.ends_with('/') || trimmed.ends_with('\\') {
-        return Err("it names a directory".into());
-    }
-    let path = Path::new(trimmed);
-    if path.is_absolute() || path.has_root() {
-        return Err("it is absolute".into());
-    }
-    let mut relative = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Normal(name) => relative.push(name),
-            Component::CurDir => {}
-            Component::ParentDir => return Err("it climbs out with ..".into()),
-            Component::RootDir | Component::Prefix(_) => return Err("it is absolute".into()),
-        }
-    }
-    if relative.file_name().is_none() {
-        return Err("it names a directory".into());
-    }
-    Ok(relative)
-}
-
-/// Checks where a tombstone would go without creating or writing anything: every directory that
-/// already exists on the way is checked as [`write_tombstone`] checks it. What does not exist
-/// yet is fine: it will be created inside `<root>/tombstones`.
-pub(crate) fn check_destination(root: &Path, relative: &Path) -> Result<(), (ErrorCode, String)> {
-    destination(root, relative, false).map(|_| ())
-}
-
-/// Finds (and with `create`, makes) the directory a tombstone goes into, checking each step:
-/// a symlink that leads out of `<root>/tombstones`, or a file where a directory should be, is
-/// refused, and so is a final name that is a directory or a symlink. Without `create`, `None`
-/// means a directory on the way does not exist yet.
-fn destination(
-    root: &Path,
-    relative: &Path,
-    create: bool,
-) -> Result<Option<PathBuf>, (ErrorCode, String)> {
-    let policy = |why: &str| (ErrorCode::PolicyDenied, why.to_owned());
-    let io = |error: std::io::Error| {
-        (
-            ErrorCode::BackendError,
-            format!("the tombstone could not be written: {error}"),
-        )
-    };
-    let Some(file_name) = relative.file_name() else {
-        return Err(policy("it names a directory"));
-    };
-    if create {
-        std::fs::create_dir_all(root).map_err(io)?;
-    } else if !root.exists() {
-        return Ok(None);
-    }
-    let root = root.canonicalize().map_err(io)?;
-    let tombstones = root.join("tombstones");
-    match std::fs::symlink_metadata(&tombstones) {
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
-            return Err(policy("local_root/tombstones is not a plain directory"));
-        }
-        Ok(_) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            if !create {
-                return Ok(None);
-            }
-            std::fs::create_dir(&tombstones).map_err(io)?
-        }
-        Err(error) => return Err(io(error)),
-    }
-    let mut dir = tombstones.clone();
-    if let Some(parent) = relative.parent() {
-        for component in parent.components() {
-            let Component::Normal(name) = component else {
-                return Err(policy("it is not a plain relative path"));
-            };
-            let next = dir.join(name);
-            match std::fs::symlink_metadata(&next) {
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    let resolved = next
-                        .canonicalize()
-                        .map_err(|_| policy("a symlink on the way leads nowhere"))?;
-                    if !resolved.starts_with(&tombstones) || !resolved.is_dir() {
-                        return Err(policy("a symlink on the way leads out of local_root"));
-                    }
-                    dir = resolved;
-                }
-                Ok(meta) if meta.is_dir() => dir = next,
-                Ok(_) => return Err(policy("a file stands where a directory should be")),
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                    if !create {
-                        return Ok(None);
-                    }
-                    std::fs::create_dir(&next).map_err(io)?;
-                    dir = next;
-                }
-                Err(error) => return Err(io(error)),
-            }
-        }
-    }
-    let target = dir.join(file_name);
-    match std::fs::symlink_metadata(&target) {
-        Ok(meta) if meta.is_dir() => return Err(policy("it names a directory")),
-        Ok(meta) if meta.file_type().is_symlink() => return Err(policy("it names a symlink")),
-        _ => {}
-    }
-    Ok(Some(dir))
-}
-
-/// Writes `bytes` to `<root>/tombstones/<relative>`, atomically: a temporary file in the same
-/// directory, synced, then renamed. Every directory on the way is checked (see
-/// [`check_destination`]).
-pub(crate) fn write_tombstone(
-    root: &Path,
-    relative: &Path,
-    bytes: &[u8],
-) -> Result<PathBuf, (ErrorCode, String)> {
-    let io = |error: std::io::Error| {
-        (
-            ErrorCode::BackendError,
-            format!("the tombstone could not be written: {error}"),
-        )
-    };
-    let Some(file_name) = relative.file_name() else {
-        return Err((ErrorCode::PolicyDenied, "it names a directory".to_owned()));
-    };
-    let Some(dir) = destination(root, relative, true)? else {
-        return Err(io(std::io::Error::other("a directory on the way vanished")));
-    };
-    let target = dir.join(file_name);
-    let temporary = dir.join(format!(
-        ".{}.{}.partial",
-        file_name.to_string_lossy(),
-        new_id("tmp")
-    ));
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, &target)
-    })();
-    if let Err(error) = written {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(io(error));
-    }
-    Ok(target)
 }

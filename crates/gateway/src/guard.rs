@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    DeviceId, DeviceInfo, Error, JdwpProcessList, LogListener, LogQuery, LogResult,
+    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LogListener, LogQuery, LogResult,
     NativeBacktrace, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
@@ -63,13 +63,15 @@ impl GuardedLogger {
         info: &AppInfo,
         query: &LogQuery,
     ) -> Result<LogResult> {
+        refuse_shared_uid(info)?;
         let result = self
             .timed(
                 "reading the app's log lines",
                 self.inner.app_logs(device, &info.app, query),
             )
             .await?;
-        let (mut lines, dropped) = own_lines(result.lines, info);
+        let (mut lines, dropped) =
+            own_lines(result.lines, info, self.inner.capabilities().line_uids)?;
         if dropped > 0 {
             tracing::warn!(app = %info.app, dropped, "the driver returned lines of other processes; they were dropped");
         }
@@ -84,6 +86,7 @@ impl GuardedLogger {
     }
 
     /// The app's reports, newest first, at most `limit`, each named after the app's process.
+    /// The same as [`GuardedLogger::own_crash_result`] without the count of reports left out.
     pub async fn own_crashes(
         &self,
         device: &DeviceId,
@@ -91,14 +94,34 @@ impl GuardedLogger {
         since: OffsetDateTime,
         limit: usize,
     ) -> Result<Vec<CrashReport>> {
+        Ok(self
+            .own_crash_result(device, info, since, limit)
+            .await?
+            .reports)
+    }
+
+    /// The app's reports, newest first, at most `limit`, each named after the app's process,
+    /// and how many reports the driver left out because it could not confirm they are this
+    /// copy's of the app (for the message, [`crate::catalog::unconfirmed_reports`]).
+    pub async fn own_crash_result(
+        &self,
+        device: &DeviceId,
+        info: &AppInfo,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
+        refuse_shared_uid(info)?;
         // Report times are whole seconds on most phones (the drop box prints no fraction), while
         // a task starts at any instant: a crash in the task's first second would otherwise fall
         // before `since` and be lost. Compare at the reports' resolution.
         let since = since.replace_nanosecond(0).unwrap_or(since);
-        let mut reports = self
+        let CrashResult {
+            mut reports,
+            unconfirmed,
+        } = self
             .timed(
                 "reading the app's crash reports",
-                self.inner.app_crashes(device, &info.app, since, limit),
+                self.inner.app_crash_result(device, &info.app, since, limit),
             )
             .await?;
         let before = reports.len();
@@ -110,8 +133,23 @@ impl GuardedLogger {
         }
         reports.sort_by_key(|report| std::cmp::Reverse(report.time));
         reports.truncate(limit);
-        Ok(reports)
+        Ok(CrashResult {
+            reports,
+            unconfirmed,
+        })
     }
+}
+
+/// An app that shares its uid is never read: its lines and reports cannot be told apart from
+/// the other packages'. The driver refuses too; this holds whatever the driver does.
+fn refuse_shared_uid(info: &AppInfo) -> Result<()> {
+    if info.shared_uid {
+        return Err(Error::Unsupported(format!(
+            "{} shares its uid with other packages, so its lines cannot be told apart from theirs",
+            info.app
+        )));
+    }
+    Ok(())
 }
 
 /// Whether a report is the app's own. An Android report names the app's process (the package,
@@ -166,6 +204,17 @@ impl AppLogger for GuardedLogger {
     ) -> Result<Vec<CrashReport>> {
         let info = self.app_info(device, app).await?;
         self.own_crashes(device, &info, since, limit).await
+    }
+
+    async fn app_crash_result(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
+        let info = self.app_info(device, app).await?;
+        self.own_crash_result(device, &info, since, limit).await
     }
 
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {

@@ -19,12 +19,15 @@
 //!   [`DebugStatus`] `success | approval_pending | error` and [`DebugError`] `{code, message}`
 //!   ([`ErrorCode`] serializes as `INVALID_ARGUMENT` …). While pending, `data` is
 //!   `{"approval_id": …}`.
-//! - [`Approval`] also carries `state` ([`ApprovalState`]); [`ReportView`] also carries `cut`.
+//! - [`Approval`] also carries `state` ([`ApprovalState`]); [`ReportView`] also carries `cut`
+//!   and `text_shown` ([`TextShown`]); [`LogsResponse`] carries the counts of what its `log`
+//!   shows (`shown`, `left_out`, `cut`), always true of that log.
 //! - [`Store::history`] lists oldest first ([`HistoryFilter`] `{task_id, agent, app, limit}`,
 //!   `limit` keeping the newest).
 //! - Additions: [`Store::in_memory`], [`Store::approval`], [`Store::blocked_apps`],
 //!   [`Store::task_ended`], [`GatewayBuilder::clock`], [`GatewayBuilder::local_offset`],
-//!   [`GatewayBuilder::call_timeout`], [`TaskSpec::new`], [`LogsRequest::new`],
+//!   [`GatewayBuilder::call_timeout`], [`GatewayBuilder::result_cap`], [`TaskSpec::new`],
+//!   [`LogsRequest::new`],
 //!   [`GuardedLogger`] (the timeout and uid-checking wrapper every driver is read through).
 //! - Binaries should read the computer's UTC offset at start-up, before any thread exists, and
 //!   pass it to [`GatewayBuilder::local_offset`]: the system cannot be asked safely later.
@@ -78,10 +81,13 @@ pub mod catalog;
 mod debug;
 mod error;
 mod guard;
+mod lines;
+mod permission;
 mod render;
 mod session;
 pub mod since;
 mod store;
+mod tombstone_file;
 mod types;
 
 use std::collections::hash_map::RandomState;
@@ -100,12 +106,15 @@ pub use debug::{
 pub use error::Error;
 pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
-pub use render::{LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, ReportView};
+pub use render::{
+    LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, ReportView, TextShown,
+    heading_cost, json_escaped_len,
+};
 pub use session::{CRASH_LIMITS, LOG_LIMITS, Session};
 pub use store::{BUSY_TIMEOUT, DB_FILE, STATE_DIR_ENV, Store, default_state_dir};
 pub use types::{
-    Answer, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind, LogsRequest,
-    LogsResponse, Status, StepArgs,
+    Action, Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind,
+    LogsRequest, LogsResponse, Status, StepArgs,
 };
 
 /// Where the gateway reads the time: the computer's clock, or a fixed one in tests.
@@ -141,6 +150,7 @@ pub(crate) struct Inner {
     pub(crate) local_root: Option<PathBuf>,
     pub(crate) clock: Clock,
     pub(crate) local_offset: UtcOffset,
+    pub(crate) result_cap: usize,
 }
 
 /// The gateway: drivers, policy and state. Cloning shares it.
@@ -168,6 +178,7 @@ pub struct GatewayBuilder {
     clock: Option<Clock>,
     local_offset: Option<UtcOffset>,
     call_timeout: Duration,
+    result_cap: usize,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -191,6 +202,7 @@ impl Gateway {
             clock: None,
             local_offset: None,
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            result_cap: MAX_RESULT_BYTES,
         }
     }
 
@@ -241,6 +253,12 @@ impl Gateway {
     /// The computer's clock offset the gateway renders times in.
     pub fn local_offset(&self) -> UtcOffset {
         self.inner.local_offset
+    }
+
+    /// The most a result's log may hold, as JSON-escaped bytes (see
+    /// [`GatewayBuilder::result_cap`]).
+    pub fn result_cap(&self) -> usize {
+        self.inner.result_cap
     }
 
     pub(crate) fn now(&self) -> OffsetDateTime {
@@ -295,8 +313,26 @@ impl GatewayBuilder {
         self
     }
 
+    /// The most a result's log may hold (default [`MAX_RESULT_BYTES`], the spec's 64 KB; at
+    /// least [`MIN_RESULT_CAP`], else [`GatewayBuilder::build`] fails), for clients that pass
+    /// less to their model. It is measured as JSON-escaped bytes, which is never less than the
+    /// raw text, and for crash reports it includes the headings' structured copies: so a result
+    /// is within the cap (plus its message and JSON keys) both as text content and as
+    /// `structuredContent`. The gateway lays the log out within it and counts what it leaves
+    /// out, so every count in the message stays true; a backtrace's text is cut to it too.
+    pub fn result_cap(mut self, bytes: usize) -> Self {
+        self.result_cap = bytes;
+        self
+    }
+
     /// Opens the store and builds the gateway.
     pub fn build(self) -> Result<Gateway, Error> {
+        if self.result_cap < MIN_RESULT_CAP {
+            return Err(Error::InvalidArgument(format!(
+                "the result cap of {} bytes is too small: use at least {MIN_RESULT_CAP}",
+                self.result_cap
+            )));
+        }
         let store = match &self.state_dir {
             Some(dir) => Store::open(dir)?,
             None => Store::in_memory()?,
@@ -324,6 +360,7 @@ impl GatewayBuilder {
                 local_root: self.local_root,
                 clock,
                 local_offset,
+                result_cap: self.result_cap,
             }),
         })
     }

@@ -1,14 +1,27 @@
 //! Turning lines and reports into what the agent reads: `15:04:05.123 Tag: text` on the
-//! computer's clock, lines cut at 2,000 bytes, and the 64 KB caps with their layouts.
+//! computer's clock, lines cut at 2,000 bytes, and the result cap with its layouts.
+//!
+//! This is the only place a `phone_logs` result is cut. The MCP frontend passes the log on
+//! unaltered, once as text content and once inside `structuredContent`, and clients pass only
+//! one of the two to the model (Claude Code only `JSON.stringify(structuredContent)`, most
+//! others only the text). So every line and report is measured by its JSON-escaped length
+//! ([`json_escaped_len`]), which is never less than its raw length: a log within the cap by
+//! that measure is within it in both forms. For crash reports the headings are also listed in
+//! `structuredContent`, so their structured copies ([`heading_cost`]) are taken from the same
+//! budget. What the cap leaves out is counted, so the message's counts are true.
 
-use phonelogs_driver::{AppInfo, CrashReport, LogLine};
-use serde::Serialize;
+use phonelogs_driver::{AppInfo, CrashReport, LogLine, NativeBacktrace};
+use serde::{Deserialize, Serialize};
 use time::UtcOffset;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 
-/// The most a result's text may hold.
+/// The default result cap, the spec's 64 KB: the most a result's log may hold, measured as
+/// JSON-escaped bytes (see the module's docs).
 pub const MAX_RESULT_BYTES: usize = 64 * 1024;
+/// The smallest result cap a gateway accepts: below it a single long line or a few report
+/// headings would no longer fit.
+pub const MIN_RESULT_CAP: usize = 4 * 1024;
 /// The most one rendered line may hold.
 pub const MAX_LINE_BYTES: usize = 2_000;
 /// Tags longer than this are cut, so the text always has room.
@@ -17,6 +30,40 @@ const MAX_TAG_BYTES: usize = 256;
 const MAX_HEADING_PART_BYTES: usize = 300;
 /// What marks a cut.
 const CUT_MARK: &str = "…";
+/// What one heading's structured copy costs besides its escaped strings: the keys, quotes,
+/// commas and braces of `{"kind":"","time":"","pid":N,"process":"","summary":"","text_shown":""}`
+/// and the comma between entries, with the widest pid and `text_shown` value. The MCP frontend's
+/// `ReportHeading` serializes to exactly these keys; its tests hold it to this figure.
+const HEADING_FRAME_BYTES: usize =
+    r#"{"kind":"","time":"","pid":4294967295,"process":"","summary":"","text_shown":"first_line"},"#
+        .len();
+
+/// How many bytes `text` takes inside a JSON string, without the quotes: what `serde_json` and
+/// JavaScript's `JSON.stringify` write. Short escapes for quote, backslash and the common
+/// controls, `\u00XX` for the other controls, and everything else as UTF-8. A pure function, so
+/// the gateway measures the cap without serializing anything.
+pub fn json_escaped_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
+}
+
+/// The longest prefix of `text` whose JSON-escaped length is at most `max`, ending on a UTF-8
+/// boundary.
+fn escaped_prefix(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (index, c) in text.char_indices() {
+        used += json_escaped_len(c.encode_utf8(&mut [0; 4]));
+        if used > max {
+            return &text[..index];
+        }
+    }
+    text
+}
 
 /// One line as the agent sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -31,6 +78,31 @@ pub struct LineView {
     pub text: String,
     /// The process that logged it, when known.
     pub pid: Option<u32>,
+    /// Whether the text was cut to keep the line within 2,000 bytes.
+    pub cut: bool,
+}
+
+/// How much of a report's text a result shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TextShown {
+    /// All of it.
+    Whole,
+    /// Its start, cut short to stay within the result cap.
+    Cut,
+    /// Only its first line, for lack of room.
+    FirstLine,
+}
+
+impl TextShown {
+    /// `whole`, `cut` or `first_line`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextShown::Whole => "whole",
+            TextShown::Cut => "cut",
+            TextShown::FirstLine => "first_line",
+        }
+    }
 }
 
 /// One crash report as the agent sees it.
@@ -42,13 +114,15 @@ pub struct ReportView {
     pub time: String,
     /// The process id, when the report names one.
     pub pid: Option<u32>,
-    /// The process name.
+    /// The process name, on one line and cut to 300 bytes as the heading shows it.
     pub process: String,
-    /// A one-line summary.
+    /// A one-line summary, cut to 300 bytes.
     pub summary: String,
     /// The text as shown: whole, cut short, or only its first line.
     pub text: String,
-    /// Whether the text was cut to stay within 64 KB.
+    /// How much of the text is shown.
+    pub text_shown: TextShown,
+    /// Whether the text was cut (cut short or only its first line) to stay within the cap.
     pub cut: bool,
 }
 
@@ -78,20 +152,41 @@ fn one_line(text: &str) -> String {
     text.replace(['\r', '\n'], " ")
 }
 
-/// Keeps only the lines that are `info`'s own: when the driver told the app's uid, every line
-/// must carry that uid (a line with another uid, or none, is dropped). Returns the lines kept and
-/// how many were dropped.
-pub fn own_lines(lines: Vec<LogLine>, info: &AppInfo) -> (Vec<LogLine>, usize) {
-    let Some(uid) = info.uid else {
-        return (lines, 0);
+/// Keeps only the lines that are `info`'s own, and returns them with how many lines of other
+/// uids were dropped.
+///
+/// `line_uids` is the driver's [`phonelogs_driver::Capabilities::line_uids`]. On such a driver
+/// the uid is the only proof a line is the app's, so an app without a uid, or a line without
+/// one, is an error: nothing is passed on unchecked. On a driver whose lines carry no uid (the
+/// iPhone's, which reads per pid), a line that does carry one must carry the app's.
+pub fn own_lines(
+    lines: Vec<LogLine>,
+    info: &AppInfo,
+    line_uids: bool,
+) -> phonelogs_driver::Result<(Vec<LogLine>, usize)> {
+    let uid = match info.uid {
+        Some(uid) => uid,
+        None if line_uids => {
+            return Err(phonelogs_driver::Error::backend(format!(
+                "the driver named no uid for {}, so its lines cannot be checked",
+                info.app
+            )));
+        }
+        None => return Ok((lines, 0)),
     };
+    if line_uids && lines.iter().any(|line| line.uid.is_none()) {
+        return Err(phonelogs_driver::Error::backend(format!(
+            "the driver returned a line of {} without a uid, so it cannot be checked",
+            info.app
+        )));
+    }
     let before = lines.len();
     let kept: Vec<LogLine> = lines
         .into_iter()
-        .filter(|line| line.uid == Some(uid))
+        .filter(|line| line.uid.is_none_or(|line_uid| line_uid == uid))
         .collect();
     let dropped = before - kept.len();
-    (kept, dropped)
+    Ok((kept, dropped))
 }
 
 /// Renders one line: `15:04:05.123 Tag: text`, at most 2,000 bytes.
@@ -105,7 +200,7 @@ pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
         .unwrap_or_else(|_| "??:??:??.???".to_owned());
     let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
     let prefix_len = time.len() + 1 + tag.len() + 2;
-    let (text, _) = cut_marked(&line.text, MAX_LINE_BYTES - prefix_len);
+    let (text, cut) = cut_marked(&line.text, MAX_LINE_BYTES - prefix_len);
     let rendered = format!("{time} {tag}: {text}");
     let view = LineView {
         time,
@@ -113,25 +208,55 @@ pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
         tag,
         text,
         pid: line.pid,
+        cut,
     };
     (rendered, view)
 }
 
-/// Renders lines (oldest first) within 64 KB: the newest are kept, shown oldest first. Returns
-/// the text, the views, and how many lines were left out for size.
-pub fn render_lines(lines: &[LogLine], local: UtcOffset) -> (String, Vec<LineView>, usize) {
-    let rendered: Vec<(String, LineView)> = lines.iter().map(|l| render_line(l, local)).collect();
+/// Lines laid out within the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedLines {
+    /// The log: one rendered line each, oldest first, each ending in `\n`.
+    pub log: String,
+    /// The lines shown, oldest first.
+    pub views: Vec<LineView>,
+    /// How many older lines the cap left out.
+    pub left_out: usize,
+    /// How many of the lines shown were cut at 2,000 bytes.
+    pub cut: usize,
+}
+
+/// Renders lines (oldest first) within `cap` JSON-escaped bytes: the newest are kept, shown
+/// oldest first, and the older ones that did not fit are counted.
+pub fn render_lines(lines: &[LogLine], local: UtcOffset, cap: usize) -> RenderedLines {
+    let mut rendered: Vec<(String, LineView)> =
+        lines.iter().map(|l| render_line(l, local)).collect();
     let mut total = 0usize;
     let mut keep_from = rendered.len();
     for (index, (text, _)) in rendered.iter().enumerate().rev() {
-        let cost = text.len() + 1;
-        if total + cost > MAX_RESULT_BYTES {
+        // The line and its newline, which JSON writes as `\n`.
+        let cost = json_escaped_len(text) + 2;
+        if total + cost > cap {
             break;
         }
         total += cost;
         keep_from = index;
     }
-    let left_out = keep_from;
+    // A cap so small that not even the newest line fits whole (a 2,000-byte line of control
+    // characters escapes to six times that) still shows the newest line, cut to fit.
+    if keep_from == rendered.len()
+        && let Some((text, view)) = rendered.last_mut()
+    {
+        let prefix = text.len() - view.text.len();
+        let room = cap.saturating_sub(2 + json_escaped_len(&text[..prefix]) + CUT_MARK.len());
+        let piece = escaped_prefix(&view.text, room).to_owned();
+        if !piece.is_empty() {
+            view.text = format!("{piece}{CUT_MARK}");
+            view.cut = true;
+            *text = format!("{}{}", &text[..prefix], view.text);
+            keep_from -= 1;
+        }
+    }
     let mut log = String::with_capacity(total);
     let mut views = Vec::with_capacity(rendered.len() - keep_from);
     for (text, view) in rendered.into_iter().skip(keep_from) {
@@ -139,11 +264,25 @@ pub fn render_lines(lines: &[LogLine], local: UtcOffset) -> (String, Vec<LineVie
         log.push('\n');
         views.push(view);
     }
-    (log, views, left_out)
+    let cut = views.iter().filter(|v| v.cut).count();
+    RenderedLines {
+        log,
+        views,
+        left_out: keep_from,
+        cut,
+    }
+}
+
+/// A report's heading, as the log shows it and as its structured copy lists it.
+struct Heading {
+    line: String,
+    time: String,
+    process: String,
+    summary: String,
 }
 
 /// The heading of a report: kind, time, pid, process and summary on one line.
-fn heading(report: &CrashReport) -> (String, String, String) {
+fn heading(report: &CrashReport) -> Heading {
     let time = report
         .time
         .format(&Rfc3339)
@@ -151,14 +290,26 @@ fn heading(report: &CrashReport) -> (String, String, String) {
     let (process, _) = cut_marked(&one_line(&report.process), MAX_HEADING_PART_BYTES);
     let (summary, _) = cut_marked(&one_line(&report.summary), MAX_HEADING_PART_BYTES);
     let pid = report.pid.map(|p| format!(", pid {p}")).unwrap_or_default();
-    (
-        format!(
+    Heading {
+        line: format!(
             "{} at {time}{pid}, {process}: {summary}",
             report.kind.name()
         ),
         time,
+        process,
         summary,
-    )
+    }
+}
+
+/// What a report's heading costs in the structured content, where the MCP frontend lists every
+/// heading (kind, time, pid, process, summary, how much text is shown): at most this many bytes
+/// of JSON, the comma between entries included.
+pub fn heading_cost(view: &ReportView) -> usize {
+    HEADING_FRAME_BYTES
+        + json_escaped_len(&view.kind)
+        + json_escaped_len(&view.time)
+        + json_escaped_len(&view.process)
+        + json_escaped_len(&view.summary)
 }
 
 fn first_line(text: &str) -> String {
@@ -166,58 +317,128 @@ fn first_line(text: &str) -> String {
     cut_marked(line, MAX_HEADING_PART_BYTES).0
 }
 
-/// Lays out reports (newest first) within 64 KB: every report's heading, the texts whole while
-/// they fit, then the newest of the rest cut short and the others' first lines. Returns the
-/// text, the views and how many texts were cut.
-pub fn render_reports(reports: &[CrashReport]) -> (String, Vec<ReportView>, usize) {
-    let headings: Vec<(String, String, String)> = reports.iter().map(heading).collect();
-    // Each section is "heading\nbody\n\n"; the headings and separators always fit (at most 10
-    // reports of about 700 bytes of heading each).
-    let fixed: usize = headings.iter().map(|(h, _, _)| h.len() + 3).sum();
-    let mut budget = MAX_RESULT_BYTES.saturating_sub(fixed);
-    let firsts: Vec<String> = reports.iter().map(|r| first_line(&r.text)).collect();
-    let mut bodies: Vec<(String, bool)> = Vec::with_capacity(reports.len());
-    let mut overflowing = false;
-    for (index, report) in reports.iter().enumerate() {
-        let reserve: usize = firsts[index + 1..].iter().map(String::len).sum();
-        if overflowing {
-            let body = firsts[index].clone();
-            let cut = body.len() < report.text.trim_end().len();
-            budget = budget.saturating_sub(body.len());
-            bodies.push((body, cut));
-            continue;
-        }
-        let room = budget.saturating_sub(reserve);
-        if report.text.len() <= room {
-            budget -= report.text.len();
-            bodies.push((report.text.clone(), false));
-        } else {
-            overflowing = true;
-            let (body, _) = cut_marked(&report.text, room);
-            budget = budget.saturating_sub(body.len());
-            bodies.push((body, true));
-        }
+/// Reports laid out within the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedReports {
+    /// The log: each report's heading line, its text as shown, and a blank line.
+    pub log: String,
+    /// The reports shown, newest first.
+    pub views: Vec<ReportView>,
+    /// How many older reports the cap left out (only when not even their headings fit).
+    pub left_out: usize,
+    /// How many of the reports shown have their text cut short or only their first line.
+    pub cut: usize,
+}
+
+/// Lays out reports (newest first) within `cap` JSON-escaped bytes, the headings' structured
+/// copies included: every report's heading, the texts whole while they fit, then the newest of
+/// the rest cut short and the others' first lines. Only when a cap is so small that not even
+/// every heading and first line fits are the oldest reports left out, and counted.
+pub fn render_reports(reports: &[CrashReport], cap: usize) -> RenderedReports {
+    // A section of the log is "heading\nbody\n\n"; in JSON each newline is two bytes.
+    const SECTION_NEWLINES: usize = 3 * 2;
+    let mut prepared = Vec::with_capacity(reports.len());
+    for report in reports {
+        let head = heading(report);
+        let first = first_line(&report.text);
+        let mut view = ReportView {
+            kind: report.kind.name().to_owned(),
+            time: head.time.clone(),
+            pid: report.pid,
+            process: head.process.clone(),
+            summary: head.summary.clone(),
+            text: String::new(),
+            text_shown: TextShown::Whole,
+            cut: false,
+        };
+        let fixed = json_escaped_len(&head.line) + SECTION_NEWLINES + heading_cost(&view);
+        view.text = first;
+        prepared.push((report, head.line, view, fixed));
     }
+    // Newest first, the reports whose heading and first line fit; the rest are left out.
+    let mut budget = cap;
+    let mut kept = 0;
+    for (_, _, view, fixed) in &prepared {
+        let least = fixed + json_escaped_len(&view.text);
+        if least > budget {
+            break;
+        }
+        budget -= least;
+        kept += 1;
+    }
+    let left_out = prepared.len() - kept;
+    prepared.truncate(kept);
+    // `budget` now holds what is left once every kept heading and first line is paid for; a
+    // text shown beyond its first line spends from it.
+    let mut overflowing = false;
     let mut log = String::new();
-    let mut views = Vec::with_capacity(reports.len());
-    let mut cut_count = 0;
-    for ((report, (head, time, summary)), (body, cut)) in reports.iter().zip(headings).zip(bodies) {
+    let mut views = Vec::with_capacity(kept);
+    for (report, head, mut view, _) in prepared {
+        let whole = report.text.trim_end();
+        let first = std::mem::take(&mut view.text);
+        let first_cost = json_escaped_len(&first);
+        let (body, shown) = if overflowing {
+            (first, TextShown::FirstLine)
+        } else {
+            let room = budget + first_cost;
+            let whole_cost = json_escaped_len(whole);
+            if whole_cost <= room {
+                budget = room - whole_cost;
+                (whole.to_owned(), TextShown::Whole)
+            } else {
+                overflowing = true;
+                let piece = escaped_prefix(whole, room.saturating_sub(CUT_MARK.len()));
+                if piece.len() > first.len() {
+                    let body = format!("{piece}{CUT_MARK}");
+                    budget = room.saturating_sub(json_escaped_len(&body));
+                    (body, TextShown::Cut)
+                } else {
+                    (first, TextShown::FirstLine)
+                }
+            }
+        };
+        // A text of one line shown as its first line is shown whole.
+        let shown = if shown == TextShown::FirstLine && body == whole {
+            TextShown::Whole
+        } else {
+            shown
+        };
         log.push_str(&head);
         log.push('\n');
-        log.push_str(body.trim_end_matches('\n'));
+        log.push_str(&body);
         log.push_str("\n\n");
-        cut_count += usize::from(cut);
-        views.push(ReportView {
-            kind: report.kind.name().to_owned(),
-            time,
-            pid: report.pid,
-            process: report.process.clone(),
-            summary,
-            text: body,
-            cut,
-        });
+        view.text = body;
+        view.text_shown = shown;
+        view.cut = shown != TextShown::Whole;
+        views.push(view);
     }
-    (log, views, cut_count)
+    let cut = views.iter().filter(|v| v.cut).count();
+    RenderedReports {
+        log,
+        views,
+        left_out,
+        cut,
+    }
+}
+
+/// Cuts a native backtrace's text so that the whole backtrace, as JSON, stays within `cap`
+/// bytes: its other fields (the thread summaries) are kept, and the text's end goes, with a mark.
+/// Returns `(shown, total)` bytes of the text when it was cut, so the message can say so.
+pub fn cap_backtrace_text(backtrace: &mut NativeBacktrace, cap: usize) -> Option<(usize, usize)> {
+    let text = std::mem::take(&mut backtrace.text);
+    // The other fields are measured as written; a value that cannot be written (it always can)
+    // leaves no room, so the text is cut rather than the cap passed.
+    let others = serde_json::to_string(backtrace).map_or(cap, |s| s.len());
+    let room = cap.saturating_sub(others);
+    if json_escaped_len(&text) <= room {
+        backtrace.text = text;
+        return None;
+    }
+    let total = text.len();
+    let piece = escaped_prefix(&text, room.saturating_sub(CUT_MARK.len()));
+    let shown = piece.len();
+    backtrace.text = format!("{piece}{CUT_MARK}");
+    Some((shown, total))
 }
 
 #[cfg(test)]
@@ -262,30 +483,114 @@ mod tests {
         let lines: Vec<LogLine> = (0..200)
             .map(|i| line(&format!("{i:04} {}", "x".repeat(1_000))))
             .collect();
-        let (log, views, left_out) = render_lines(&lines, offset!(UTC));
-        assert!(log.len() <= MAX_RESULT_BYTES);
+        let RenderedLines {
+            log,
+            views,
+            left_out,
+            cut,
+        } = render_lines(&lines, offset!(UTC), MAX_RESULT_BYTES);
+        assert!(json_escaped_len(&log) <= MAX_RESULT_BYTES);
         assert_eq!(views.len() + left_out, 200);
         assert!(left_out > 0);
+        assert_eq!(cut, 0);
         assert!(views.last().unwrap().text.starts_with("0199"));
         assert!(views.first().unwrap().text < views.last().unwrap().text);
     }
 
     #[test]
+    fn the_cap_counts_json_escapes_so_it_holds_for_the_text_and_the_structured_copy() {
+        // Quotes and newlines in the text take two bytes each once escaped.
+        let lines: Vec<LogLine> = (0..300)
+            .map(|i| line(&format!("{i:04} {}", "\"q\" \\ ".repeat(60))))
+            .collect();
+        let rendered = render_lines(&lines, offset!(UTC), 8 * 1024);
+        assert!(json_escaped_len(&rendered.log) <= 8 * 1024);
+        assert!(rendered.log.len() < json_escaped_len(&rendered.log));
+        assert_eq!(rendered.views.len() + rendered.left_out, 300);
+        assert_eq!(rendered.log.lines().count(), rendered.views.len());
+    }
+
+    #[test]
+    fn the_newest_line_is_shown_cut_when_not_even_it_fits_whole() {
+        let lines = vec![line("older"), line(&"\u{1}".repeat(1_900))];
+        let rendered = render_lines(&lines, offset!(UTC), MIN_RESULT_CAP);
+        assert!(json_escaped_len(&rendered.log) <= MIN_RESULT_CAP);
+        assert_eq!(
+            (rendered.views.len(), rendered.left_out, rendered.cut),
+            (1, 1, 1)
+        );
+        assert!(rendered.log.ends_with("…\n"), "{:?}", rendered.log);
+    }
+
+    #[test]
+    fn escaped_length_matches_serde_json() {
+        for text in [
+            "",
+            "plain",
+            "quote \" and \\ back",
+            "tab\tnew\nline\r",
+            "\u{1}\u{1f}\u{8}\u{c}",
+            "é ü 漢字 🦀",
+            "\u{7f}\u{2028}",
+        ] {
+            let written = serde_json::to_string(text).unwrap_or_default();
+            assert_eq!(json_escaped_len(text), written.len() - 2, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_headings_cost_covers_its_json() {
+        let view = ReportView {
+            kind: "native_crash".into(),
+            time: "2026-11-30T10:00:00+01:00".into(),
+            pid: Some(u32::MAX),
+            process: "com.example\t\"app\"".into(),
+            summary: "SIGSEGV \u{1}".into(),
+            text: String::new(),
+            text_shown: TextShown::FirstLine,
+            cut: true,
+        };
+        let json = serde_json::json!({
+            "kind": view.kind, "time": view.time, "pid": view.pid, "process": view.process,
+            "summary": view.summary, "text_shown": view.text_shown,
+        });
+        let written = serde_json::to_string(&json).unwrap_or_default();
+        assert_eq!(written.len() + 1, heading_cost(&view));
+    }
+
+    #[test]
     fn only_the_apps_uid_passes() {
-        let info = AppInfo {
+        let mut info = AppInfo {
             app: AppId::new("a.b"),
             label: None,
             system: false,
             dev_build: false,
             uid: Some(10123),
+            shared_uid: false,
         };
         let mut other = line("other");
         other.uid = Some(10200);
         let mut unknown = line("unknown");
         unknown.uid = None;
-        let (kept, dropped) = own_lines(vec![line("mine"), other, unknown], &info);
+        let (kept, dropped) = own_lines(vec![line("mine"), other.clone()], &info, true).unwrap();
         assert_eq!(kept.len(), 1);
-        assert_eq!(dropped, 2);
+        assert_eq!(dropped, 1);
+        // A driver whose lines carry uids: a line without one is an error, never a pass.
+        assert!(own_lines(vec![line("mine"), unknown.clone()], &info, true).is_err());
+        // Nor may such a driver leave the app's uid out.
+        info.uid = None;
+        assert!(own_lines(vec![line("mine")], &info, true).is_err());
+        // A driver whose lines carry no uid (the iPhone's) passes them; one that carries
+        // another uid is still dropped.
+        let mut ios_line = line("ios");
+        ios_line.uid = None;
+        assert_eq!(
+            own_lines(vec![ios_line.clone()], &info, false).unwrap().0,
+            vec![ios_line.clone()]
+        );
+        info.uid = Some(10123);
+        let (kept, dropped) = own_lines(vec![ios_line, other], &info, false).unwrap();
+        assert_eq!((kept.len(), dropped), (1, 1));
     }
 
     fn report(seconds: i64, text: String) -> CrashReport {
@@ -305,10 +610,19 @@ mod tests {
             report(2, "first\nsecond\n".into()),
             report(1, "older\n".into()),
         ];
-        let (log, views, cut) = render_reports(&reports);
-        assert_eq!(cut, 0);
+        let RenderedReports {
+            log,
+            views,
+            left_out,
+            cut,
+        } = render_reports(&reports, MAX_RESULT_BYTES);
+        assert_eq!((cut, left_out), (0, 0));
         assert!(log.starts_with("java_crash at 2026-11-30T10:00:02Z, pid 42, com.example.app: summary 2\nfirst\nsecond\n\n"));
-        assert!(views.iter().all(|v| !v.cut));
+        assert!(
+            views
+                .iter()
+                .all(|v| !v.cut && v.text_shown == TextShown::Whole)
+        );
     }
 
     #[test]
@@ -319,15 +633,78 @@ mod tests {
             report(2, big("B")),
             report(1, big("C")),
         ];
-        let (log, views, cut) = render_reports(&reports);
-        assert!(log.len() <= MAX_RESULT_BYTES, "{}", log.len());
-        assert!(!views[0].cut);
+        let RenderedReports {
+            log,
+            views,
+            left_out,
+            cut,
+        } = render_reports(&reports, MAX_RESULT_BYTES);
+        let headings: usize = views.iter().map(heading_cost).sum();
+        assert!(
+            json_escaped_len(&log) + headings <= MAX_RESULT_BYTES,
+            "{}",
+            log.len()
+        );
+        assert_eq!(views[0].text_shown, TextShown::Whole);
         assert!(views[1].cut && views[1].text.ends_with(CUT_MARK) && views[1].text.len() > 1_000);
+        assert_eq!(views[1].text_shown, TextShown::Cut);
         assert_eq!(views[2].text, "C first line");
-        assert!(views[2].cut);
-        assert_eq!(cut, 2);
+        assert_eq!(views[2].text_shown, TextShown::FirstLine);
+        assert_eq!((cut, left_out), (2, 0));
         for summary in ["summary 3", "summary 2", "summary 1"] {
             assert!(log.contains(summary));
+        }
+    }
+
+    #[test]
+    fn a_huge_backtrace_text_is_cut_to_the_cap_with_its_threads_kept() {
+        // Read from JSON, so the fields a driver may add later keep their defaults here.
+        let mut backtrace: NativeBacktrace = serde_json::from_value(serde_json::json!({
+            "serial": "emulator-5554",
+            "pid": 1224,
+            "process_name": "com.example",
+            "abi": "x86_64",
+            "thread_count": 1,
+            "threads": [{"name": "main", "sys_tid": 1224, "frame_count": 3}],
+            "text": "#00 pc 0000 \"libc.so\"\n".repeat(20_000),
+        }))
+        .unwrap();
+        let cut = cap_backtrace_text(&mut backtrace, MAX_RESULT_BYTES);
+        let written = serde_json::to_string(&backtrace).unwrap_or_default();
+        assert!(written.len() <= MAX_RESULT_BYTES, "{}", written.len());
+        assert!(written.len() > MAX_RESULT_BYTES - 64, "{}", written.len());
+        let (shown, total) = cut.unwrap();
+        assert_eq!(total, 20_000 * 22);
+        assert_eq!(backtrace.text.len(), shown + CUT_MARK.len());
+        assert_eq!(backtrace.threads.len(), 1);
+        let mut small = backtrace.clone();
+        small.text = "#00 pc 0000 libc.so\n".into();
+        assert_eq!(cap_backtrace_text(&mut small, MAX_RESULT_BYTES), None);
+    }
+
+    #[test]
+    fn a_tiny_cap_leaves_out_the_oldest_reports_and_counts_them() {
+        // Headings of about 350 bytes, listed twice (in the log and structured): 10 are too many
+        // for 4 KB.
+        let reports: Vec<CrashReport> = (0..10)
+            .rev()
+            .map(|i| {
+                let mut report = report(i, format!("first {i}\n{}", "w".repeat(5_000)));
+                report.summary = format!("summary {i} {}", "s".repeat(250));
+                report
+            })
+            .collect();
+        let rendered = render_reports(&reports, MIN_RESULT_CAP);
+        let headings: usize = rendered.views.iter().map(heading_cost).sum();
+        assert!(json_escaped_len(&rendered.log) + headings <= MIN_RESULT_CAP);
+        assert!(rendered.left_out > 0);
+        assert_eq!(rendered.views.len() + rendered.left_out, 10);
+        assert!(
+            rendered.views[0].summary.starts_with("summary 9 "),
+            "the newest stays"
+        );
+        for view in &rendered.views {
+            assert!(rendered.log.contains(&view.summary));
         }
     }
 }

@@ -8,13 +8,16 @@ use std::time::Duration;
 use phonelogs_driver::{
     AppId, AppInfo, AppLogger, DeviceId, DeviceState, ErrorKind, LogLevel, LogQuery,
 };
-use phonelogs_policy::{Decision, Rule};
+use phonelogs_policy::Action;
 use time::OffsetDateTime;
 
+use crate::permission::Ask;
 use crate::render::{render_lines, render_reports};
 use crate::since::parse_since;
 use crate::store::NewStep;
-use crate::types::{Answer, ApprovalState, LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
+use crate::types::{
+    Answer, ApprovalState, LogsKind, LogsRequest, LogsResponse, Status, StepArgs, TextShown,
+};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
 
 /// The default and largest `limit` for lines.
@@ -56,6 +59,18 @@ impl std::fmt::Debug for Session {
 pub(crate) enum Gate {
     Go,
     Stop(LogsResponse),
+}
+
+/// A `phone_logs` call with its arguments checked.
+struct LogsCall {
+    args: StepArgs,
+    app: AppId,
+    kind: LogsKind,
+    level: Option<LogLevel>,
+    limit: usize,
+    since: OffsetDateTime,
+    filter: Option<String>,
+    approval_id: Option<String>,
 }
 
 /// The phone and app a call is about, once resolved.
@@ -118,7 +133,40 @@ impl Session {
     }
 
     /// The whole `phone_logs` call. It never fails: every outcome is a status and a message.
+    ///
+    /// The arguments are checked first, then the policy from the app's id, then the phone and
+    /// the person ([`crate::permission`]), then the read. When the driver finds the app changed
+    /// under the call (a release build installed over the debug build it had seen), the phone
+    /// and the person are asked again, once, in the same call.
     pub async fn logs(&self, request: LogsRequest) -> LogsResponse {
+        let call = match self.prepare(&request) {
+            Ok(call) => call,
+            Err(response) => return *response,
+        };
+        let mut again = true;
+        loop {
+            let target = match self.admit(&call, request.device.as_deref()).await {
+                Ok(target) => target,
+                Err(response) => return *response,
+            };
+            let read = match call.kind {
+                LogsKind::Logs => self.read_lines(&target, &call).await,
+                LogsKind::Crashes => self.read_reports(&target, &call).await,
+            };
+            match read {
+                Ok(response) => return response,
+                Err(error) if error.kind() == ErrorKind::Changed && again => {
+                    tracing::info!(%error, "the app changed under the call; deciding again");
+                    again = false;
+                }
+                Err(error) => return self.driver_failed(&call.args, &target, error),
+            }
+        }
+    }
+
+    /// Checks the call's arguments and the policy from the app's id, before anything touches a
+    /// phone.
+    fn prepare(&self, request: &LogsRequest) -> Result<LogsCall, Box<LogsResponse>> {
         let args = StepArgs {
             app: request.app.trim().to_owned(),
             kind: request.kind.as_str().to_owned(),
@@ -128,32 +176,21 @@ impl Session {
             limit: request.limit,
         };
         if self.ended() {
-            return LogsResponse::bare(Status::Error, catalog::task_ended());
+            return Err(Box::new(LogsResponse::bare(
+                Status::Error,
+                catalog::task_ended(),
+            )));
         }
-        let app = match AppId::parse(&request.app) {
-            Ok(app) => app,
-            Err(error) => return LogsResponse::bare(Status::Error, error.to_string()),
+        let app = AppId::parse(&request.app)
+            .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
+        let fail = |message: String| {
+            Box::new(self.failed(&args, None, app.as_str(), Status::Error, message))
         };
-        // Arguments first: a wrong call is answered before anything touches a phone.
-        let level = match request
-            .level
-            .as_deref()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-        {
-            None => None,
-            Some(text) => match LogLevel::from_name(text) {
-                Some(level) => Some(level),
-                None => {
-                    return self.failed(
-                        &args,
-                        None,
-                        app.as_str(),
-                        Status::Error,
-                        catalog::level_error(text),
-                    );
-                }
-            },
+        let level = match request.level.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) => {
+                Some(LogLevel::from_name(text).ok_or_else(|| fail(catalog::level_error(text)))?)
+            }
         };
         let (default_limit, max_limit) = match request.kind {
             LogsKind::Logs => LOG_LIMITS,
@@ -161,114 +198,171 @@ impl Session {
         };
         let limit = request.limit.unwrap_or(default_limit);
         if limit == 0 || limit > max_limit {
-            return self.failed(
-                &args,
-                None,
-                app.as_str(),
-                Status::Error,
-                catalog::limit_error(request.kind.as_str(), limit, max_limit),
-            );
+            return Err(fail(catalog::limit_error(
+                request.kind.as_str(),
+                limit,
+                max_limit,
+            )));
         }
-        let now = self.gateway().now();
-        let since = match parse_since(
+        let since = parse_since(
             request.since.as_deref(),
-            now,
+            self.gateway().now(),
             self.gateway().local_offset(),
             self.inner.started_at,
-        ) {
-            Ok(since) => since,
-            Err(message) => return self.failed(&args, None, app.as_str(), Status::Error, message),
-        };
+        )
+        .map_err(fail)?;
+        // The policy first, from the app's id alone: an agent that may not read this app gets
+        // the same answer whether it is installed or not, and no phone is asked anything.
+        if let Some(response) = self.check_app(Action::Logs, &app, &args) {
+            return Err(Box::new(response));
+        }
+        Ok(LogsCall {
+            args,
+            app,
+            kind: request.kind,
+            level,
+            limit: limit as usize,
+            since,
+            filter: request.filter.clone().filter(|f| !f.is_empty()),
+            approval_id: request.approval_id.clone(),
+        })
+    }
 
-        let target = match self.resolve(request.device.as_deref(), &app, &args).await {
-            Ok(target) => target,
-            Err(response) => return *response,
-        };
+    /// The phone, the app as the phone describes it now, and the person's permission.
+    async fn admit(
+        &self,
+        call: &LogsCall,
+        device: Option<&str>,
+    ) -> Result<Target, Box<LogsResponse>> {
+        let target = self.resolve(device, &call.app, &call.args).await?;
         let capabilities = self.driver(target.driver_index).capabilities();
-        let able = match request.kind {
+        let able = match call.kind {
             LogsKind::Logs => capabilities.logs,
             LogsKind::Crashes => capabilities.crashes,
         };
         if !able {
-            let message = format!("this phone's driver cannot read {}.", request.kind.as_str());
-            return self.failed(
-                &args,
+            let message = format!("this phone's driver cannot read {}.", call.kind.as_str());
+            return Err(Box::new(self.failed(
+                &call.args,
                 Some(&target.device),
                 &target.label,
                 Status::Unsupported,
                 message,
-            );
+            )));
         }
+        let ask = Ask::plain(Action::Logs);
         match self
-            .permit(&target, request.approval_id.as_deref(), &args)
+            .permit(&target, &ask, call.approval_id.as_deref(), &call.args)
             .await
         {
             Gate::Go => {}
-            Gate::Stop(response) => return response,
+            Gate::Stop(response) => return Err(Box::new(response)),
         }
-
-        let driver = self.driver(target.driver_index).clone();
         self.inner
             .read
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert((target.driver_index, target.device.clone(), app.clone()));
-        let local = self.gateway().local_offset();
-        match request.kind {
-            LogsKind::Logs => {
-                let mut query = LogQuery::since(since, limit as usize);
-                query.level = level;
-                query.filter = request.filter.clone().filter(|f| !f.is_empty());
-                match driver.own_logs(&target.device, &target.info, &query).await {
-                    Ok(result) => {
-                        let (log, lines, size_left_out) = render_lines(&result.lines, local);
-                        let omitted = result.omitted + size_left_out;
-                        self.record(
-                            &args,
-                            Some(&target.device),
-                            Status::Ok,
-                            catalog::step_read_lines(lines.len(), &target.label),
-                        );
-                        LogsResponse {
-                            status: Status::Ok,
-                            message: catalog::lines_message(lines.len(), &target.label, omitted),
-                            approval_id: None,
-                            rule: Some(catalog::names::APP_LOGS.to_owned()),
-                            log,
-                            lines,
-                            reports: Vec::new(),
-                            omitted,
-                        }
-                    }
-                    Err(error) => self.driver_failed(&args, &target, error),
-                }
-            }
-            LogsKind::Crashes => match driver
-                .own_crashes(&target.device, &target.info, since, limit as usize)
-                .await
-            {
-                Ok(reports) => {
-                    let (log, views, cut) = render_reports(&reports);
-                    self.record(
-                        &args,
-                        Some(&target.device),
-                        Status::Ok,
-                        catalog::step_read_reports(views.len(), &target.label),
-                    );
-                    LogsResponse {
-                        status: Status::Ok,
-                        message: catalog::reports_message(views.len(), &target.label, cut),
-                        approval_id: None,
-                        rule: Some(catalog::names::APP_LOGS.to_owned()),
-                        log,
-                        lines: Vec::new(),
-                        reports: views,
-                        omitted: 0,
-                    }
-                }
-                Err(error) => self.driver_failed(&args, &target, error),
-            },
+            .insert((target.driver_index, target.device.clone(), call.app.clone()));
+        Ok(target)
+    }
+
+    /// Reads and lays out the app's lines.
+    async fn read_lines(
+        &self,
+        target: &Target,
+        call: &LogsCall,
+    ) -> Result<LogsResponse, phonelogs_driver::Error> {
+        let mut query = LogQuery::since(call.since, call.limit);
+        query.level = call.level;
+        query.filter = call.filter.clone();
+        let driver = self.driver(target.driver_index);
+        let result = driver
+            .own_logs(&target.device, &target.info, &query)
+            .await?;
+        // One line per line of text, so no message forges another line; the limit then counts
+        // the lines the agent sees.
+        let (lines, over_limit) = crate::lines::one_line_each(result.lines, call.limit);
+        let rendered = render_lines(
+            &lines,
+            self.gateway().local_offset(),
+            self.gateway().result_cap(),
+        );
+        // The driver's count (the limit), the split's and the cap's, so the message's count is
+        // of every older line the agent does not see.
+        let left_out = result.omitted + over_limit + rendered.left_out;
+        let shown = rendered.views.len();
+        self.record(
+            &call.args,
+            Some(&target.device),
+            Status::Ok,
+            catalog::step_read_lines(shown, &target.label),
+        );
+        Ok(LogsResponse {
+            status: Status::Ok,
+            message: catalog::lines_message(shown, &target.label, left_out, rendered.cut),
+            approval_id: None,
+            rule: Some(catalog::names::APP_LOGS.to_owned()),
+            log: rendered.log,
+            lines: rendered.views,
+            reports: Vec::new(),
+            shown,
+            left_out,
+            cut: rendered.cut,
+        })
+    }
+
+    /// Reads and lays out the app's crash reports.
+    async fn read_reports(
+        &self,
+        target: &Target,
+        call: &LogsCall,
+    ) -> Result<LogsResponse, phonelogs_driver::Error> {
+        let driver = self.driver(target.driver_index);
+        let result = driver
+            .own_crash_result(&target.device, &target.info, call.since, call.limit)
+            .await?;
+        let cap = self.gateway().result_cap();
+        let rendered = render_reports(&result.reports, cap);
+        let shown = rendered.views.len();
+        let count = |wanted: TextShown| {
+            rendered
+                .views
+                .iter()
+                .filter(|v| v.text_shown == wanted)
+                .count()
+        };
+        let mut message = catalog::reports_message(
+            shown,
+            &target.label,
+            count(TextShown::Cut),
+            count(TextShown::FirstLine),
+            rendered.left_out,
+            cap,
+        );
+        // Reports the driver could not confirm as the app's own (not its copy in another user)
+        // are left out, and the message says how many.
+        if let Some(unconfirmed) = catalog::unconfirmed_reports(result.unconfirmed, &target.label) {
+            message.push(' ');
+            message.push_str(&unconfirmed);
         }
+        self.record(
+            &call.args,
+            Some(&target.device),
+            Status::Ok,
+            catalog::step_read_reports(shown, &target.label),
+        );
+        Ok(LogsResponse {
+            status: Status::Ok,
+            message,
+            approval_id: None,
+            rule: Some(catalog::names::APP_LOGS.to_owned()),
+            log: rendered.log,
+            lines: Vec::new(),
+            reports: rendered.views,
+            shown,
+            left_out: rendered.left_out,
+            cut: rendered.cut,
+        })
     }
 
     /// Finds the phone (the one named, or the only one connected within the task's phones), its
@@ -372,208 +466,6 @@ impl Session {
                         .collect::<Vec<_>>(),
                 ),
             )),
-        }
-    }
-
-    /// The policy and the person: scope, blocks, development builds, grants, approvals.
-    pub(crate) async fn permit(
-        &self,
-        target: &Target,
-        approval_id: Option<&str>,
-        args: &StepArgs,
-    ) -> Gate {
-        let gateway = self.gateway();
-        let store = &gateway.inner.store;
-        let agent = &self.inner.spec.agent;
-        let device = Some(&target.device);
-        let label = target.label.as_str();
-        let mut decision = gateway.inner.policy.logs_decision(
-            agent,
-            self.inner.spec.apps.as_deref(),
-            &target.info,
-        );
-        if !matches!(decision, Decision::ScopeDenied(_)) {
-            match store.is_blocked(&target.info.app) {
-                // A person's block names its own rule, unless the curated lists refuse the app
-                // anyway (their names say more).
-                Ok(true)
-                    if gateway
-                        .inner
-                        .policy
-                        .logs_refused(&target.info.app)
-                        .is_none() =>
-                {
-                    decision = Decision::Blocked(Rule::BlockedApps);
-                }
-                Ok(_) => {}
-                Err(error) => {
-                    return Gate::Stop(self.failed(
-                        args,
-                        device,
-                        label,
-                        Status::Error,
-                        error.to_string(),
-                    ));
-                }
-            }
-        }
-        match decision {
-            Decision::ScopeDenied(reason) => {
-                self.record(
-                    args,
-                    device,
-                    Status::ScopeDenied,
-                    catalog::step_outside_scope(label),
-                );
-                return Gate::Stop(LogsResponse::bare(
-                    Status::ScopeDenied,
-                    catalog::scope_message(reason, label),
-                ));
-            }
-            Decision::Blocked(rule) => {
-                let name = catalog::rule_name(&rule);
-                self.record(
-                    args,
-                    device,
-                    Status::BlockedByPolicy,
-                    catalog::step_blocked(&name, label),
-                );
-                let mut response = LogsResponse::bare(
-                    Status::BlockedByPolicy,
-                    catalog::blocked_message(&name, label),
-                );
-                response.rule = Some(name);
-                return Gate::Stop(response);
-            }
-            Decision::Allowed => {}
-        }
-        // A development build is the app the agent is testing: no question.
-        if target.info.dev_build {
-            return Gate::Go;
-        }
-        let rule = catalog::names::APP_LOGS;
-        let task_id = self.inner.task_id.as_str();
-        if let Some(approval_id) = approval_id.map(str::trim).filter(|a| !a.is_empty()) {
-            let approval = match store.approval(approval_id) {
-                Ok(Some(approval)) => approval,
-                Ok(None) => {
-                    return Gate::Stop(self.failed(
-                        args,
-                        device,
-                        label,
-                        Status::Error,
-                        catalog::approval_unknown(approval_id),
-                    ));
-                }
-                Err(error) => {
-                    return Gate::Stop(self.failed(
-                        args,
-                        device,
-                        label,
-                        Status::Error,
-                        error.to_string(),
-                    ));
-                }
-            };
-            if approval.task_id != task_id
-                || approval.agent != agent.name
-                || approval.device != target.device.as_str()
-                || approval.app != target.info.app.as_str()
-            {
-                return Gate::Stop(self.failed(
-                    args,
-                    device,
-                    label,
-                    Status::Error,
-                    catalog::approval_mismatch(approval_id),
-                ));
-            }
-            return match (approval.state, approval.answer) {
-                (ApprovalState::Pending, _) => Gate::Stop(pending(&approval.id, label)),
-                (ApprovalState::Expired, _) => Gate::Stop(self.failed(
-                    args,
-                    device,
-                    label,
-                    Status::Error,
-                    catalog::approval_expired(approval_id),
-                )),
-                (_, Some(Answer::Deny)) => {
-                    self.record(args, device, Status::Denied, catalog::step_denied(label));
-                    let mut response =
-                        LogsResponse::bare(Status::Denied, catalog::denied_message(rule, label));
-                    response.rule = Some(rule.to_owned());
-                    Gate::Stop(response)
-                }
-                (ApprovalState::Answered, Some(Answer::Once)) => {
-                    match store.use_once(approval_id) {
-                        Ok(true) => Gate::Go,
-                        Ok(false) => Gate::Stop(self.failed(
-                            args,
-                            device,
-                            label,
-                            Status::Error,
-                            catalog::approval_used(approval_id),
-                        )),
-                        Err(error) => Gate::Stop(self.failed(
-                            args,
-                            device,
-                            label,
-                            Status::Error,
-                            error.to_string(),
-                        )),
-                    }
-                }
-                (ApprovalState::Answered, Some(Answer::Task | Answer::Always)) => Gate::Go,
-                _ => match store.covered(task_id, &agent.name, &target.device, &target.info.app) {
-                    Ok(true) => Gate::Go,
-                    _ => Gate::Stop(self.failed(
-                        args,
-                        device,
-                        label,
-                        Status::Error,
-                        catalog::approval_used(approval_id),
-                    )),
-                },
-            };
-        }
-        match store.covered(task_id, &agent.name, &target.device, &target.info.app) {
-            Ok(true) => return Gate::Go,
-            Ok(false) => {}
-            Err(error) => {
-                return Gate::Stop(self.failed(
-                    args,
-                    device,
-                    label,
-                    Status::Error,
-                    error.to_string(),
-                ));
-            }
-        }
-        let question = catalog::question(label);
-        match store.pending_or_create(
-            task_id,
-            &agent.name,
-            &target.device,
-            &target.info.app,
-            label,
-            &question,
-            rule,
-            gateway.now(),
-        ) {
-            Ok((approval, created)) => {
-                if created {
-                    self.record(
-                        args,
-                        device,
-                        Status::ApprovalPending,
-                        catalog::step_waiting(label),
-                    );
-                }
-                Gate::Stop(pending(&approval.id, label))
-            }
-            Err(error) => {
-                Gate::Stop(self.failed(args, device, label, Status::Error, error.to_string()))
-            }
         }
     }
 
@@ -681,16 +573,6 @@ impl Session {
             }
         }
     }
-}
-
-fn pending(approval_id: &str, label: &str) -> LogsResponse {
-    let mut response = LogsResponse::bare(
-        Status::ApprovalPending,
-        catalog::pending_message(label, approval_id),
-    );
-    response.approval_id = Some(approval_id.to_owned());
-    response.rule = Some(catalog::names::APP_LOGS.to_owned());
-    response
 }
 
 pub(crate) fn driver_error_status(

@@ -13,12 +13,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use phonelogs_driver::{AppId, DeviceId};
-use phonelogs_policy::StandingRule;
+use phonelogs_policy::{Action, StandingRule};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use crate::types::{Answer, Approval, ApprovalState, HistoryFilter, HistoryStep, Status, StepArgs};
+use crate::types::{
+    Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, Status, StepArgs,
+};
 use crate::{Error, new_id};
 
 /// The database's file name inside the state directory.
@@ -106,6 +108,38 @@ const MIGRATIONS: &[&str] = &[
         level TEXT,
         lim INTEGER
     );",
+    // Version 2: an approval, a task grant and a standing rule cover one action (a logs answer
+    // never covers a tombstone), an approval names what exactly it asked about (the pid, the
+    // path), and records where the person answered. What version 1 granted was for logs.
+    "ALTER TABLE approvals ADD COLUMN action TEXT NOT NULL DEFAULT 'logs';
+    ALTER TABLE approvals ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+    ALTER TABLE approvals ADD COLUMN answered_via TEXT;
+    DROP INDEX approvals_by_call;
+    CREATE INDEX approvals_by_call ON approvals (task_id, agent, device, app, action, state);
+    CREATE TABLE task_grants_v2 (
+        task_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        app TEXT NOT NULL,
+        action TEXT NOT NULL,
+        PRIMARY KEY (task_id, device, app, action)
+    );
+    INSERT INTO task_grants_v2 (task_id, device, app, action)
+        SELECT task_id, device, app, 'logs' FROM task_grants;
+    DROP TABLE task_grants;
+    ALTER TABLE task_grants_v2 RENAME TO task_grants;
+    CREATE TABLE standing_rules_v2 (
+        id TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        device TEXT NOT NULL,
+        app TEXT NOT NULL,
+        action TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (agent, device, app, action)
+    );
+    INSERT INTO standing_rules_v2 (id, agent, device, app, action, created_at)
+        SELECT id, agent, device, app, 'logs', created_at FROM standing_rules;
+    DROP TABLE standing_rules;
+    ALTER TABLE standing_rules_v2 RENAME TO standing_rules;",
 ];
 
 /// Set on every connection: durable commits, checked references, a bounded page cache (512 KiB;
@@ -120,6 +154,20 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA synchronous=FULL; PRAGMA foreign_keys=O
 pub struct Store {
     connection: Arc<Mutex<Connection>>,
     path: Option<PathBuf>,
+}
+
+/// A question to ask, as [`Store::pending_or_create`] stores it.
+#[derive(Debug, Clone)]
+pub(crate) struct NewApproval<'a> {
+    pub task_id: &'a str,
+    pub agent: &'a str,
+    pub device: &'a DeviceId,
+    pub app: &'a AppId,
+    pub app_label: &'a str,
+    pub action: Action,
+    pub detail: &'a str,
+    pub question: &'a str,
+    pub rule: &'a str,
 }
 
 /// A history step to record.
@@ -292,10 +340,22 @@ impl Store {
             .optional()?)
     }
 
-    /// Answers an approval. "Allow for this task" covers the app for the rest of the task and
-    /// "Always allow" adds a standing rule, at once, so any later call sees them. Answering twice,
-    /// an unknown id or an expired approval is an error.
+    /// Answers an approval on the person's side (the `phonelogs` command line, or the program
+    /// that embeds the gateway): [`Store::answer_via`] with [`AnsweredVia::CommandLine`].
     pub fn answer(&self, approval_id: &str, answer: Answer) -> Result<(), Error> {
+        self.answer_via(approval_id, answer, AnsweredVia::CommandLine)
+    }
+
+    /// Answers an approval. "Allow for this task" covers the app's action for the rest of the
+    /// task and "Always allow" adds a standing rule for it, at once, so any later call sees them.
+    /// The history records the answer and where it was given (never anything read). Answering
+    /// twice, an unknown id or an expired approval is an error.
+    pub fn answer_via(
+        &self,
+        approval_id: &str,
+        answer: Answer,
+        via: AnsweredVia,
+    ) -> Result<(), Error> {
         self.write(|tx| {
             let found = tx
                 .query_row(
@@ -315,22 +375,44 @@ impl Store {
                 }
             }
             let now = now_text();
+            let action = approval.action.as_str();
             tx.execute(
-                "UPDATE approvals SET state = 'answered', answer = ?2, answered_at = ?3 WHERE id = ?1",
-                params![approval_id, answer.as_str(), now],
+                "UPDATE approvals SET state = 'answered', answer = ?2, answered_at = ?3, answered_via = ?4 WHERE id = ?1",
+                params![approval_id, answer.as_str(), now, via.as_str()],
             )?;
             if matches!(answer, Answer::Task | Answer::Always) {
                 tx.execute(
-                    "INSERT OR IGNORE INTO task_grants (task_id, device, app) VALUES (?1, ?2, ?3)",
-                    params![approval.task_id, approval.device, approval.app],
+                    "INSERT OR IGNORE INTO task_grants (task_id, device, app, action) VALUES (?1, ?2, ?3, ?4)",
+                    params![approval.task_id, approval.device, approval.app, action],
                 )?;
             }
             if answer == Answer::Always {
                 tx.execute(
-                    "INSERT OR IGNORE INTO standing_rules (id, agent, device, app, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![new_id("rule"), approval.agent, approval.device, approval.app, now],
+                    "INSERT OR IGNORE INTO standing_rules (id, agent, device, app, action, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![new_id("rule"), approval.agent, approval.device, approval.app, action, now],
                 )?;
             }
+            // The history says who answered what, and where; the question is the gateway's own
+            // words (an app label and a pid or path), never anything read from the phone.
+            let status = if answer == Answer::Deny {
+                Status::Denied
+            } else {
+                Status::Ok
+            };
+            tx.execute(
+                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    now,
+                    approval.task_id,
+                    approval.agent,
+                    approval.device,
+                    status.as_str(),
+                    crate::catalog::step_answered(answer, via, &approval.question),
+                    approval.app,
+                    "answer"
+                ],
+            )?;
             Ok(())
         })
     }
@@ -379,18 +461,33 @@ impl Store {
     pub fn rules(&self) -> Result<Vec<StandingRule>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare(
-            "SELECT id, agent, device, app, created_at FROM standing_rules ORDER BY created_at, rowid",
+            "SELECT id, agent, device, app, created_at, action FROM standing_rules ORDER BY created_at, rowid",
         )?;
         let rows = statement.query_map([], |row| {
-            Ok(StandingRule {
-                id: row.get(0)?,
-                agent: row.get(1)?,
-                device: DeviceId::new(row.get::<_, String>(2)?),
-                app: AppId::new(row.get::<_, String>(3)?),
-                created_at: row.get(4)?,
-            })
+            let action: String = row.get(5)?;
+            Ok((
+                StandingRule {
+                    id: row.get(0)?,
+                    agent: row.get(1)?,
+                    device: DeviceId::new(row.get::<_, String>(2)?),
+                    app: AppId::new(row.get::<_, String>(3)?),
+                    action: Action::Logs,
+                    created_at: row.get(4)?,
+                },
+                action,
+            ))
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut rules = Vec::new();
+        for row in rows {
+            let (mut rule, action) = row?;
+            // A rule whose action this build does not know covers nothing: it is left out.
+            let Some(action) = Action::parse(&action) else {
+                continue;
+            };
+            rule.action = action;
+            rules.push(rule);
+        }
+        Ok(rules)
     }
 
     /// Revokes an "Always allow" entry: the next task asks again.
@@ -490,20 +587,21 @@ impl Store {
         Ok(matches!(ended, Some(Some(_))))
     }
 
-    /// Whether a grant covers a read without asking: this task's "Allow for this task", or a
-    /// standing rule for this agent, phone and app.
+    /// Whether a grant covers `action` without asking: this task's "Allow for this task" for
+    /// it, or a standing rule for this agent, phone, app and action.
     pub(crate) fn covered(
         &self,
         task_id: &str,
         agent: &str,
         device: &DeviceId,
         app: &AppId,
+        action: Action,
     ) -> Result<bool, Error> {
         let connection = self.lock();
         let task = connection
             .query_row(
-                "SELECT 1 FROM task_grants WHERE task_id = ?1 AND device = ?2 AND app = ?3",
-                params![task_id, device.as_str(), app.as_str()],
+                "SELECT 1 FROM task_grants WHERE task_id = ?1 AND device = ?2 AND app = ?3 AND action = ?4",
+                params![task_id, device.as_str(), app.as_str(), action.as_str()],
                 |_| Ok(()),
             )
             .optional()?
@@ -513,27 +611,20 @@ impl Store {
         }
         Ok(connection
             .query_row(
-                "SELECT 1 FROM standing_rules WHERE agent = ?1 AND device = ?2 AND app = ?3",
-                params![agent, device.as_str(), app.as_str()],
+                "SELECT 1 FROM standing_rules WHERE agent = ?1 AND device = ?2 AND app = ?3 AND action = ?4",
+                params![agent, device.as_str(), app.as_str(), action.as_str()],
                 |_| Ok(()),
             )
             .optional()?
             .is_some())
     }
 
-    /// The pending approval for this call's task, agent, phone and app, made now when there is
-    /// none; one transaction, so concurrent calls (in any process) share one approval. Returns
-    /// it and whether it was made by this call.
-    #[allow(clippy::too_many_arguments)]
+    /// The pending approval for this call's task, agent, phone, app, action and detail, made
+    /// now when there is none; one transaction, so concurrent calls (in any process) share one
+    /// approval. Returns it and whether it was made by this call.
     pub(crate) fn pending_or_create(
         &self,
-        task_id: &str,
-        agent: &str,
-        device: &DeviceId,
-        app: &AppId,
-        app_label: &str,
-        question: &str,
-        rule: &str,
+        ask: &NewApproval<'_>,
         now: OffsetDateTime,
     ) -> Result<(Approval, bool), Error> {
         self.write(|tx| {
@@ -541,10 +632,18 @@ impl Store {
                 .query_row(
                     &format!(
                         "SELECT {APPROVAL_COLUMNS} FROM approvals
-                         WHERE task_id = ?1 AND agent = ?2 AND device = ?3 AND app = ?4 AND state = 'pending'
+                         WHERE task_id = ?1 AND agent = ?2 AND device = ?3 AND app = ?4
+                           AND action = ?5 AND detail = ?6 AND state = 'pending'
                          ORDER BY rowid LIMIT 1"
                     ),
-                    params![task_id, agent, device.as_str(), app.as_str()],
+                    params![
+                        ask.task_id,
+                        ask.agent,
+                        ask.device.as_str(),
+                        ask.app.as_str(),
+                        ask.action.as_str(),
+                        ask.detail
+                    ],
                     approval_from_row,
                 )
                 .optional()?;
@@ -553,20 +652,23 @@ impl Store {
             }
             let approval = Approval {
                 id: new_id("ap"),
-                task_id: task_id.to_owned(),
-                agent: agent.to_owned(),
-                device: device.to_string(),
-                app: app.to_string(),
-                app_label: app_label.to_owned(),
-                question: question.to_owned(),
-                rule: rule.to_owned(),
+                task_id: ask.task_id.to_owned(),
+                agent: ask.agent.to_owned(),
+                device: ask.device.to_string(),
+                app: ask.app.to_string(),
+                app_label: ask.app_label.to_owned(),
+                action: ask.action,
+                detail: ask.detail.to_owned(),
+                question: ask.question.to_owned(),
+                rule: ask.rule.to_owned(),
                 created_at: rfc3339(now),
                 answer: None,
+                answered_via: None,
                 state: ApprovalState::Pending,
             };
             tx.execute(
-                "INSERT INTO approvals (id, task_id, agent, device, app, app_label, question, rule, created_at, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending')",
+                "INSERT INTO approvals (id, task_id, agent, device, app, app_label, question, rule, created_at, state, action, detail)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11)",
                 params![
                     approval.id,
                     approval.task_id,
@@ -576,7 +678,9 @@ impl Store {
                     approval.app_label,
                     approval.question,
                     approval.rule,
-                    approval.created_at
+                    approval.created_at,
+                    approval.action.as_str(),
+                    approval.detail
                 ],
             )?;
             Ok((approval, true))
@@ -618,13 +722,20 @@ impl Store {
     }
 }
 
-const APPROVAL_COLUMNS: &str =
-    "id, task_id, agent, device, app, app_label, question, rule, created_at, answer, state";
+const APPROVAL_COLUMNS: &str = "id, task_id, agent, device, app, app_label, question, rule, created_at, answer, state, action, detail, answered_via";
 
 fn approval_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
     let answer: Option<String> = row.get(9)?;
     let state: String = row.get(10)?;
+    let action: String = row.get(11)?;
+    let via: Option<String> = row.get(13)?;
+    // An action this build does not know is read as a tombstone, the action that covers the
+    // least (no logs call can pick it up).
+    let action = Action::parse(&action).unwrap_or(Action::Tombstone);
     Ok(Approval {
+        action,
+        detail: row.get(12)?,
+        answered_via: via.as_deref().and_then(AnsweredVia::parse),
         id: row.get(0)?,
         task_id: row.get(1)?,
         agent: row.get(2)?,

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::render::{LineView, ReportView};
+pub use phonelogs_policy::Action;
+
+pub use crate::render::{LineView, ReportView, TextShown};
 
 /// What a `phone_logs` call reads.
 #[derive(
@@ -136,14 +138,21 @@ pub struct LogsResponse {
     pub approval_id: Option<String>,
     /// The rule the result falls under ("App logs", or the blocking rule).
     pub rule: Option<String>,
-    /// The spec's `Result.Log`: the lines or reports as text, printed after the message.
+    /// The spec's `Result.Log`: the lines or reports as text, printed after the message. It is
+    /// within the gateway's result cap as JSON-escaped bytes (the headings' structured copies
+    /// included, for reports), and nothing after the gateway cuts it again.
     pub log: String,
-    /// The lines, as structured data (oldest first).
+    /// The lines shown, as typed values (oldest first): exactly the lines of `log`.
     pub lines: Vec<LineView>,
-    /// The reports, as structured data (newest first).
+    /// The reports shown, as typed values (newest first): exactly the reports of `log`.
     pub reports: Vec<ReportView>,
-    /// How many older lines were left out (count and size caps).
-    pub omitted: usize,
+    /// How many lines or reports `log` shows.
+    pub shown: usize,
+    /// How many older lines or reports were left out, by `limit` or by the result cap.
+    pub left_out: usize,
+    /// How many of those shown were cut: lines past 2,000 bytes; reports whose text is cut
+    /// short or only its first line.
+    pub cut: usize,
 }
 
 impl LogsResponse {
@@ -157,7 +166,9 @@ impl LogsResponse {
             log: String::new(),
             lines: Vec::new(),
             reports: Vec::new(),
-            omitted: 0,
+            shown: 0,
+            left_out: 0,
+            cut: 0,
         }
     }
 }
@@ -204,6 +215,34 @@ impl Answer {
     }
 }
 
+/// Where the person answered a question, as the history records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnsweredVia {
+    /// The agent's client showed the person a dialog (MCP elicitation).
+    ClientDialog,
+    /// The person answered on their side: the `phonelogs` command line or an embedding program.
+    CommandLine,
+}
+
+impl AnsweredVia {
+    /// `client_dialog` or `command_line`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnsweredVia::ClientDialog => "client_dialog",
+            AnsweredVia::CommandLine => "command_line",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<AnsweredVia> {
+        match text {
+            "client_dialog" => Some(AnsweredVia::ClientDialog),
+            "command_line" => Some(AnsweredVia::CommandLine),
+            _ => None,
+        }
+    }
+}
+
 /// Where an approval stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -239,8 +278,8 @@ impl ApprovalState {
     }
 }
 
-/// A question for the person, bound to one task, agent, phone and app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+/// A question for the person, bound to one task, agent, phone, app and action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Approval {
     /// Its id (what the agent passes back as `approval_id`).
     pub id: String,
@@ -254,6 +293,11 @@ pub struct Approval {
     pub app: String,
     /// The app's name as people know it.
     pub app_label: String,
+    /// What it allows.
+    pub action: Action,
+    /// What exactly, beyond the app, the question named ("pid 1224", "pid 1224 to run1/x.txt";
+    /// empty for logs): an answer is picked up only by a call that asks for the same.
+    pub detail: String,
     /// "Read the logs of Example?".
     pub question: String,
     /// "App logs".
@@ -262,6 +306,8 @@ pub struct Approval {
     pub created_at: String,
     /// The person's answer, once given.
     pub answer: Option<Answer>,
+    /// Where the person answered, once they have.
+    pub answered_via: Option<AnsweredVia>,
     /// Where it stands.
     pub state: ApprovalState,
 }

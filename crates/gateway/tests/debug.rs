@@ -28,10 +28,10 @@ fn debug_phone() -> FakePhone {
             .system(true),
     );
     phone.set_debuggerd_allowed(&device, true);
-    for (pid, name) in [
-        (SYSUI_PID, "com.android.systemui"),
-        (APP_PID, DEV_APP),
-        (RELEASE_PID, "com.example.app:remote"),
+    for (pid, uid, name) in [
+        (SYSUI_PID, 10050, "com.android.systemui"),
+        (APP_PID, 10123, DEV_APP),
+        (RELEASE_PID, 10200, "com.example.app:remote"),
     ] {
         phone.set_backtrace(&device, NativeBacktrace {
             serial: DEVICE.into(),
@@ -41,6 +41,8 @@ fn debug_phone() -> FakePhone {
             thread_count: 1,
             threads: vec![ThreadSummary { name: "main".into(), sys_tid: pid, frame_count: 17 }],
             text: format!("----- pid {pid} at 2026-11-30 10:00:00 -----\nCmd line: {name}\nBACKTRACE-CONTENT\n"),
+            dumped_pid: Some(pid),
+            dumped_uid: Some(uid),
         });
         phone.set_tombstone(&device, TombstoneCapture {
             serial: DEVICE.into(),
@@ -51,6 +53,8 @@ fn debug_phone() -> FakePhone {
             frame_count: Some(24),
             device_tombstone_ref: Some("tombstone_27.pb".into()),
             bytes: format!("*** *** ***\npid: {pid}, name: {name}\nTOMBSTONE-CONTENT\n").into_bytes(),
+            dumped_pid: Some(pid),
+            dumped_uid: Some(uid),
         });
     }
     phone.add_exit_record(
@@ -488,12 +492,20 @@ async fn a_pid_is_resolved_and_judged_before_debuggerd_pauses_it() {
         .build()
         .unwrap();
     let session = full(&gateway);
-    for (pid, why) in [
-        (600, "system uid"),
-        (700, "share"),
-        (800, "Finance apps"),
-        (900, "phone's own"),
-        (SYSUI_PID, "phone's own"),
+    for (pid, why, secrets) in [
+        (600, "The phone's own apps", &["1000", "system_server"][..]),
+        (
+            700,
+            "The phone's own apps",
+            &["10700", "com.example.shared"][..],
+        ),
+        (800, "Finance apps", &["10400", BANK][..]),
+        (900, "The phone's own apps", &["99001", "isolated"][..]),
+        (
+            SYSUI_PID,
+            "The phone's own apps",
+            &["com.android.systemui"][..],
+        ),
     ] {
         for request in [backtrace(pid), tombstone(pid, "x.txt")] {
             let response = session.debug(request).await;
@@ -502,13 +514,30 @@ async fn a_pid_is_resolved_and_judged_before_debuggerd_pauses_it() {
                 Some(ErrorCode::PolicyDenied),
                 "{response:?}"
             );
+            // The agent learns only that it may not debug this pid: never the process's name,
+            // its app or its uid.
             assert!(
-                response.message.contains(why),
+                response
+                    .message
+                    .contains("not a process of an app this agent may debug"),
                 "pid {pid}: {}",
                 response.message
             );
+            for secret in secrets {
+                assert!(
+                    !response.message.contains(secret),
+                    "pid {pid}'s refusal names {secret}: {}",
+                    response.message
+                );
+            }
         }
         assert!(!debuggerd_ran(&phone, pid), "debuggerd ran for pid {pid}");
+        // The person's history says why.
+        let steps = gateway.store().history(HistoryFilter::default()).unwrap();
+        assert!(
+            steps.iter().any(|s| s.step.contains(why)),
+            "pid {pid}: no step names {why}: {steps:?}"
+        );
     }
     // A dead pid is BACKEND_ERROR, found without running debuggerd.
     let response = session.debug(backtrace(31_337)).await;
@@ -530,7 +559,10 @@ async fn a_pid_is_resolved_and_judged_before_debuggerd_pauses_it() {
     let response = scoped.debug(backtrace(APP_PID)).await;
     assert_eq!(code(&response), Some(ErrorCode::PolicyDenied));
     assert!(
-        response.message.contains("Outside the scope"),
+        response
+            .message
+            .contains("not a process of an app this agent may debug")
+            && !response.message.contains(DEV_APP),
         "{}",
         response.message
     );
@@ -582,6 +614,8 @@ async fn a_pid_that_changed_hands_during_the_dump_returns_nothing_of_it() {
                 frame_count: 3,
             }],
             text: "Cmd line: com.android.systemui\nOTHER-PROCESS-CONTENT\n".into(),
+            dumped_pid: Some(4343),
+            dumped_uid: Some(10050),
         },
     );
     let session = full(&gateway(&phone));
@@ -682,4 +716,199 @@ async fn set_debug_app_applies_the_app_policy() {
         DebugStatus::Success
     );
     assert_eq!(phone.debug_app(&device()), Some(AppId::new(DEV_APP)));
+}
+
+/// A dump's header as the parsers read it, for the reused-pid tests: the pid its header line
+/// names, the uid the process ran as, and the process name.
+fn dump_of(
+    pid: i64,
+    dumped_pid: Option<i64>,
+    dumped_uid: Option<u32>,
+    name: Option<&str>,
+) -> (NativeBacktrace, TombstoneCapture) {
+    let backtrace = NativeBacktrace {
+        serial: DEVICE.into(),
+        pid,
+        process_name: name.map(str::to_owned),
+        abi: None,
+        thread_count: 1,
+        threads: vec![ThreadSummary {
+            name: "main".into(),
+            sys_tid: pid,
+            frame_count: 3,
+        }],
+        text: format!("----- pid {dumped_pid:?} -----\nREUSED-PID-CONTENT\n"),
+        dumped_pid,
+        dumped_uid,
+    };
+    let tombstone = TombstoneCapture {
+        serial: DEVICE.into(),
+        pid,
+        process_name: name.map(str::to_owned),
+        abi: None,
+        signal: Some("35".into()),
+        frame_count: Some(3),
+        device_tombstone_ref: None,
+        bytes: b"REUSED-PID-CONTENT\n".to_vec(),
+        dumped_pid,
+        dumped_uid,
+    };
+    (backtrace, tombstone)
+}
+
+/// Calls both dumps of `pid` and checks that neither returned nor wrote anything of it.
+async fn assert_dropped(phone: &FakePhone, pid: i64, why: &str) {
+    let root = tempfile::tempdir().unwrap();
+    let gateway = builder(phone)
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let session = full(&gateway);
+    for request in [backtrace(pid), tombstone(pid, "reused.txt")] {
+        let response = session.debug(request.clone()).await;
+        assert_eq!(
+            code(&response),
+            Some(ErrorCode::BackendError),
+            "{why}: {request:?}: {response:?}"
+        );
+        assert!(
+            !serde_json::to_string(&response)
+                .unwrap()
+                .contains("REUSED-PID-CONTENT"),
+            "{why}"
+        );
+    }
+    let tombstones = root.path().join("tombstones");
+    assert!(
+        !tombstones.exists() || std::fs::read_dir(&tombstones).unwrap().next().is_none(),
+        "{why}: a file was written"
+    );
+}
+
+#[tokio::test]
+async fn a_dump_without_a_name_is_not_taken_for_the_app() {
+    let phone = debug_phone();
+    let device = device();
+    phone.add_process(&device, 4344, 10123, DEV_APP);
+    let (dump, capture) = dump_of(4344, Some(4344), Some(10123), None);
+    phone.set_backtrace(&device, dump);
+    phone.set_tombstone(&device, capture);
+    assert_dropped(&phone, 4344, "a header with no process name").await;
+}
+
+#[tokio::test]
+async fn a_reused_pid_is_caught_by_the_dumps_pid_and_uid() {
+    let phone = debug_phone();
+    let device = device();
+    // The pid's owner was resolved as Crash Test in user 0 (uid 10123) before the call.
+    phone.add_process(&device, 4345, 10123, DEV_APP);
+    for (dumped_pid, dumped_uid, why) in [
+        // The app's clone in user 10 took the pid: same package, same name, another uid.
+        (Some(4345), Some(1_010_123), "a clone's process"),
+        // Another app of the same name pattern in user 0, under another uid.
+        (Some(4345), Some(10200), "another uid"),
+        // The dump's own pid line names another pid.
+        (Some(4999), Some(10123), "another pid line"),
+        // The header could not be read.
+        (None, Some(10123), "no pid line"),
+        (Some(4345), None, "no uid"),
+    ] {
+        let (dump, capture) = dump_of(4345, dumped_pid, dumped_uid, Some(DEV_APP));
+        phone.set_backtrace(&device, dump);
+        phone.set_tombstone(&device, capture);
+        assert_dropped(&phone, 4345, why).await;
+    }
+    // The same dump with the owner's pid and uid is the app's.
+    let (dump, capture) = dump_of(4345, Some(4345), Some(10123), Some(DEV_APP));
+    phone.set_backtrace(&device, dump);
+    phone.set_tombstone(&device, capture);
+    let response = full(&gateway(&phone)).debug(backtrace(4345)).await;
+    assert_eq!(response.status, DebugStatus::Success, "{response:?}");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_tombstone_never_replaces_a_file_nor_follows_a_symlink_and_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let tombstones = root.path().join("tombstones");
+    std::fs::create_dir_all(tombstones.join("real")).unwrap();
+    // A symlink that stays inside the tree is still a symlink: not followed.
+    std::os::unix::fs::symlink(tombstones.join("real"), tombstones.join("alias")).unwrap();
+    let gateway = builder(&debug_phone())
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let session = full(&gateway);
+    let first = session.debug(tombstone(APP_PID, "app.txt")).await;
+    assert_eq!(first.status, DebugStatus::Success, "{first:?}");
+    let written = tombstones.join("app.txt");
+    let mode = std::fs::metadata(&written).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    // The person's earlier tombstone is kept, and the agent is told why.
+    std::fs::write(&written, "THE PERSON'S FILE").unwrap();
+    let again = session.debug(tombstone(APP_PID, "app.txt")).await;
+    assert_eq!(code(&again), Some(ErrorCode::PolicyDenied), "{again:?}");
+    assert!(again.message.contains("exists"), "{}", again.message);
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "THE PERSON'S FILE"
+    );
+    let through_link = session.debug(tombstone(APP_PID, "alias/app.txt")).await;
+    assert_eq!(
+        code(&through_link),
+        Some(ErrorCode::PolicyDenied),
+        "{through_link:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(tombstones.join("real")).unwrap().count(),
+        0
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+
+    /// Whatever a dump's header says, its text is returned and written only when its pid line,
+    /// its uid and its name are those of the owner resolved before the call (a reused pid: a
+    /// clone's process, another uid, another pid, an unreadable header).
+    #[test]
+    fn a_dump_of_any_other_process_is_never_returned_or_written(
+        dumped_pid in proptest::option::of(proptest::prop_oneof![
+            proptest::strategy::Just(4346i64),
+            1i64..100_000,
+        ]),
+        dumped_uid in proptest::option::of(proptest::prop_oneof![
+            proptest::strategy::Just(10_123u32),
+            proptest::strategy::Just(1_010_123u32),
+            0u32..2_000_000,
+        ]),
+        name in proptest::option::of(proptest::prop_oneof![
+            proptest::strategy::Just(DEV_APP.to_owned()),
+            proptest::strategy::Just(format!("{DEV_APP}:remote")),
+            "[a-z.:]{0,20}",
+        ]),
+    ) {
+        let phone = debug_phone();
+        let device = device();
+        phone.add_process(&device, 4346, 10_123, DEV_APP);
+        let (dump, capture) = dump_of(4346, dumped_pid, dumped_uid, name.as_deref());
+        phone.set_backtrace(&device, dump);
+        phone.set_tombstone(&device, capture);
+        let same = dumped_pid == Some(4346)
+            && dumped_uid == Some(10_123)
+            && name.as_deref() == Some(DEV_APP);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            if same {
+                let response = full(&gateway(&phone)).debug(backtrace(4346)).await;
+                assert_eq!(response.status, DebugStatus::Success, "{response:?}");
+            } else {
+                assert_dropped(&phone, 4346, "another process").await;
+            }
+        });
+    }
 }

@@ -9,7 +9,8 @@ use common::*;
 use phonelogs_driver::{AppId, DeviceId, LogLevel};
 use phonelogs_fake::{FakeApp, FakePhone};
 use phonelogs_gateway::{
-    Answer, ApprovalState, Error, Gateway, HistoryFilter, LogsRequest, Status, TaskSpec,
+    Answer, ApprovalState, Error, Gateway, HistoryFilter, LogsRequest, Status, TaskSpec, TextShown,
+    json_escaped_len,
 };
 use phonelogs_policy::{Agent, Mode, Policy};
 use time::Duration;
@@ -160,7 +161,7 @@ async fn limits_default_to_200_cap_at_500_and_keep_the_newest_oldest_first() {
     assert_eq!(result.lines.len(), 200);
     assert_eq!(result.lines.first().unwrap().text, "line 400");
     assert_eq!(result.lines.last().unwrap().text, "line 599");
-    assert_eq!(result.omitted, 403);
+    assert_eq!((result.shown, result.left_out, result.cut), (200, 403, 0));
     assert!(
         result.message.contains("403 older lines were left out"),
         "{}",
@@ -201,14 +202,179 @@ async fn a_result_holds_at_most_64_kb_and_long_lines_are_cut_on_a_utf8_boundary(
     let mut request = logs(DEV_APP);
     request.limit = Some(500);
     let result = session.logs(request).await;
-    assert!(result.log.len() <= 64 * 1024, "{}", result.log.len());
+    assert!(
+        json_escaped_len(&result.log) <= 64 * 1024,
+        "{}",
+        result.log.len()
+    );
     for rendered in result.log.lines() {
         assert!(rendered.len() <= 2_000, "{}", rendered.len());
     }
     assert!(result.lines.len() < 103);
-    assert_eq!(result.lines.len() + result.omitted, 103);
+    assert_eq!(result.shown, result.lines.len());
+    assert_eq!(result.shown, result.log.lines().count());
+    assert_eq!(result.lines.len() + result.left_out, 103);
     assert!(result.lines.last().unwrap().text.starts_with("099"));
-    assert!(result.message.contains("older lines were left out"));
+    assert_eq!(
+        result.cut, result.shown,
+        "every line was longer than 2,000 bytes"
+    );
+    assert!(
+        result.message.contains(&format!(
+            "{} log lines of Crash Test, oldest first. {} older lines were left out",
+            result.shown, result.left_out
+        )),
+        "{}",
+        result.message
+    );
+    assert!(
+        result.message.contains(&format!(
+            "{} lines longer than 2,000 bytes were cut",
+            result.cut
+        )),
+        "{}",
+        result.message
+    );
+}
+
+/// The cases of issue 14, in the gateway: 200 lines of 300 bytes are shown whole; of 500 the
+/// newest that fit 64 KB, with a true count of the others; four reports with a 30 KB ANR keep
+/// four headings.
+#[tokio::test]
+async fn the_cap_counts_only_what_it_leaves_out_and_the_message_says_so() {
+    let phone = phone();
+    let app = AppId::new(DEV_APP);
+    let text = |i: usize| format!("{i:04} {}", "p".repeat(295));
+    phone.add_logs(
+        &device(),
+        &app,
+        (0..500).map(|i| line(10.0 + i as f64, LogLevel::Info, "Busy", &text(i), 10123)),
+    );
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let result = session.logs(logs(DEV_APP)).await;
+    // The fixture's three lines and these 500.
+    assert_eq!((result.shown, result.left_out), (200, 303));
+    assert_eq!(result.log.lines().count(), 200);
+    assert!(
+        result
+            .message
+            .starts_with("200 log lines of Crash Test, oldest first. 303 older lines"),
+        "{}",
+        result.message
+    );
+
+    let mut request = logs(DEV_APP);
+    request.limit = Some(500);
+    let result = session.logs(request).await;
+    // Each rendered line is "11:00:10.000 Busy: " and 300 bytes, and its newline.
+    let per_line = "11:00:10.000 Busy: ".len() + 300 + 2;
+    assert_eq!(result.shown, 64 * 1024 / per_line);
+    assert_eq!(result.left_out, 503 - result.shown);
+    assert_eq!(result.log.lines().count(), result.shown);
+    assert!(result.log.ends_with(&format!("{}\n", text(499))));
+    assert!(
+        result
+            .message
+            .contains(&format!("{} older lines were left out", result.left_out)),
+        "{}",
+        result.message
+    );
+}
+
+#[tokio::test]
+async fn four_reports_with_a_30_kb_anr_keep_four_headings() {
+    let phone = FakePhone::new();
+    phone.add_device(&device(), "Pixel");
+    let app = AppId::new(DEV_APP);
+    phone.add_app(
+        &device(),
+        FakeApp::new(app.clone())
+            .label("Crash Test")
+            .uid(10123)
+            .dev_build(true),
+    );
+    let anr = format!(
+        "Subject: Input dispatching timed out\n{}",
+        "  at dev.phonelogs.crashtest.Main.hang(Main.java:7)\n".repeat(600)
+    );
+    let mut reports = vec![
+        report(4, DEV_APP, "ANR: Input dispatching timed out", &anr),
+        report(
+            3,
+            DEV_APP,
+            "java.lang.IllegalStateException: buffer",
+            "FATAL EXCEPTION: main\n",
+        ),
+        report(
+            2,
+            DEV_APP,
+            "signal 11 (SIGSEGV)",
+            "*** *** ***\nsignal 11\n",
+        ),
+        report(
+            1,
+            DEV_APP,
+            "java.lang.IllegalStateException: dropbox",
+            "Process: x\n",
+        ),
+    ];
+    reports[0].kind = phonelogs_driver::CrashKind::Anr;
+    reports[2].kind = phonelogs_driver::CrashKind::NativeCrash;
+    for report in reports {
+        phone.add_crash(&device(), &app, report);
+    }
+    let gateway = gateway(&phone);
+    let mut request = crashes(DEV_APP);
+    request.limit = Some(10);
+    let result = task(&gateway, "agent").logs(request).await;
+    assert_eq!((result.shown, result.left_out, result.cut), (4, 0, 0));
+    assert!(
+        result.message.starts_with("4 crash reports of Crash Test"),
+        "{}",
+        result.message
+    );
+    for report in &result.reports {
+        assert!(result.log.contains(&report.summary), "{}", report.summary);
+        assert_eq!(report.text_shown, TextShown::Whole);
+    }
+}
+
+#[tokio::test]
+async fn a_smaller_result_cap_keeps_every_count_true_and_a_too_small_one_is_refused() {
+    let phone = phone();
+    let app = AppId::new(DEV_APP);
+    phone.add_logs(
+        &device(),
+        &app,
+        (0..300).map(|i| {
+            line(
+                10.0 + i as f64,
+                LogLevel::Info,
+                "Busy",
+                &format!("{i:04} {}", "q".repeat(200)),
+                10123,
+            )
+        }),
+    );
+    let gateway = builder(&phone).result_cap(8 * 1024).build().unwrap();
+    assert_eq!(gateway.result_cap(), 8 * 1024);
+    let result = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    assert!(json_escaped_len(&result.log) <= 8 * 1024);
+    assert_eq!(result.log.lines().count(), result.shown);
+    assert_eq!(result.shown + result.left_out, 303);
+    assert!(
+        result.message.contains(&format!(
+            "{} log lines of Crash Test, oldest first. {} older lines were left out",
+            result.shown, result.left_out
+        )),
+        "{}",
+        result.message
+    );
+    match builder(&phone).result_cap(4_095).build() {
+        Err(Error::InvalidArgument(message)) => assert!(message.contains("4096"), "{message}"),
+        other => panic!("a 4,095-byte cap was accepted: {:?}", other.map(|_| ())),
+    }
 }
 
 // --- Crash reports. ---
@@ -282,7 +448,15 @@ async fn big_crash_reports_keep_every_heading_whole_texts_then_one_cut_then_firs
     assert!(!result.reports[0].cut);
     assert!(result.reports[1].cut && result.reports[1].text.len() > 10_000);
     assert_eq!(result.reports[2].text, "head 1");
-    assert!(result.message.contains("cut short"));
+    assert_eq!(result.reports[2].text_shown, TextShown::FirstLine);
+    assert_eq!((result.shown, result.left_out, result.cut), (3, 0, 2));
+    assert!(
+        result
+            .message
+            .contains("1 text was cut short, 1 shows only its first line to stay within 64 KB"),
+        "{}",
+        result.message
+    );
 }
 
 // --- Asking. ---
@@ -328,6 +502,7 @@ async fn the_first_read_of_a_release_build_asks_and_allow_for_this_task_covers_l
         steps(&gateway),
         [
             "Waiting for you: Read the logs of Example",
+            "Answered \u{201c}Allow for this task\u{201d} on the person's side (phonelogs): Read the logs of Example?",
             "Read 1 log line of Example",
             "Read 1 log line of Example",
             "Read 1 crash report of Example"
@@ -630,7 +805,13 @@ async fn scope_and_task_lists_and_watch_only_agents_are_scope_denied_while_read_
     let mut request = logs(DEV_APP);
     request.device = Some(DEVICE.into());
     assert_eq!(devices.logs(request).await.status, Status::ScopeDenied);
-    assert!(steps(&gateway).contains(&"Outside the scope: read the logs of Crash Test".to_owned()));
+    // Decided from the app's id before the phone is asked anything, so the step names the id
+    // (the label would come from the phone).
+    assert!(
+        steps(&gateway).contains(&format!("Outside the scope: read the logs of {DEV_APP}")),
+        "{:?}",
+        steps(&gateway)
+    );
 }
 
 // --- Some apps never. ---
@@ -655,11 +836,9 @@ async fn refused_and_helper_and_phone_apps_are_blocked_naming_their_rule() {
             assert!(result.log.is_empty());
         }
     }
-    assert!(
-        steps(&gateway).contains(
-            &"Blocked by \u{201c}Finance apps\u{201d}: read the logs of My Bank".to_owned()
-        )
-    );
+    assert!(steps(&gateway).contains(&format!(
+        "Blocked by \u{201c}Finance apps\u{201d}: read the logs of {BANK}"
+    )));
     assert!(gateway.store().pending_approvals().unwrap().is_empty());
 }
 

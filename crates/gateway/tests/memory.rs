@@ -33,6 +33,7 @@ impl AppLogger for Forgetful {
             listener: false,
             debugger: false,
             log_history: true,
+            line_uids: true,
         }
     }
 
@@ -52,6 +53,7 @@ impl AppLogger for Forgetful {
             system: false,
             dev_build: true,
             uid: Some(10123),
+            shared_uid: false,
         })
     }
 

@@ -1,11 +1,16 @@
 //! The app's crash reports: `com.apple.crashreportmover`, then `com.apple.crashreportcopymobile`.
 //!
 //! The mover is asked first, so new reports become visible to the copy service. Then the `.ips`
-//! files in the copy service's root and in `Retired/` are listed. A file name's time is the
-//! phone's local time with no zone, so files up to 14 hours older than `since` are kept (no
-//! zone is further than that from UTC), newest first, and at most 50 are read per call. A file
-//! whose first-line header names the app's bundle id is parsed and cut by `phonelogs-crash` and
-//! judged by its header's `timestamp`, which has the zone. Other bug types (jetsam, resource
+//! files in the copy service's root and in `Retired/` are listed, and only the names are
+//! judged before anything is read: iOS names a report after the process's executable
+//! (`<name>-YYYY-MM-DD-HHMMSS….ips`), so a file is a candidate only when its name's process is
+//! exactly the app's executable (`CFBundleExecutable`): `Example` never matches
+//! `ExampleHelper-…` or `Example.appx-…`. Another app's reports are thus never pulled to the
+//! computer, and on a busy phone the app's own are not crowded out by everyone else's. A file
+//! name's time is the phone's local time with no zone, so files up to 14 hours older than
+//! `since` are kept (no zone is further than that from UTC), newest first, and at most 50 are
+//! read per call. A file whose first-line header also names the app's bundle id is parsed and
+//! cut by `phonelogs-crash` and judged by its header's `timestamp`, which has the zone. Other bug types (jetsam, resource
 //! use) are skipped; a `0x8badf00d` termination is kind `watchdog`. Reports are only copied,
 //! never moved or deleted. An extension's reports name the extension's bundle id, so they never
 //! match; the WebDriverAgent runner's are never read (see [`crate::follower::is_xctrunner`]).
@@ -18,7 +23,7 @@ use phonelogs_driver::{AppId, CrashKind, CrashReport, Error, Result};
 use time::OffsetDateTime;
 use tokio::time::timeout;
 
-use crate::services::{CrashDir, CrashFileSource};
+use crate::services::{AppRecord, CrashDir, CrashFileSource};
 
 /// The most report files read in one call.
 pub const MAX_READS: usize = 50;
@@ -52,9 +57,29 @@ struct Candidate {
     name: CrashFileName,
 }
 
-/// The crash-report files of a listing that could be the app's since `since`, newest first,
-/// at most [`MAX_READS`].
-fn candidates(root: &[String], retired: &[String], since: OffsetDateTime) -> Vec<Candidate> {
+/// The name iOS gives the app's crash report files: the main executable's name
+/// (`CFBundleExecutable`). When installation_proxy did not say, the bundle directory's name
+/// without `.app` stands in, which is what Xcode names the executable by default; the header's
+/// bundle id still has to confirm every report.
+pub fn report_name(record: &AppRecord) -> Option<String> {
+    match record.executable.as_deref() {
+        Some(executable) if !executable.is_empty() => Some(executable.to_owned()),
+        _ => {
+            let dir = record.path.trim_end_matches('/').rsplit('/').next()?;
+            let stem = dir.strip_suffix(".app")?;
+            (!stem.is_empty()).then(|| stem.to_owned())
+        }
+    }
+}
+
+/// The crash-report files of a listing whose name's process is exactly `process` and whose
+/// name's time could be since `since`, newest first, at most [`MAX_READS`].
+fn candidates(
+    root: &[String],
+    retired: &[String],
+    process: &str,
+    since: OffsetDateTime,
+) -> Vec<Candidate> {
     let earliest = since - NAME_TIME_SLACK;
     let mut found: Vec<Candidate> = root
         .iter()
@@ -66,6 +91,15 @@ fn candidates(root: &[String], retired: &[String], since: OffsetDateTime) -> Vec
         )
         .filter_map(|path| {
             let name = parse_crash_file_name(&path)?;
+            // The parser reads names trimmed, so the raw file name must also begin with the
+            // executable's name: ` Example-…` is another process's report.
+            let file = path.rsplit('/').next().unwrap_or_default();
+            let named_after = file
+                .strip_prefix(process)
+                .is_some_and(|rest| rest.starts_with('-'));
+            if name.process != process || !named_after {
+                return None;
+            }
             // The name's local time is read as if it were UTC and compared with the slack.
             (name.local_time.assume_utc() >= earliest).then_some(Candidate { path, name })
         })
@@ -96,15 +130,18 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'\n')
 }
 
-/// Reads the app's crash reports since `since`, newest first, at most `limit`.
+/// Reads the app's crash reports since `since`, newest first, at most `limit`: only files named
+/// after `executable` (see [`report_name`]) are read, and only those whose header names `app`
+/// are kept.
 pub async fn read_crashes(
     source: &dyn CrashFileSource,
     app: &AppId,
+    executable: &str,
     since: OffsetDateTime,
     limit: usize,
     call_timeout: Duration,
 ) -> Result<Vec<CrashReport>> {
-    if limit == 0 {
+    if limit == 0 || executable.is_empty() {
         return Ok(Vec::new());
     }
     // A mover that fails or is slow only means the newest reports may not be visible yet; the
@@ -133,7 +170,7 @@ pub async fn read_crashes(
         }
     };
     let mut reports = Vec::new();
-    for candidate in candidates(&root, &retired, since) {
+    for candidate in candidates(&root, &retired, executable, since) {
         let bytes = match read_one(dir.as_mut(), &candidate.path, call_timeout).await {
             Ok(bytes) => bytes,
             Err(error) => {
@@ -196,7 +233,7 @@ mod tests {
             "notes.txt".into(),
         ];
         let retired: Vec<String> = vec!["Example-2026-11-30-120000.ips".into()];
-        let paths: Vec<String> = candidates(&root, &retired, since)
+        let paths: Vec<String> = candidates(&root, &retired, "Example", since)
             .into_iter()
             .map(|c| c.path)
             .collect();
@@ -211,9 +248,57 @@ mod tests {
         let many: Vec<String> = (0..80)
             .map(|i| format!("Example-2026-11-30-12{:02}{:02}.ips", i / 60, i % 60))
             .collect();
-        let chosen = candidates(&many, &[], since);
+        let chosen = candidates(&many, &[], "Example", since);
         assert_eq!(chosen.len(), MAX_READS);
         assert_eq!(chosen[0].path, "Example-2026-11-30-120119.ips");
+    }
+
+    #[test]
+    fn candidates_are_named_exactly_after_the_executable() {
+        let since = datetime!(2026-11-30 12:00:00 UTC);
+        let root: Vec<String> = [
+            "Example-2026-11-30-120000.ips",
+            "ExampleHelper-2026-11-30-120001.ips",
+            "Example.appx-2026-11-30-120002.ips",
+            "example-2026-11-30-120003.ips",
+            "MyExample-2026-11-30-120004.ips",
+            "Example-Widget-2026-11-30-120005.ips",
+            "Example-2026-11-30-120006.0002.ips",
+            " Example-2026-11-30-120008.ips",
+        ]
+        .map(String::from)
+        .to_vec();
+        let retired = vec!["Example-2026-11-30-120007.ips.synced".to_owned()];
+        let paths: Vec<String> = candidates(&root, &retired, "Example", since)
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "Retired/Example-2026-11-30-120007.ips.synced",
+                "Example-2026-11-30-120006.0002.ips",
+                "Example-2026-11-30-120000.ips",
+            ]
+        );
+        assert!(candidates(&root, &[], "", since).is_empty());
+    }
+
+    #[test]
+    fn the_report_name_is_the_executable_else_the_bundle_directory() {
+        let mut record = AppRecord {
+            bundle_id: AppId::new("com.example.app"),
+            path: "/private/var/containers/Bundle/Application/U/My App.app".into(),
+            executable: Some("MyAppBinary".into()),
+            label: None,
+            system: false,
+            dev_build: false,
+        };
+        assert_eq!(report_name(&record).as_deref(), Some("MyAppBinary"));
+        record.executable = None;
+        assert_eq!(report_name(&record).as_deref(), Some("My App"));
+        record.path = "/private/var/containers/Bundle/Application/U/".into();
+        assert_eq!(report_name(&record), None);
     }
 
     #[test]

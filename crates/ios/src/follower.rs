@@ -7,7 +7,10 @@
 //! its extensions. A stream stays open 3 s after its process is gone, for the last lines. At
 //! most 20,000 lines are kept (and at most a few MiB of text); older ones go. When no process
 //! matches, the bundle path is looked up again, at most every 5 s, because a reinstall moves it.
-//! A stream is only ever opened for one pid: never for the whole system.
+//! A stream is only ever opened for one pid: never for the whole system. A launch the driver is
+//! told about reads the process list at once, and its pid gets a stream only if the list shows
+//! its executable in the bundle. A message with line breaks becomes one line per break, each
+//! with the message's time, level, tag and pid.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -256,14 +259,8 @@ impl State {
                     next_poll = Instant::now() + self.interval();
                 }
                 Some(pid) = launches.recv() => {
-                    let now = Instant::now();
-                    self.fast_until = Some(now + self.config.fast_for);
-                    if let Some(stream) = self.streams.get_mut(&pid) {
-                        stream.gone_since = None;
-                    } else {
-                        self.open(pid);
-                    }
-                    next_poll = next_poll.min(now + self.config.fast_poll);
+                    self.launched(pid).await;
+                    next_poll = Instant::now() + self.config.fast_poll;
                 }
                 Some(done) = self.tasks.join_next(), if !self.tasks.is_empty() => {
                     // A stream that ended (the phone closed it, or it failed) is forgotten, so
@@ -289,27 +286,68 @@ impl State {
         lock(&self.shared.status).last_error = Some(error);
     }
 
-    async fn poll(&mut self) {
+    /// Reads the phone's process list once, noting a failure.
+    async fn list(&mut self) -> Option<Vec<ProcessEntry>> {
         lock(&self.shared.status).polls += 1;
-        let listed = match timeout(
+        match timeout(
             self.config.call_timeout,
             self.services.processes.processes(),
         )
         .await
         {
-            Ok(Ok(list)) => list,
+            Ok(Ok(list)) => Some(list),
             Ok(Err(error)) => {
                 self.note_error(format!("listing processes failed: {error}"));
-                return;
+                None
             }
             Err(_) => {
                 self.note_error(format!(
                     "listing processes took longer than {:?}",
                     self.config.call_timeout
                 ));
-                return;
+                None
             }
+        }
+    }
+
+    async fn poll(&mut self) {
+        if let Some(listed) = self.list().await {
+            self.apply(&listed).await;
+        }
+    }
+
+    /// A launch the driver was told about (CoreDevice's `processToken`). The pid alone is never
+    /// trusted: the process list is read at once, and a stream opens only if the pid's
+    /// executable lies in the app's bundle, like any other. A pid not listed yet is opened by
+    /// the fast polls that follow, once the list shows it in the bundle.
+    async fn launched(&mut self, pid: u32) {
+        self.fast_until = Some(Instant::now() + self.config.fast_for);
+        let Some(listed) = self.list().await else {
+            return;
         };
+        match listed.iter().find(|p| p.pid == pid) {
+            Some(process) if !in_bundle(&process.executable, &self.record.path) => {
+                // A new install moves the bundle, and a launch often follows an install, so
+                // the bundle is looked up again once before the pid is judged.
+                self.last_lookup = Instant::now();
+                self.relookup().await;
+                if !in_bundle(&process.executable, &self.record.path) {
+                    tracing::warn!(
+                        app = %self.record.bundle_id,
+                        pid,
+                        "a launched pid's executable is not in the app's bundle; no stream is opened for it"
+                    );
+                }
+            }
+            Some(_) => {}
+            None => tracing::debug!(pid, "the launched pid is not listed yet"),
+        }
+        self.apply(&listed).await;
+    }
+
+    /// Opens a stream for every listed process in the app's bundle, and closes the streams of
+    /// processes gone for longer than the linger.
+    async fn apply(&mut self, listed: &[ProcessEntry]) {
         let now = Instant::now();
         let matching: Vec<u32> = listed
             .iter()
@@ -419,8 +457,11 @@ async fn pump(pid: u32, mut stream: Box<dyn LogStream>, shared: &Shared, config:
                 if entry.pid != pid {
                     continue;
                 }
-                let line = entry_to_line(&entry, config.max_line_bytes);
-                lock(&shared.ring).push(line);
+                let lines = entry_to_lines(&entry, config.max_line_bytes);
+                let mut ring = lock(&shared.ring);
+                for line in lines {
+                    ring.push(line);
+                }
             }
             Ok(None) => return,
             Err(error) => {
@@ -431,25 +472,78 @@ async fn pump(pid: u32, mut stream: Box<dyn LogStream>, shared: &Shared, config:
     }
 }
 
-/// Whether an executable path lies inside a bundle. `/private/var` and `/var` name the same
-/// directory on an iPhone, and CoreDevice gives `file://` URLs, so both sides are normalized.
+/// Whether an executable lies inside a bundle, compared by path components: `Example.app` is
+/// not `Example.appx`, and an extension lies in its own app's bundle only. `/private/var` and
+/// `/var` name the same directory on an iPhone, and CoreDevice gives percent-encoded `file://`
+/// URLs (`My%20App.app`), so both sides go through [`path_components`]; a path that does not
+/// read cleanly matches nothing.
 pub fn in_bundle(executable: &str, bundle: &str) -> bool {
-    let exe = normalize_path(executable);
-    let bundle = normalize_path(bundle);
-    let bundle = bundle.trim_end_matches('/');
-    !bundle.is_empty()
-        && exe.len() > bundle.len() + 1
-        && exe.starts_with(bundle)
-        && exe.as_bytes().get(bundle.len()) == Some(&b'/')
+    let (Some(exe), Some(bundle)) = (path_components(executable), path_components(bundle)) else {
+        return false;
+    };
+    !bundle.is_empty() && exe.len() > bundle.len() && exe[..bundle.len()] == bundle[..]
 }
 
-fn normalize_path(path: &str) -> &str {
+/// The components of an absolute path on the phone, or of a `file://` URL (CoreDevice's
+/// `executableURL`, e.g. `file:///private/var/containers/Bundle/Application/U/My%20App.app/My%20App`),
+/// with a leading `/private/var` read as `/var`.
+///
+/// A URL's components are percent-decoded one by one; a plain path (instruments' process list,
+/// installation_proxy's `Path`) is taken as it is, since `%` is an ordinary character in a file
+/// name. `None` for anything that is neither, for a component that decodes to invalid UTF-8, a
+/// `/` or a NUL (no real file name holds them, so such a URL could only smuggle in extra
+/// components), and for `.` or `..` components (which could climb out of another app's
+/// directory into ours).
+///
+/// ```
+/// use phonelogs_ios::follower::path_components;
+/// let url = "file:///private/var/containers/Bundle/Application/U/My%20App.app/My%20App";
+/// assert_eq!(
+///     path_components(url).unwrap(),
+///     ["var", "containers", "Bundle", "Application", "U", "My App.app", "My App"]
+/// );
+/// assert_eq!(path_components("/var/x/100%.app").unwrap(), ["var", "x", "100%.app"]);
+/// assert!(path_components("file:///var/a%2Fb").is_none());
+/// assert!(path_components("relative/path").is_none());
+/// ```
+pub fn path_components(path: &str) -> Option<Vec<String>> {
     let path = path.trim();
-    let path = path.strip_prefix("file://").unwrap_or(path);
-    match path.strip_prefix("/private") {
-        Some(rest) if rest.starts_with("/var/") => rest,
-        _ => path,
+    let mut parts: Vec<String> = match path.strip_prefix("file://") {
+        Some(url) => {
+            // Only a URL with no host (`file:///…`) names a file on the phone itself; a query or
+            // fragment is not part of the path.
+            let url = url.strip_prefix("localhost").unwrap_or(url);
+            let url = url.split(['?', '#']).next().unwrap_or_default();
+            if !url.starts_with('/') {
+                return None;
+            }
+            url.split('/')
+                .filter(|part| !part.is_empty())
+                .map(|part| {
+                    let decoded = percent_encoding::percent_decode_str(part)
+                        .decode_utf8()
+                        .ok()?;
+                    (!decoded.contains(['/', '\0'])).then(|| decoded.into_owned())
+                })
+                .collect::<Option<Vec<String>>>()?
+        }
+        None => {
+            if !path.starts_with('/') {
+                return None;
+            }
+            path.split('/')
+                .filter(|part| !part.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }
+    };
+    if parts.iter().any(|part| part == "." || part == "..") {
+        return None;
     }
+    if parts.len() >= 2 && parts[0] == "private" && parts[1] == "var" {
+        parts.remove(0);
+    }
+    Some(parts)
 }
 
 /// The level of an os_log entry: debug is debug; default, info and user actions are info;
@@ -465,10 +559,15 @@ pub fn level_of(level: OsLogLevel) -> LogLevel {
     }
 }
 
-/// Turns an os_trace entry into a line: the phone's clock (seconds and microseconds), the
-/// category as the tag (else the process's name), the message as the text, cut at
+/// Turns an os_trace entry into lines: the phone's clock (seconds and microseconds), the
+/// category as the tag (else the process's name), the message as the text, each line cut at
 /// `max_line_bytes`.
-pub fn entry_to_line(entry: &OsTraceEntry, max_line_bytes: usize) -> LogLine {
+///
+/// A message with line breaks (`\n`, `\r\n` or a lone `\r`) becomes several lines with the
+/// same time, level, tag and pid, as logcat prints a multi-line message on Android: one
+/// rendered line per [`LogLine`], so no message can forge a line of another time or tag. One
+/// break at the very end adds no empty line.
+pub fn entry_to_lines(entry: &OsTraceEntry, max_line_bytes: usize) -> Vec<LogLine> {
     let micros =
         i128::from(entry.seconds) * 1_000_000 + i128::from(entry.microseconds.min(999_999));
     let time = OffsetDateTime::from_unix_timestamp_nanos(micros * 1_000)
@@ -482,26 +581,48 @@ pub fn entry_to_line(entry: &OsTraceEntry, max_line_bytes: usize) -> LogLine {
             .unwrap_or_default()
             .to_owned(),
     };
-    let message = entry.message.as_str();
-    // A new string of the cut length, so no long line's allocation stays behind in the ring.
-    let text = if message.len() > max_line_bytes {
-        let mut cut = max_line_bytes;
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        message[..cut].to_owned()
+    message_lines(&entry.message)
+        .into_iter()
+        .map(|text| LogLine {
+            time,
+            level: level_of(entry.level),
+            tag: tag.clone(),
+            text: cut(&text, max_line_bytes),
+            pid: Some(entry.pid),
+            tid: None,
+            uid: None,
+        })
+        .collect()
+}
+
+/// A message's lines: split at `\n`, `\r\n` and a lone `\r` (which a terminal would use to
+/// overwrite the start of the line), without one empty line after a final break.
+fn message_lines(message: &str) -> Vec<String> {
+    // Every break becomes `\n` first, so `\r\n` counts once and a lone `\r` anywhere counts as
+    // a break of its own.
+    let normalized = if message.contains('\r') {
+        std::borrow::Cow::Owned(message.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
-        message.to_owned()
+        std::borrow::Cow::Borrowed(message)
     };
-    LogLine {
-        time,
-        level: level_of(entry.level),
-        tag,
-        text,
-        pid: Some(entry.pid),
-        tid: None,
-        uid: None,
+    let mut lines: Vec<String> = normalized.split('\n').map(str::to_owned).collect();
+    if lines.len() > 1 && lines.last().is_some_and(String::is_empty) {
+        lines.pop();
     }
+    lines
+}
+
+/// A new string of at most `max` bytes, cut at a character boundary, so no long line's
+/// allocation stays behind in the ring.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut at = max;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text[..at].to_owned()
 }
 
 /// Whether an app id is the WebDriverAgent runner, whose logs are never read.
@@ -545,6 +666,93 @@ mod tests {
         assert_eq!(level_of(OsLogLevel::Error), LogLevel::Error);
         assert_eq!(level_of(OsLogLevel::Fault), LogLevel::Fatal);
         assert_eq!(level_of(OsLogLevel::Unknown(0x42)), LogLevel::Info);
+    }
+
+    /// The first line of an entry, for the tests of single-line messages.
+    fn entry_to_line(entry: &OsTraceEntry, max_line_bytes: usize) -> LogLine {
+        entry_to_lines(entry, max_line_bytes).remove(0)
+    }
+
+    #[test]
+    fn messages_split_at_every_line_break_but_a_final_one() {
+        assert_eq!(message_lines(""), [""]);
+        assert_eq!(message_lines("one"), ["one"]);
+        assert_eq!(message_lines("one\n"), ["one"]);
+        assert_eq!(message_lines("one\r\n"), ["one"]);
+        assert_eq!(message_lines("a\nb\r\nc\rd"), ["a", "b", "c", "d"]);
+        assert_eq!(message_lines("a\n\nb\n\n"), ["a", "", "b", ""]);
+        assert_eq!(message_lines("\n"), [""]);
+        assert_eq!(message_lines("\r\r"), ["", ""]);
+        assert_eq!(message_lines("a\r"), ["a"]);
+    }
+
+    #[test]
+    fn a_multi_line_entry_keeps_its_time_tag_level_and_pid_on_every_line() {
+        let mut e = entry("first\n12:00:00.000 Other: forged\n");
+        e.category = Some("Net".into());
+        let lines = entry_to_lines(&e, 8);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].text, "first");
+        // Each line is cut on its own.
+        assert_eq!(lines[1].text, "12:00:00");
+        for line in &lines {
+            assert_eq!(
+                (line.time, &*line.tag, line.level, line.pid),
+                (lines[0].time, "Net", LogLevel::Error, Some(7))
+            );
+        }
+    }
+
+    #[test]
+    fn urls_are_decoded_by_component_and_paths_are_not() {
+        let url = "file:///private/var/containers/Bundle/Application/U/My%20App.app/My%20App";
+        assert_eq!(
+            path_components(url).unwrap_or_default(),
+            [
+                "var",
+                "containers",
+                "Bundle",
+                "Application",
+                "U",
+                "My App.app",
+                "My App"
+            ]
+        );
+        assert!(in_bundle(
+            url,
+            "/private/var/containers/Bundle/Application/U/My App.app"
+        ));
+        assert!(in_bundle(
+            url,
+            "/var/containers/Bundle/Application/U/My App.app/"
+        ));
+        assert!(!in_bundle(
+            url,
+            "/var/containers/Bundle/Application/U/My%20App.app"
+        ));
+        // A plain path keeps its `%`, and a URL spells it `%25`.
+        assert!(in_bundle("file:///var/x/100%25.app/a", "/var/x/100%.app"));
+        assert!(!in_bundle("/var/x/100%25.app/a", "/var/x/100%.app"));
+        assert!(in_bundle("file://localhost/var/x/A.app/A", "/var/x/A.app"));
+        assert!(in_bundle(
+            "file:///var/x/A.app/A?query#fragment",
+            "/var/x/A.app"
+        ));
+        // Neither an encoded slash, a NUL, a dot segment, a host, bad UTF-8 nor a relative path.
+        for bad in [
+            "file:///var/x/A.app%2FA",
+            "file:///var/x/A.app/A%00",
+            "file:///var/y/../x/A.app/A",
+            "/var/y/../x/A.app/A",
+            "/var/x/./A.app/A",
+            "file://phone/var/x/A.app/A",
+            "file:///var/x/A.app/%FF",
+            "var/x/A.app/A",
+            "",
+        ] {
+            assert!(!in_bundle(bad, "/var/x/A.app"), "{bad}");
+        }
+        assert!(!in_bundle("/var/x/A.app/A", "/"));
     }
 
     fn entry(message: &str) -> OsTraceEntry {

@@ -17,7 +17,7 @@
 //! ```
 //! use phonelogs_crash::ostrace::{OsLogLevel, OsTraceEntry};
 //! use phonelogs_driver::LogLevel;
-//! use phonelogs_ios::follower::entry_to_line;
+//! use phonelogs_ios::follower::entry_to_lines;
 //!
 //! // An os_log fault of the app becomes a fatal line on the phone's clock.
 //! let entry = OsTraceEntry {
@@ -31,7 +31,9 @@
 //!     subsystem: Some("com.example.app".into()),
 //!     category: Some("Store".into()),
 //! };
-//! let line = entry_to_line(&entry, 4096);
+//! let lines = entry_to_lines(&entry, 4096);
+//! assert_eq!(lines.len(), 1);
+//! let line = &lines[0];
 //! assert_eq!(line.level, LogLevel::Fatal);
 //! assert_eq!(line.tag, "Store");
 //! assert_eq!(line.time.millisecond(), 250);

@@ -12,7 +12,7 @@ use phonelogs_driver::{
 };
 use time::OffsetDateTime;
 
-use crate::crashes::{read_crashes, within};
+use crate::crashes::{read_crashes, report_name, within};
 use crate::follower::{Follower, FollowerConfig, FollowerStatus, is_xctrunner};
 use crate::services::{AppRecord, DeviceBackend, DeviceServices};
 
@@ -168,6 +168,8 @@ impl AppLogger for LockdownPhone {
             listener: true,
             debugger: false,
             log_history: false,
+            // os_trace lines carry a pid, not a uid: the follower picks processes by pid.
+            line_uids: false,
         }
     }
 
@@ -189,6 +191,7 @@ impl AppLogger for LockdownPhone {
             system: record.system,
             dev_build: record.dev_build,
             uid: None,
+            shared_uid: false,
         })
     }
 
@@ -216,9 +219,17 @@ impl AppLogger for LockdownPhone {
     ) -> Result<Vec<CrashReport>> {
         refuse_xctrunner(app)?;
         let services = self.connect(device).await?;
+        // The executable's name picks the report files before any is read, so the app is
+        // looked up first; without a name no file can be told to be the app's.
+        let record = self.lookup(&services, app).await?;
+        let Some(executable) = report_name(&record) else {
+            tracing::warn!(%app, path = %record.path, "no executable name for the app; its crash reports cannot be told apart");
+            return Ok(Vec::new());
+        };
         read_crashes(
             services.crashes.as_ref(),
             app,
+            &executable,
             since,
             limit,
             self.config.call_timeout,

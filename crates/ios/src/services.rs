@@ -17,7 +17,9 @@ pub struct ProcessEntry {
     /// The process id.
     pub pid: u32,
     /// The executable's absolute path on the phone, e.g.
-    /// `/private/var/containers/Bundle/Application/<UUID>/Example.app/Example`.
+    /// `/private/var/containers/Bundle/Application/<UUID>/Example.app/Example`, or the
+    /// percent-encoded `file://` URL CoreDevice gives (`…/My%20App.app/My%20App`); see
+    /// [`crate::follower::path_components`].
     pub executable: String,
 }
 

@@ -282,6 +282,8 @@ async fn a_launch_handed_to_the_driver_opens_its_stream_at_once() {
         device: scenario.device.clone(),
         phone: phone.clone(),
     }));
+    // CoreDevice's launch returns the new pid, which its process list already shows.
+    phone.spawn_process(9_999, &format!("{BUNDLE}/CrashTest"));
     driver
         .app_launched(&scenario.device, &scenario.app.app, 9_999)
         .await

@@ -15,6 +15,8 @@ use time::macros::datetime;
 
 const APP: &str = "dev.phonelogs.crashtest";
 const TIMEOUT: Duration = Duration::from_secs(10);
+/// The app's executable (`CFBundleExecutable`), which its report files are named after.
+const EXE: &str = "CrashTest";
 
 fn crash(timestamp: &str, pid: u32, reason: &str) -> Vec<u8> {
     ips_309(
@@ -101,7 +103,7 @@ async fn reads_the_apps_reports_newest_first_and_nothing_else() {
     phone.add_file("DiagnosticLogs/sysdiagnose/x.tar.gz", b"\x1f\x8b".to_vec());
 
     let since = datetime!(2026-11-30 10:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT)
+    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 10, TIMEOUT)
         .await
         .unwrap();
     let pids: Vec<Option<u32>> = reports.iter().map(|r| r.pid).collect();
@@ -119,6 +121,15 @@ async fn reads_the_apps_reports_newest_first_and_nothing_else() {
     assert_eq!(state.flushes, 1, "the mover is asked first");
     assert!(state.files.len() == 9, "nothing was moved or deleted");
     assert!(!state.reads.iter().any(|r| r.contains("sysdiagnose")));
+    // Only files named after the app's executable were opened at all.
+    assert!(
+        state
+            .reads
+            .iter()
+            .all(|r| r.trim_start_matches("Retired/").starts_with("CrashTest-")),
+        "{:?}",
+        state.reads
+    );
 }
 
 #[tokio::test]
@@ -139,18 +150,20 @@ async fn limit_and_since_apply_to_header_times() {
     );
     let app = AppId::new(APP);
     let since = datetime!(2026-11-30 09:00:00 UTC);
-    let all = read_crashes(&phone, &app, since, 10, TIMEOUT)
+    let all = read_crashes(&phone, &app, EXE, since, 10, TIMEOUT)
         .await
         .unwrap();
     assert_eq!(
         all.iter().map(|r| r.pid).collect::<Vec<_>>(),
         [Some(3), Some(2)]
     );
-    let one = read_crashes(&phone, &app, since, 1, TIMEOUT).await.unwrap();
+    let one = read_crashes(&phone, &app, EXE, since, 1, TIMEOUT)
+        .await
+        .unwrap();
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].pid, Some(3));
     assert!(
-        read_crashes(&phone, &app, since, 0, TIMEOUT)
+        read_crashes(&phone, &app, EXE, since, 0, TIMEOUT)
             .await
             .unwrap()
             .is_empty()
@@ -181,7 +194,7 @@ async fn file_names_near_the_fourteen_hour_edge() {
         crash("2026-12-01 02:00:00.00 +1400", 9, "east"),
     );
     let since = datetime!(2026-11-30 12:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT)
+    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 10, TIMEOUT)
         .await
         .unwrap();
     let state = phone.state.lock().unwrap();
@@ -218,7 +231,7 @@ async fn at_most_fifty_reports_are_read_per_call() {
         );
     }
     let since = datetime!(2026-11-30 09:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), since, 10, TIMEOUT)
+    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 10, TIMEOUT)
         .await
         .unwrap();
     assert_eq!(reports.len(), 10);
@@ -244,6 +257,7 @@ async fn a_mover_that_answers_badly_does_not_stop_the_copy() {
     let reports = read_crashes(
         &phone,
         &AppId::new(APP),
+        EXE,
         datetime!(2026-11-30 09:00 UTC),
         3,
         TIMEOUT,
@@ -264,6 +278,7 @@ async fn a_mover_that_never_answers_times_out() {
     let reports = read_crashes(
         &phone,
         &AppId::new(APP),
+        EXE,
         datetime!(2026-11-30 09:00 UTC),
         3,
         TIMEOUT,

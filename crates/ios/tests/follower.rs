@@ -260,14 +260,15 @@ async fn a_launch_opens_its_pid_at_once_and_polls_fast_for_three_seconds() {
     let follower = start(&phone);
     settle().await;
     let before = follower.status().polls;
-    // The launched process is not listed yet (the list lags); its stream opens anyway.
+    // The launched process is checked against the process list at once, not trusted by its
+    // pid alone; listed in the bundle, its stream opens without waiting for the next poll.
+    phone.spawn_process(500, &exe());
     phone.add_backlog(raw(500, T0, INFO, &exe(), "first line"));
     follower.launched(500);
     settle().await;
     assert_eq!(phone.opened(), [500]);
     assert_eq!(texts(&follower), ["first line"]);
-    phone.spawn_process(500, &exe());
-    sleep(Duration::from_millis(3_000)).await;
+    sleep(Duration::from_millis(2_990)).await;
     let fast = follower.status().polls - before;
     assert!(
         (18..=22).contains(&fast),
@@ -279,6 +280,35 @@ async fn a_launch_opens_its_pid_at_once_and_polls_fast_for_three_seconds() {
         (2..=4).contains(&slow),
         "{slow} polls in the 3 s after that"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_launched_pid_the_list_does_not_show_yet_opens_once_it_does() {
+    let phone = setup();
+    let follower = start(&phone);
+    settle().await;
+    // The list lags behind the launch: nothing opens on the pid alone.
+    follower.launched(500);
+    settle().await;
+    assert!(phone.opened().is_empty());
+    // One fast poll after the list shows it in the bundle, its stream opens.
+    phone.spawn_process(500, &exe());
+    sleep(Duration::from_millis(160)).await;
+    assert_eq!(phone.opened(), [500]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_launch_after_a_reinstall_looks_the_moved_bundle_up_at_once() {
+    let phone = setup();
+    let follower = start(&phone);
+    settle().await;
+    let moved = "/private/var/containers/Bundle/Application/99999999-0000-4000-8000-000000000002/CrashTest.app";
+    phone.install(record(APP, moved, true));
+    phone.spawn_process(600, &format!("{moved}/CrashTest"));
+    follower.launched(600);
+    settle().await;
+    assert_eq!(follower.status().bundle_path, moved);
+    assert_eq!(phone.opened(), [600]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -80,7 +80,11 @@ impl Decision {
 pub enum Outcome {
     /// The person chose.
     Decided(Decision),
-    /// The person declined the form: taken as Deny, the safe reading of "no".
+    /// The client declined the form. Some clients declare elicitation and decline every
+    /// request without showing it to anyone (the Claude Code VS Code extension,
+    /// anthropics/claude-code#41292; its terminal in some versions, #62319), so a decline is not
+    /// the person's "no": the question stays pending, answerable on the person's side. The
+    /// person's own no is the form's "Deny" choice.
     Declined,
     /// The person dismissed the form without answering: the question stays open.
     Cancelled,

@@ -7,17 +7,23 @@
 //! decides everything else.
 //!
 //! Asking the person, by what the client can do:
-//! - a client with form elicitation (protocol 2025-06-18 to 2025-11-25) is asked "Read the logs
-//!   of <app>?" with Allow once, Allow for this task, Always allow and Deny, and the call
-//!   completes with the answer;
+//! - a client with form elicitation (protocol 2025-06-18 to 2025-11-25) is asked the action's own
+//!   question ("Read the logs of <app>?", "Capture a native tombstone of <app> (pid N)? …") with
+//!   Allow once, Allow for this task, Always allow and Deny, and the call completes with the
+//!   answer; only the person's "Deny" choice denies: a client's decline or cancel (some decline
+//!   without a dialog) leaves the question pending;
 //! - a 2026-07-28 client that declares elicitation gets an `input_required` result with the same
 //!   form, and its retry carries the answer and a sealed `requestState` (HMAC-SHA256 under a
 //!   per-process secret, bound to the task, tool and arguments, valid 15 minutes);
-//! - any other client gets `approval_pending` and an `approval_id`, which the person answers with
-//!   `phonelogs approvals answer <ID> once|task|always|deny`. Nothing is ever allowed by default.
+//! - any other client gets `approval_pending` and an `approval_id`, which the person answers on
+//!   their side (`phonelogs approvals answer <ID> once|task|always|deny`); the agent is told only
+//!   that a person must answer, never how. Nothing is ever allowed by default.
 //!
-//! Every result stays under [`render::RESULT_BUDGET`] (64 KB less room for the JSON-RPC
-//! envelope): the newest lines and reports are kept.
+//! Nothing here cuts a result: the gateway lays it out within its result cap
+//! ([`GatewayBuilder::result_cap`](phonelogs_gateway::GatewayBuilder::result_cap)), and
+//! [`render`] passes it on whole, once as text content (the message, a blank line, the log) and
+//! once as `structuredContent` (status, message, counts, report headings and the same log), since
+//! a client gives its model one of the two.
 //!
 //! ```
 //! use std::sync::Arc;

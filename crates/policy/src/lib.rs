@@ -19,6 +19,7 @@
 //! let agent = Agent::new("claude", Mode::ReadOnly);
 //! let info = |id: &str| AppInfo {
 //!     app: AppId::new(id), label: None, system: false, dev_build: false, uid: Some(10123),
+//!     shared_uid: false,
 //! };
 //!
 //! assert_eq!(policy.logs_decision(&agent, None, &info("dev.phonelogs.crashtest")), Decision::Allowed);
@@ -173,6 +174,8 @@ pub enum ScopeReason {
     OutsideAgentScope,
     /// The app is not in the task's app list.
     OutsideTask,
+    /// The action writes (sets the debug app, saves a tombstone) and the agent is read-only.
+    ReadOnly,
 }
 
 /// The policy's answer for one read of one app.
@@ -196,6 +199,57 @@ impl Decision {
             Decision::ScopeDenied(_) => None,
             Decision::Blocked(rule) => Some(rule.name()),
         }
+    }
+}
+
+/// What an approval allows: each action asks its own question, and an answer covers only its
+/// own action. A logs approval covers the app's log lines and crash reports; a tombstone, which
+/// pauses the app and saves its memory map, is never covered by one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// `phone_logs`: the app's log lines and crash reports.
+    Logs,
+    /// `get_process_exit_history`.
+    ExitHistory,
+    /// `set_debug_app`.
+    SetDebugApp,
+    /// `capture_native_backtrace`.
+    Backtrace,
+    /// `capture_native_tombstone`.
+    Tombstone,
+}
+
+impl Action {
+    /// Every action.
+    pub const ALL: [Action; 5] = [
+        Action::Logs,
+        Action::ExitHistory,
+        Action::SetDebugApp,
+        Action::Backtrace,
+        Action::Tombstone,
+    ];
+
+    /// The action's name, as stored (`logs`, `exit_history`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Logs => "logs",
+            Action::ExitHistory => "exit_history",
+            Action::SetDebugApp => "set_debug_app",
+            Action::Backtrace => "backtrace",
+            Action::Tombstone => "tombstone",
+        }
+    }
+
+    /// Reads an action's name.
+    pub fn parse(text: &str) -> Option<Action> {
+        Action::ALL.into_iter().find(|a| a.as_str() == text.trim())
+    }
+
+    /// Whether the action changes the phone or the computer (the spec's "Categorized write"):
+    /// only full agents may do it.
+    pub fn writes(self) -> bool {
+        matches!(self, Action::SetDebugApp | Action::Tombstone)
     }
 }
 
@@ -365,6 +419,43 @@ impl Policy {
         }
     }
 
+    /// The decision for `action` on `app`, judged by the agent and the app's id alone, before
+    /// anything asks a phone: the agent's mode (watch-only agents do nothing of this; read-only
+    /// agents do no writes), its scope and the task's apps, then the blocking rules. So an agent
+    /// gets the same answer for an app that is installed and one that is not. The device's own
+    /// word (a system app) comes after, in [`Policy::device_decision`].
+    pub fn decide(
+        &self,
+        agent: &Agent,
+        task_apps: Option<&[AppId]>,
+        action: Action,
+        app: &AppId,
+    ) -> Decision {
+        if agent.mode == Mode::WatchOnly {
+            return Decision::ScopeDenied(ScopeReason::WatchOnly);
+        }
+        if action.writes() && !agent.may_change_phone() {
+            return Decision::ScopeDenied(ScopeReason::ReadOnly);
+        }
+        if let Err(reason) = self.scope(agent, task_apps, app) {
+            return Decision::ScopeDenied(reason);
+        }
+        match self.blocking_rule(app) {
+            Some(rule) => Decision::Blocked(rule),
+            None => Decision::Allowed,
+        }
+    }
+
+    /// What the phone's answer about the app adds to [`Policy::decide`]: a system app is one of
+    /// the phone's own, whose logs mix in everyone's.
+    pub fn device_decision(&self, info: &AppInfo) -> Decision {
+        if info.system {
+            Decision::Blocked(Rule::PhoneOwnApps)
+        } else {
+            Decision::Allowed
+        }
+    }
+
     /// The decision for reading `info.app`'s logs (or crash reports, or debugging it): scope
     /// first, then the blocking rules, then the device's own flags (a system app is one of the
     /// phone's own).
@@ -374,16 +465,10 @@ impl Policy {
         task_apps: Option<&[AppId]>,
         info: &AppInfo,
     ) -> Decision {
-        if let Err(reason) = self.scope(agent, task_apps, &info.app) {
-            return Decision::ScopeDenied(reason);
+        match self.decide(agent, task_apps, Action::Logs, &info.app) {
+            Decision::Allowed => self.device_decision(info),
+            refused => refused,
         }
-        if let Some(rule) = self.blocking_rule(&info.app) {
-            return Decision::Blocked(rule);
-        }
-        if info.system {
-            return Decision::Blocked(Rule::PhoneOwnApps);
-        }
-        Decision::Allowed
     }
 }
 
@@ -398,6 +483,7 @@ mod tests {
             system: false,
             dev_build: false,
             uid: None,
+            shared_uid: false,
         }
     }
 
@@ -557,5 +643,64 @@ mod tests {
         assert!(Policy::from_json(r#"{ "unknown": 1 }"#).is_err());
         assert!(Policy::from_json(r#"{ "block": [{ "name": " ", "apps": [] }] }"#).is_err());
         assert_eq!(Policy::from_json("{}").unwrap(), Policy::default());
+    }
+
+    #[test]
+    fn writes_are_for_full_agents_and_nothing_is_for_watch_only_ones() {
+        let policy = Policy::default();
+        let app = AppId::new("com.example.app");
+        let read_only = Agent::new("r", Mode::ReadOnly);
+        let watch_only = Agent::new("w", Mode::WatchOnly);
+        for action in Action::ALL {
+            assert_eq!(
+                policy.decide(&watch_only, None, action, &app),
+                Decision::ScopeDenied(ScopeReason::WatchOnly),
+                "{action:?}"
+            );
+            assert_eq!(
+                policy.decide(&full(), None, action, &app),
+                Decision::Allowed
+            );
+            let expected = if action.writes() {
+                Decision::ScopeDenied(ScopeReason::ReadOnly)
+            } else {
+                Decision::Allowed
+            };
+            assert_eq!(
+                policy.decide(&read_only, None, action, &app),
+                expected,
+                "{action:?}"
+            );
+        }
+        assert!(Action::Tombstone.writes() && Action::SetDebugApp.writes());
+        assert!(!Action::Backtrace.writes() && !Action::Logs.writes());
+    }
+
+    #[test]
+    fn the_id_alone_decides_scope_and_blocks() {
+        let policy = Policy::default();
+        let scoped = full().with_scope([AppId::new("com.example.app")]);
+        assert_eq!(
+            policy.decide(&scoped, None, Action::Logs, &AppId::new("com.other")),
+            Decision::ScopeDenied(ScopeReason::OutsideAgentScope)
+        );
+        assert_eq!(
+            policy.decide(
+                &full(),
+                None,
+                Action::Backtrace,
+                &AppId::new("com.x8bit.bitwarden")
+            ),
+            Decision::Blocked(Rule::PasswordManagers)
+        );
+        let mut system = info("com.example.app");
+        system.system = true;
+        assert_eq!(
+            policy.device_decision(&system),
+            Decision::Blocked(Rule::PhoneOwnApps)
+        );
+        for action in Action::ALL {
+            assert_eq!(Action::parse(action.as_str()), Some(action));
+        }
     }
 }

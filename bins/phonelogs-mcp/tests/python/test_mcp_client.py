@@ -12,6 +12,7 @@ target/debug/phonelogs). Exits non-zero on the first failed check.
 """
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -46,6 +47,11 @@ def out(result):
     return field(result, "structured_content")
 
 
+def text(result):
+    """The text content, as clients that ignore structuredContent pass it to the model."""
+    return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+
+
 def check(condition, what):
     if not condition:
         raise AssertionError(what)
@@ -78,7 +84,29 @@ async def main():
 
                 result = await session.call_tool("phone_logs", {"app": "dev.phonelogs.crashtest"})
                 check(out(result)["status"] == "ok", "a development build is read at once")
-                check(len(out(result)["lines"]) == 5, "its five lines are there")
+                check(out(result)["shown"] == 5 and len(out(result)["log"].splitlines()) == 5,
+                      "its five lines are there")
+                check(text(result) == out(result)["message"] + "\n\n" + out(result)["log"],
+                      "the text content is the message, a blank line and the same log")
+
+                # A capped read: each form a client may pass to its model holds the whole
+                # result on its own, within the 64 KB cap plus the message and keys.
+                for args in [{"app": "dev.phonelogs.chatty", "since": "1h", "limit": 500},
+                             {"app": "dev.phonelogs.chatty", "since": "1h", "kind": "crashes", "limit": 10}]:
+                    capped = await session.call_tool("phone_logs", args)
+                    structured = json.dumps(out(capped), separators=(",", ":"), ensure_ascii=False)
+                    check(out(capped)["status"] == "ok" and out(capped)["log"] != "", f"{args} is read")
+                    check(len(text(capped).encode()) <= 66 * 1024 and len(structured.encode()) <= 66 * 1024,
+                          f"{args}: text {len(text(capped).encode())} B, structured {len(structured.encode())} B")
+                    check(text(capped).endswith(out(capped)["log"]), f"{args}: one log in both forms")
+                    if args.get("kind") == "crashes":
+                        check(len(out(capped)["reports"]) == out(capped)["shown"]
+                              and out(capped)["shown"] + out(capped)["left_out"] == 10,
+                              f"{args}: every heading, true counts")
+                    else:
+                        check(out(capped)["shown"] + out(capped)["left_out"] == 1000
+                              and f'{out(capped)["shown"]} log lines' in out(capped)["message"],
+                              f"{args}: true counts")
 
                 first = await session.call_tool("phone_logs", {"app": "com.example.store"})
                 check(out(first)["status"] == "approval_pending", "a release build asks first")

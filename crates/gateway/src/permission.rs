@@ -1,0 +1,344 @@
+//! The permission steps every action goes through, always in the same order, each decided once:
+//!
+//! 1. **The agent's mode** ([`Session::check_mode`]): watch-only agents do none of this, read-only
+//!    agents do no writes (set the debug app, save a tombstone). Nothing is asked of a phone.
+//! 2. **The app's id** ([`Session::check_app`]): the agent's scope, the task's apps, the curated
+//!    refused lists, the configuration's and the person's block rules. Still nothing is asked of a
+//!    phone, so an out-of-scope or blocked app gets the same answer whether it is installed or not.
+//!    A store that cannot be read refuses (fails closed).
+//! 3. **The phone's word and the person** ([`Session::permit`]): a system app is one of the
+//!    phone's own; a development build is the app under test and asks nothing; otherwise a grant
+//!    for this action (this task's "Allow for this task", a standing "Always allow") or the
+//!    person's answer to this action's own question. An answer covers only the action it was
+//!    asked for: a logs answer never covers a backtrace or a tombstone.
+//!
+//! Each refusal is a [`Refusal`] value, turned into a history step and a response at one edge
+//! ([`Session::refuse`]).
+
+use phonelogs_driver::{AppId, DeviceId};
+use phonelogs_policy::{Action, Decision, ScopeReason};
+
+use crate::catalog::{self, Subject};
+use crate::session::{Gate, Session, Target};
+use crate::store::NewApproval;
+use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
+
+/// What a call asks permission for: the action, and what exactly beyond the app (the pid, the
+/// file), so that an "Allow once" is picked up only by the call it was given for.
+#[derive(Debug, Clone)]
+pub(crate) struct Ask<'a> {
+    pub(crate) action: Action,
+    /// "pid 1224", "pid 1224 to run1/x.txt"; empty for logs.
+    pub(crate) detail: String,
+    pub(crate) subject: Subject<'a>,
+}
+
+impl<'a> Ask<'a> {
+    /// An ask for `action` with nothing more to name.
+    pub(crate) fn plain(action: Action) -> Ask<'a> {
+        Ask {
+            action,
+            detail: String::new(),
+            subject: Subject::default(),
+        }
+    }
+}
+
+/// Why an action may not go ahead, before it is rendered for the agent and the history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) status: Status,
+    /// The rule the result names, when one refused.
+    pub(crate) rule: Option<String>,
+    /// For the agent.
+    pub(crate) message: String,
+    /// For the history: what was refused, never anything read.
+    pub(crate) step: String,
+}
+
+impl Refusal {
+    /// The refusal a policy decision stands for, if it is one.
+    fn from_decision(decision: Decision, action: Action, label: &str) -> Option<Refusal> {
+        match decision {
+            Decision::Allowed => None,
+            Decision::ScopeDenied(reason) => Some(Refusal {
+                status: Status::ScopeDenied,
+                rule: None,
+                message: catalog::scope_message(reason, label),
+                step: catalog::step_outside_scope(label),
+            }),
+            Decision::Blocked(rule) => {
+                let name = catalog::rule_name(&rule);
+                let message = if action == Action::Logs {
+                    catalog::blocked_message(&name, label)
+                } else {
+                    format!(
+                        "Blocked by \u{201c}{name}\u{201d}: phonelogs does not {}.",
+                        catalog::action_phrase(action, label)
+                    )
+                };
+                Some(Refusal {
+                    status: Status::BlockedByPolicy,
+                    step: catalog::step_blocked(&name, label),
+                    message,
+                    rule: Some(name),
+                })
+            }
+        }
+    }
+
+    /// The refusal the phone's word about the target's app stands for, if any: a system app is
+    /// one of the phone's own; an app that shares its uid with other packages (`sharedUserId`)
+    /// cannot be told apart from them, so it is `unsupported` before anyone is asked.
+    pub(crate) fn device(session: &Session, target: &Target, action: Action) -> Option<Refusal> {
+        let decision = session.gateway().inner.policy.device_decision(&target.info);
+        if let Some(refusal) = Refusal::from_decision(decision, action, &target.label) {
+            return Some(refusal);
+        }
+        target.info.shared_uid.then(|| Refusal {
+            status: Status::Unsupported,
+            rule: None,
+            message: catalog::shared_uid_message(&target.label),
+            step: catalog::step_failed(&target.label),
+        })
+    }
+
+    fn error(message: String, label: &str) -> Refusal {
+        Refusal {
+            status: Status::Error,
+            rule: None,
+            message,
+            step: catalog::step_failed(label),
+        }
+    }
+}
+
+impl Session {
+    /// Writes the refusal's history step and returns the response for it.
+    pub(crate) fn refuse(
+        &self,
+        args: &StepArgs,
+        device: Option<&DeviceId>,
+        refusal: Refusal,
+    ) -> LogsResponse {
+        self.record(args, device, refusal.status, refusal.step);
+        let mut response = LogsResponse::bare(refusal.status, refusal.message);
+        response.rule = refusal.rule;
+        response
+    }
+
+    /// Step 1: whether the agent's mode allows `action` at all, before any app is known.
+    pub(crate) fn mode_refusal(&self, action: Action, label: &str) -> Option<Refusal> {
+        let agent = &self.spec().agent;
+        let reason = if agent.mode == phonelogs_policy::Mode::WatchOnly {
+            ScopeReason::WatchOnly
+        } else if action.writes() && !agent.may_change_phone() {
+            ScopeReason::ReadOnly
+        } else {
+            return None;
+        };
+        Refusal::from_decision(Decision::ScopeDenied(reason), action, label)
+    }
+
+    /// Step 1 as a response: [`Session::mode_refusal`], recorded; `None` when the mode allows it.
+    pub(crate) fn check_mode(
+        &self,
+        action: Action,
+        label: &str,
+        args: &StepArgs,
+    ) -> Option<LogsResponse> {
+        self.mode_refusal(action, label)
+            .map(|refusal| self.refuse(args, None, refusal))
+    }
+
+    /// Step 2: the decision from the app's id alone (mode, scope, task, blocks, the person's
+    /// blocks), before any device call.
+    pub(crate) fn app_refusal(&self, action: Action, app: &AppId) -> Option<Refusal> {
+        let gateway = self.gateway();
+        let label = app.as_str();
+        let decision = gateway.inner.policy.decide(
+            &self.spec().agent,
+            self.spec().apps.as_deref(),
+            action,
+            app,
+        );
+        if let Some(refusal) = Refusal::from_decision(decision, action, label) {
+            return Some(refusal);
+        }
+        match gateway.inner.store.is_blocked(app) {
+            Ok(false) => None,
+            Ok(true) => Refusal::from_decision(
+                Decision::Blocked(phonelogs_policy::Rule::BlockedApps),
+                action,
+                label,
+            ),
+            // The person's blocks cannot be read: refuse rather than guess they allow it.
+            Err(error) => Some(Refusal::error(catalog::state_unreadable(&error), label)),
+        }
+    }
+
+    /// Step 2 as a response: [`Session::app_refusal`], recorded; `None` when nothing refuses.
+    pub(crate) fn check_app(
+        &self,
+        action: Action,
+        app: &AppId,
+        args: &StepArgs,
+    ) -> Option<LogsResponse> {
+        self.app_refusal(action, app)
+            .map(|refusal| self.refuse(args, None, refusal))
+    }
+
+    /// Step 3: the phone's word about the app, then the person: development builds, grants for
+    /// this action, the answer `approval_id` picks up, or a new question.
+    pub(crate) async fn permit(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        approval_id: Option<&str>,
+        args: &StepArgs,
+    ) -> Gate {
+        let action = ask.action;
+        let device = Some(&target.device);
+        if let Some(refusal) = Refusal::device(self, target, action) {
+            return Gate::Stop(self.refuse(args, device, refusal));
+        }
+        // A development build is the app the agent is testing: no question.
+        if target.info.dev_build {
+            return Gate::Go;
+        }
+        let result = match approval_id.map(str::trim).filter(|a| !a.is_empty()) {
+            Some(approval_id) => self.pick_up(target, ask, approval_id),
+            None => self.grant_or_ask(target, ask, args),
+        };
+        match result {
+            Ok(gate) => gate,
+            Err(refusal) => Gate::Stop(self.refuse(args, device, refusal)),
+        }
+    }
+
+    /// The answer an `approval_id` carries, for exactly this call.
+    fn pick_up(&self, target: &Target, ask: &Ask<'_>, approval_id: &str) -> Result<Gate, Refusal> {
+        let store = &self.gateway().inner.store;
+        let label = target.label.as_str();
+        let action = ask.action;
+        let approval = match store.approval(approval_id) {
+            Ok(Some(approval)) => approval,
+            Ok(None) => {
+                return Err(Refusal::error(
+                    catalog::approval_unknown(approval_id),
+                    label,
+                ));
+            }
+            Err(error) => return Err(Refusal::error(catalog::state_unreadable(&error), label)),
+        };
+        let mismatch = || Refusal::error(catalog::approval_mismatch(approval_id), label);
+        if approval.task_id != self.task_id()
+            || approval.agent != self.spec().agent.name
+            || approval.device != target.device.as_str()
+            || approval.app != target.info.app.as_str()
+            || approval.action != action
+        {
+            return Err(mismatch());
+        }
+        let broad = matches!(approval.answer, Some(Answer::Task | Answer::Always));
+        if approval.detail != ask.detail && !broad {
+            return Err(mismatch());
+        }
+        match (approval.state, approval.answer) {
+            (ApprovalState::Pending, _) => {
+                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
+            }
+            (ApprovalState::Expired, _) => Err(Refusal::error(
+                catalog::approval_expired(approval_id),
+                label,
+            )),
+            (_, Some(Answer::Deny)) => {
+                let rule = catalog::names::APP_LOGS;
+                Err(Refusal {
+                    status: Status::Denied,
+                    rule: Some(rule.to_owned()),
+                    message: catalog::denied_action_message(action, rule, label),
+                    step: catalog::step_denied(label),
+                })
+            }
+            (ApprovalState::Answered, Some(Answer::Once)) => match store.use_once(approval_id) {
+                Ok(true) => Ok(Gate::Go),
+                Ok(false) => Err(Refusal::error(catalog::approval_used(approval_id), label)),
+                Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
+            },
+            (ApprovalState::Answered, Some(Answer::Task | Answer::Always)) => Ok(Gate::Go),
+            // A used "Allow once", or an answer the grants no longer back (a revoked rule).
+            _ => match self.covered(target, action) {
+                Ok(true) => Ok(Gate::Go),
+                _ => Err(Refusal::error(catalog::approval_used(approval_id), label)),
+            },
+        }
+    }
+
+    fn covered(&self, target: &Target, action: Action) -> Result<bool, crate::Error> {
+        self.gateway().inner.store.covered(
+            self.task_id(),
+            &self.spec().agent.name,
+            &target.device,
+            &target.info.app,
+            action,
+        )
+    }
+
+    /// A grant for this action, or this action's question, asked once per task however many
+    /// calls wait for it.
+    fn grant_or_ask(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        args: &StepArgs,
+    ) -> Result<Gate, Refusal> {
+        let label = target.label.as_str();
+        let action = ask.action;
+        match self.covered(target, action) {
+            Ok(true) => return Ok(Gate::Go),
+            Ok(false) => {}
+            Err(error) => return Err(Refusal::error(catalog::state_unreadable(&error), label)),
+        }
+        let question = catalog::action_question(action, label, ask.subject);
+        let asked = self.gateway().inner.store.pending_or_create(
+            &NewApproval {
+                task_id: self.task_id(),
+                agent: &self.spec().agent.name,
+                device: &target.device,
+                app: &target.info.app,
+                app_label: label,
+                action,
+                detail: &ask.detail,
+                question: &question,
+                rule: catalog::names::APP_LOGS,
+            },
+            self.gateway().now(),
+        );
+        match asked {
+            Ok((approval, created)) => {
+                if created {
+                    self.record(
+                        args,
+                        Some(&target.device),
+                        Status::ApprovalPending,
+                        catalog::step_waiting_for(&approval.question),
+                    );
+                }
+                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
+            }
+            Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
+        }
+    }
+}
+
+/// The response of a question still waiting for the person.
+pub(crate) fn pending(approval_id: &str, question: &str) -> LogsResponse {
+    let mut response = LogsResponse::bare(
+        Status::ApprovalPending,
+        catalog::pending_message(question, approval_id),
+    );
+    response.approval_id = Some(approval_id.to_owned());
+    response.rule = Some(catalog::names::APP_LOGS.to_owned());
+    response
+}

@@ -1,0 +1,241 @@
+//! A simulated iPhone on the real usbmuxd and lockdown wire.
+//!
+//! `phonelogs-iossim` plays an iPhone (iOS 16, developer disk image mounted) well enough for
+//! clients nobody here wrote — libimobiledevice's tools, pymobiledevice3, and the `idevice`
+//! crate the phonelogs driver uses — to list it, pair-check it, start a TLS lockdown session
+//! and use its services. Point a client at it with `USBMUXD_SOCKET_ADDRESS=127.0.0.1:PORT`.
+//!
+//! The files go one way: [`model`] is the phone (apps, processes, os_log, crash reports,
+//! trust, faults; no I/O), `ips` writes its crash reports, [`pairing`] makes its pair record;
+//! `services` serves lockdownd and each service over the model; `usbmuxd` is the wire on
+//! top. See `docs/iossim.md` for what each piece answers and where the formats come from.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), phonelogs_iossim::Error> {
+//! use phonelogs_iossim::{IosSim, Level, SimPhone};
+//!
+//! let phone = SimPhone::default_phone();
+//! let sim = IosSim::bind_loopback(None, phone.clone()).await?;
+//! println!("USBMUXD_SOCKET_ADDRESS={}", sim.addr());
+//! let pid = phone.launch("dev.phonelogs.crashtest").expect("installed");
+//! phone.log(pid, Level::Error, Some(("dev.phonelogs.crashtest", "network")), "request failed");
+//! # Ok(()) }
+//! ```
+//!
+//! Dependencies: rustls with ring (the TLS idevice already brings; no OpenSSL, no second
+//! crypto backend), rcgen for the certificates, plist, and ns-keyed-archive for instruments'
+//! payloads (already in the graph through idevice). No workspace crate.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::net::{TcpListener, UnixListener};
+use tokio::task::JoinHandle;
+
+mod ips;
+pub mod life;
+pub mod model;
+pub mod pairing;
+mod services;
+mod usbmuxd;
+
+pub use life::Background;
+pub use model::{
+    App, CrashKind, Fault, Level, Opened, Process, Profile, ReportFile, ReportForm, Signing,
+    SimPhone, Trust,
+};
+pub use pairing::Pairing;
+pub use services::os_trace::encode_entry;
+pub use services::syslog::syslog_line;
+pub use services::{LOCKDOWN_PORT, SERVICES};
+
+/// What can go wrong starting the simulator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A socket could not be bound.
+    #[error("binding {what}: {source}")]
+    Bind {
+        /// What was bound.
+        what: String,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The pair record's certificates or the TLS server could not be made.
+    #[error("making the pair record: {0}")]
+    Tls(String),
+}
+
+/// A running simulator: usbmuxd listening, the phone behind it. Dropping it (or
+/// [`IosSim::shutdown`]) stops the listeners and every connection.
+#[derive(Debug)]
+pub struct IosSim {
+    addr: Option<SocketAddr>,
+    unix: Option<PathBuf>,
+    phone: SimPhone,
+    pairing: Arc<Pairing>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl IosSim {
+    /// usbmuxd on `127.0.0.1:port` (any free port when `None`).
+    pub async fn bind_loopback(port: Option<u16>, phone: SimPhone) -> Result<IosSim, Error> {
+        let mut sim = IosSim::new(phone)?;
+        sim.listen_tcp(port).await?;
+        Ok(sim)
+    }
+
+    /// A simulator with no listener yet.
+    pub fn new(phone: SimPhone) -> Result<IosSim, Error> {
+        Ok(IosSim {
+            addr: None,
+            unix: None,
+            phone,
+            pairing: Arc::new(Pairing::generate()?),
+            tasks: Vec::new(),
+        })
+    }
+
+    fn device(&self) -> services::Device {
+        services::Device::new(self.phone.clone(), self.pairing.clone())
+    }
+
+    /// Also listens on `127.0.0.1:port`.
+    pub async fn listen_tcp(&mut self, port: Option<u16>) -> Result<SocketAddr, Error> {
+        let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
+            .await
+            .map_err(|source| Error::Bind {
+                what: format!("127.0.0.1:{}", port.unwrap_or(0)),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind {
+            what: "127.0.0.1".into(),
+            source,
+        })?;
+        let device = self.device();
+        self.tasks.push(tokio::spawn(async move {
+            let mut clients = tokio::task::JoinSet::new();
+            loop {
+                match listener.accept().await {
+                    Ok((socket, _)) => {
+                        let _ = socket.set_nodelay(true);
+                        clients.spawn(usbmuxd::serve_client(device.clone(), Box::new(socket)));
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error, "usbmuxd accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+                while clients.try_join_next().is_some() {}
+            }
+        }));
+        self.addr = Some(addr);
+        Ok(addr)
+    }
+
+    /// Also listens on a Unix socket at `path` (as `/var/run/usbmuxd` is); an old socket file
+    /// there is replaced.
+    pub async fn listen_unix(&mut self, path: &Path) -> Result<(), Error> {
+        let _ = std::fs::remove_file(path);
+        let listener = UnixListener::bind(path).map_err(|source| Error::Bind {
+            what: path.display().to_string(),
+            source,
+        })?;
+        let device = self.device();
+        self.tasks.push(tokio::spawn(async move {
+            let mut clients = tokio::task::JoinSet::new();
+            loop {
+                match listener.accept().await {
+                    Ok((socket, _)) => {
+                        clients.spawn(usbmuxd::serve_client(device.clone(), Box::new(socket)));
+                    }
+                    Err(error) => {
+                        tracing::debug!(%error, "usbmuxd accept failed");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+                while clients.try_join_next().is_some() {}
+            }
+        }));
+        self.unix = Some(path.to_owned());
+        Ok(())
+    }
+
+    /// Runs the phone's background life (other apps logging and crashing) while served.
+    pub fn start_background(&mut self, background: Background) {
+        let phone = self.phone.clone();
+        self.tasks.push(tokio::spawn(life::run(phone, background)));
+    }
+
+    /// The loopback address (`USBMUXD_SOCKET_ADDRESS`'s value); `None` with only a Unix socket.
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        self.addr
+    }
+
+    /// `127.0.0.1:PORT`, or the Unix socket's path.
+    pub fn addr(&self) -> String {
+        match (&self.addr, &self.unix) {
+            (Some(addr), _) => addr.to_string(),
+            (None, Some(path)) => path.display().to_string(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The phone.
+    pub fn phone(&self) -> &SimPhone {
+        &self.phone
+    }
+
+    /// The pair record usbmuxd serves.
+    pub fn pairing(&self) -> &Pairing {
+        &self.pairing
+    }
+
+    /// Stops listening and drops every connection.
+    pub async fn shutdown(mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for IosSim {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(path) = &self.unix {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Options of [`run_sim`] (what `phonelogs sim --ios` passes).
+#[derive(Debug, Clone, Default)]
+pub struct SimOptions {
+    /// The loopback port (any free one when `None`).
+    pub port: Option<u16>,
+    /// Also listen on this Unix socket.
+    pub unix_socket: Option<PathBuf>,
+    /// The background; `None` for the default.
+    pub background: Option<Background>,
+}
+
+/// Starts the default phone and serves it until the future is dropped; `ready` gets the
+/// loopback address once usbmuxd listens.
+pub async fn run_sim(options: SimOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), Error> {
+    let phone = SimPhone::default_phone();
+    let mut sim = IosSim::bind_loopback(options.port, phone).await?;
+    if let Some(path) = &options.unix_socket {
+        sim.listen_unix(path).await?;
+    }
+    sim.start_background(options.background.unwrap_or_default());
+    if let Some(addr) = sim.tcp_addr() {
+        ready(addr);
+    }
+    std::future::pending::<()>().await;
+    Ok(())
+}

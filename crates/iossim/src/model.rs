@@ -1,0 +1,1020 @@
+//! The phone itself, with no wire: apps, processes, the os_log stream, crash reports, the trust
+//! state and the faults. Everything above (the services, then usbmuxd) reads and changes this;
+//! nothing here knows a socket.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use plist::{Dictionary, Value};
+use tokio::sync::{broadcast, watch};
+
+use crate::ips;
+
+/// Where iOS puts third-party apps: one container per install.
+pub const CONTAINERS: &str = "/private/var/containers/Bundle/Application";
+
+/// An os_log level, as the byte os_trace_relay puts at offset 68 of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// "Default" in Console (0x00).
+    Default,
+    /// 0x01.
+    Info,
+    /// 0x02.
+    Debug,
+    /// 0x03, Console's user action.
+    UserAction,
+    /// 0x10.
+    Error,
+    /// 0x11.
+    Fault,
+}
+
+impl Level {
+    /// The wire byte.
+    pub fn byte(self) -> u8 {
+        match self {
+            Level::Default => 0x00,
+            Level::Info => 0x01,
+            Level::Debug => 0x02,
+            Level::UserAction => 0x03,
+            Level::Error => 0x10,
+            Level::Fault => 0x11,
+        }
+    }
+
+    /// The name syslog_relay prints in angle brackets.
+    pub fn syslog_name(self) -> &'static str {
+        match self {
+            Level::Default | Level::UserAction => "Notice",
+            Level::Info => "Info",
+            Level::Debug => "Debug",
+            Level::Error => "Error",
+            Level::Fault => "Fault",
+        }
+    }
+}
+
+/// How an app was signed: what decides `get-task-allow`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signing {
+    /// Built and installed by Xcode with a development profile: `get-task-allow` true.
+    Development,
+    /// From the App Store: `get-task-allow` absent, `beta-reports-active` absent.
+    Store,
+    /// One of the phone's own apps.
+    System,
+}
+
+/// An app extension inside an app's `PlugIns/`.
+#[derive(Debug, Clone)]
+pub struct Extension {
+    /// Its bundle id (`<app>.<name>`).
+    pub bundle_id: String,
+    /// Its directory name, `X.appex`.
+    pub directory: String,
+    /// Its executable's name.
+    pub executable: String,
+}
+
+/// An installed app.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// `CFBundleIdentifier`.
+    pub bundle_id: String,
+    /// `CFBundleName`.
+    pub name: String,
+    /// `CFBundleDisplayName`.
+    pub display_name: String,
+    /// `CFBundleExecutable`.
+    pub executable: String,
+    /// The bundle directory, `…/Name.app`.
+    pub path: String,
+    /// `CFBundleShortVersionString`.
+    pub version: String,
+    /// `CFBundleVersion`.
+    pub build: String,
+    /// How it was signed.
+    pub signing: Signing,
+    /// Its app extensions.
+    pub extensions: Vec<Extension>,
+    /// The team id in its entitlements.
+    pub team: String,
+}
+
+impl App {
+    /// A third-party app in its own container (`uuid`), bundle directory `dir` (with `.app`).
+    pub fn third_party(
+        bundle_id: &str,
+        name: &str,
+        executable: &str,
+        container: &str,
+        dir: &str,
+        signing: Signing,
+    ) -> App {
+        App {
+            bundle_id: bundle_id.into(),
+            name: name.into(),
+            display_name: name.into(),
+            executable: executable.into(),
+            path: format!("{CONTAINERS}/{container}/{dir}"),
+            version: "1.0".into(),
+            build: "1".into(),
+            signing,
+            extensions: Vec::new(),
+            team: "AB12CD34EF".into(),
+        }
+    }
+
+    /// One of the phone's own apps at `path`.
+    pub fn system(bundle_id: &str, name: &str, executable: &str, path: &str) -> App {
+        App {
+            bundle_id: bundle_id.into(),
+            name: name.into(),
+            display_name: name.into(),
+            executable: executable.into(),
+            path: path.into(),
+            version: "16.7".into(),
+            build: "1".into(),
+            signing: Signing::System,
+            extensions: Vec::new(),
+            team: String::new(),
+        }
+    }
+
+    /// Adds an extension `PlugIns/<directory>` with its own executable.
+    pub fn with_extension(mut self, suffix: &str, directory: &str, executable: &str) -> App {
+        self.extensions.push(Extension {
+            bundle_id: format!("{}.{suffix}", self.bundle_id),
+            directory: directory.into(),
+            executable: executable.into(),
+        });
+        self
+    }
+
+    /// The main executable's path.
+    pub fn executable_path(&self) -> String {
+        format!("{}/{}", self.path, self.executable)
+    }
+
+    /// An extension's executable path.
+    pub fn extension_path(&self, extension: &Extension) -> String {
+        format!(
+            "{}/PlugIns/{}/{}",
+            self.path, extension.directory, extension.executable
+        )
+    }
+
+    /// installation_proxy's `ApplicationType`.
+    pub fn application_type(&self) -> &'static str {
+        match self.signing {
+            Signing::System => "System",
+            _ => "User",
+        }
+    }
+
+    /// The entitlements installd reports: what the signing profile granted.
+    pub fn entitlements(&self) -> Dictionary {
+        let mut e = Dictionary::new();
+        if self.signing == Signing::System {
+            e.insert("platform-application".into(), Value::Boolean(true));
+            e.insert(
+                "com.apple.private.security.container-required".into(),
+                Value::Boolean(false),
+            );
+            return e;
+        }
+        e.insert(
+            "application-identifier".into(),
+            Value::from(format!("{}.{}", self.team, self.bundle_id)),
+        );
+        e.insert(
+            "com.apple.developer.team-identifier".into(),
+            Value::from(self.team.clone()),
+        );
+        e.insert(
+            "keychain-access-groups".into(),
+            Value::Array(vec![Value::from(format!(
+                "{}.{}",
+                self.team, self.bundle_id
+            ))]),
+        );
+        match self.signing {
+            Signing::Development => {
+                e.insert("get-task-allow".into(), Value::Boolean(true));
+                e.insert("aps-environment".into(), Value::from("development"));
+            }
+            _ => {
+                e.insert("aps-environment".into(), Value::from("production"));
+            }
+        }
+        e
+    }
+
+    /// The attributes installation_proxy knows for this app (`Lookup`/`Browse` without
+    /// `ReturnAttributes` return all of them).
+    pub fn attributes(&self) -> Dictionary {
+        let mut d = Dictionary::new();
+        d.insert(
+            "CFBundleIdentifier".into(),
+            Value::from(self.bundle_id.clone()),
+        );
+        d.insert("CFBundleName".into(), Value::from(self.name.clone()));
+        d.insert(
+            "CFBundleDisplayName".into(),
+            Value::from(self.display_name.clone()),
+        );
+        d.insert(
+            "CFBundleExecutable".into(),
+            Value::from(self.executable.clone()),
+        );
+        d.insert(
+            "CFBundleShortVersionString".into(),
+            Value::from(self.version.clone()),
+        );
+        d.insert("CFBundleVersion".into(), Value::from(self.build.clone()));
+        d.insert("CFBundlePackageType".into(), Value::from("APPL"));
+        d.insert("Path".into(), Value::from(self.path.clone()));
+        d.insert(
+            "ApplicationType".into(),
+            Value::from(self.application_type()),
+        );
+        d.insert(
+            "Entitlements".into(),
+            Value::Dictionary(self.entitlements()),
+        );
+        d.insert(
+            "SignerIdentity".into(),
+            Value::from(match self.signing {
+                Signing::Development => "Apple Development: Sim Developer (AB12CD34EF)",
+                Signing::Store => "Apple iPhone OS Application Signing",
+                Signing::System => "Apple iPhone OS Application Signing",
+            }),
+        );
+        if self.signing != Signing::System {
+            let container = self
+                .path
+                .rsplit_once('/')
+                .map(|(dir, _)| dir.to_owned())
+                .unwrap_or_default();
+            d.insert("Container".into(), Value::from(container));
+            d.insert("IsAppClip".into(), Value::Boolean(false));
+        }
+        d
+    }
+}
+
+/// A process the phone runs.
+#[derive(Debug, Clone)]
+pub struct Process {
+    /// Its pid.
+    pub pid: u32,
+    /// The executable's full path.
+    pub executable: String,
+    /// The app it belongs to, if any.
+    pub bundle_id: Option<String>,
+    /// Whether it is an app's main process (instruments' `isApplication`).
+    pub is_application: bool,
+    /// When it started (wall clock).
+    pub started: SystemTime,
+}
+
+impl Process {
+    /// The executable's file name.
+    pub fn name(&self) -> &str {
+        self.executable
+            .rsplit('/')
+            .next()
+            .unwrap_or(&self.executable)
+    }
+}
+
+/// One os_log entry.
+#[derive(Debug, Clone)]
+pub struct LogEntry {
+    /// The process that logged it.
+    pub pid: u32,
+    /// When (wall clock of the phone).
+    pub time: SystemTime,
+    /// Its level.
+    pub level: Level,
+    /// The process's executable path (the entry's `filename`).
+    pub executable: String,
+    /// The image that called os_log (the entry's `image_name`).
+    pub image: String,
+    /// The formatted message.
+    pub message: String,
+    /// The os_log subsystem and category, when the logger has one.
+    pub label: Option<(String, String)>,
+    /// The calling thread.
+    pub thread: u64,
+}
+
+/// How a process ends in a crash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrashKind {
+    /// An uncaught NSException: `EXC_CRASH (SIGABRT)` with this reason.
+    Exception(String),
+    /// A bad memory access: `EXC_BAD_ACCESS (SIGSEGV)` at this address.
+    BadAccess(u64),
+    /// A Swift runtime trap: `EXC_BREAKPOINT (SIGTRAP)` with this message.
+    SwiftTrap(String),
+    /// The watchdog: `EXC_CRASH (SIGKILL)`, FRONTBOARD `0x8badf00d`, with this explanation.
+    Watchdog(String),
+}
+
+/// Which form ReportCrash writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportForm {
+    /// iOS 15 and later: the JSON 309 form.
+    Json309,
+    /// iOS 14 and earlier: the text 109 form under a JSON header.
+    Text109,
+}
+
+/// A file in the CrashReports directory (`path` relative to it, `Retired/x.ips` for old ones).
+#[derive(Debug, Clone)]
+pub struct ReportFile {
+    /// The path under CrashReports.
+    pub path: String,
+    /// The bytes.
+    pub bytes: Arc<Vec<u8>>,
+    /// When it was written (birth time).
+    pub written: SystemTime,
+    /// Whether the mover has put it where crashreportcopymobile sees it.
+    pub visible: bool,
+    /// When ReportCrash finishes writing it (the mover cannot move it before).
+    pub ready_at: Instant,
+}
+
+/// A lockdown trust state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// This computer was never trusted: usbmuxd has no pair record, lockdown knows no host id.
+    NotPaired,
+    /// Trusted, but the phone has not been unlocked since it started: services refuse
+    /// (`PasswordProtected`).
+    Locked,
+    /// Trusted and unlocked.
+    Trusted,
+}
+
+/// Faults the phone can be told to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// The next os_trace stream that sends an entry sends half of it, then drops.
+    DropStreamMidEntry,
+    /// Every new connection to this service is accepted and never answered.
+    StallService(String),
+}
+
+/// What the phone says about itself (lockdown values).
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// `UniqueDeviceID` and usbmuxd's `SerialNumber`.
+    pub udid: String,
+    /// `DeviceName`.
+    pub device_name: String,
+    /// `ProductType`.
+    pub product_type: String,
+    /// `ProductVersion`.
+    pub product_version: String,
+    /// `BuildVersion`.
+    pub build_version: String,
+    /// `HardwareModel`.
+    pub hardware_model: String,
+    /// The phone's offset from UTC in minutes (crash file names use local time).
+    pub utc_offset_minutes: i32,
+    /// Which crash report form it writes.
+    pub report_form: ReportForm,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile {
+            udid: "00008101-000A1234567890AB".into(),
+            device_name: "Sim iPhone".into(),
+            product_type: "iPhone14,2".into(),
+            product_version: "16.7.10".into(),
+            build_version: "20H350".into(),
+            hardware_model: "D63AP".into(),
+            utc_offset_minutes: 60,
+            report_form: ReportForm::Json309,
+        }
+    }
+}
+
+/// What one request to a service was, for tests to inspect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// The service name.
+    pub service: String,
+    /// For os_trace_relay's `StartActivity`, the pid asked for (`-1`: all).
+    pub pid: Option<i64>,
+}
+
+struct State {
+    profile: Profile,
+    trust: Trust,
+    apps: BTreeMap<String, App>,
+    processes: BTreeMap<u32, Process>,
+    next_pid: u32,
+    reports: Vec<ReportFile>,
+    faults: Vec<Fault>,
+    opened: Vec<Opened>,
+    mover_delay: Duration,
+    write_delay: Duration,
+    crash_count: u64,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    logs: broadcast::Sender<Arc<LogEntry>>,
+    plug: watch::Sender<bool>,
+    entries_sent: AtomicU64,
+}
+
+/// The simulated iPhone. Cheap to clone; every clone is the same phone.
+#[derive(Clone)]
+pub struct SimPhone {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for SimPhone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimPhone")
+            .field("udid", &self.lock().profile.udid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many entries a slow reader may fall behind before it misses some, as a phone drops
+/// entries for a client that does not keep up.
+const LOG_BACKLOG: usize = 1 << 16;
+
+impl SimPhone {
+    /// A phone with nothing installed and nothing running but the system.
+    pub fn empty(profile: Profile) -> SimPhone {
+        let (logs, _) = broadcast::channel(LOG_BACKLOG);
+        let phone = SimPhone {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    profile,
+                    trust: Trust::Trusted,
+                    apps: BTreeMap::new(),
+                    processes: BTreeMap::new(),
+                    next_pid: 400,
+                    reports: Vec::new(),
+                    faults: Vec::new(),
+                    opened: Vec::new(),
+                    mover_delay: Duration::from_millis(300),
+                    write_delay: Duration::from_millis(200),
+                    crash_count: 0,
+                }),
+                logs,
+                plug: watch::Sender::new(true),
+                entries_sent: AtomicU64::new(0),
+            }),
+        };
+        phone.spawn_system("/sbin/launchd", 1);
+        phone.spawn_system("/usr/libexec/lockdownd", 61);
+        phone.spawn_system("/usr/libexec/logd", 62);
+        phone.spawn_system("/System/Library/CoreServices/ReportCrash", 90);
+        phone
+    }
+
+    /// The default phone: a development build, its extension, store apps, look-alikes, the
+    /// WebDriverAgent runner and the system, with some processes running and old reports.
+    pub fn default_phone() -> SimPhone {
+        let phone = SimPhone::empty(Profile::default());
+        for app in default_apps() {
+            phone.install(app);
+        }
+        phone.spawn_system(
+            "/System/Library/CoreServices/SpringBoard.app/SpringBoard",
+            58,
+        );
+        phone.spawn_system("/usr/libexec/backboardd", 59);
+        for bundle in [
+            "com.spotify.client",
+            "com.example.appx",
+            "com.facebook.WebDriverAgentRunner.xctrunner",
+        ] {
+            phone.launch(bundle);
+        }
+        // An old report of another app, already retired, and one of a look-alike name.
+        let day = Duration::from_secs(86_400);
+        if let Some(pid) = phone.launch("com.spotify.client") {
+            phone.crash_at(
+                pid,
+                CrashKind::BadAccess(0x10),
+                SystemTime::now() - day,
+                true,
+            );
+            phone.launch("com.spotify.client");
+        }
+        phone
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data; go on with it.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The lockdown values.
+    pub fn profile(&self) -> Profile {
+        self.lock().profile.clone()
+    }
+
+    /// The trust state.
+    pub fn trust(&self) -> Trust {
+        self.lock().trust
+    }
+
+    /// Sets the trust state (tap "Trust", unpair, lock after a restart).
+    pub fn set_trust(&self, trust: Trust) {
+        self.lock().trust = trust;
+    }
+
+    /// Installs (or reinstalls) an app.
+    pub fn install(&self, app: App) {
+        self.lock().apps.insert(app.bundle_id.clone(), app);
+    }
+
+    /// Removes an app, ending its processes.
+    pub fn uninstall(&self, bundle_id: &str) {
+        let mut state = self.lock();
+        state.apps.remove(bundle_id);
+        state
+            .processes
+            .retain(|_, p| p.bundle_id.as_deref() != Some(bundle_id));
+    }
+
+    /// The installed apps, by bundle id.
+    pub fn apps(&self) -> Vec<App> {
+        self.lock().apps.values().cloned().collect()
+    }
+
+    /// One installed app.
+    pub fn app(&self, bundle_id: &str) -> Option<App> {
+        self.lock().apps.get(bundle_id).cloned()
+    }
+
+    fn spawn_system(&self, executable: &str, pid: u32) {
+        self.lock().processes.insert(
+            pid,
+            Process {
+                pid,
+                executable: executable.into(),
+                bundle_id: None,
+                is_application: false,
+                started: SystemTime::now(),
+            },
+        );
+    }
+
+    fn spawn(&self, executable: String, bundle_id: Option<String>, is_application: bool) -> u32 {
+        let mut state = self.lock();
+        state.next_pid += 1 + (state.next_pid % 7);
+        let pid = state.next_pid;
+        state.processes.insert(
+            pid,
+            Process {
+                pid,
+                executable,
+                bundle_id,
+                is_application,
+                started: SystemTime::now(),
+            },
+        );
+        pid
+    }
+
+    /// Launches an app (FrontBoard starting its main executable); the new pid, or `None` when it
+    /// is not installed. An app already running keeps its pid.
+    pub fn launch(&self, bundle_id: &str) -> Option<u32> {
+        let app = self.app(bundle_id)?;
+        if let Some(pid) = self.pid_of(bundle_id) {
+            return Some(pid);
+        }
+        let pid = self.spawn(app.executable_path(), Some(app.bundle_id.clone()), true);
+        self.log(
+            pid,
+            Level::Default,
+            Some(("com.apple.UIKit", "Lifecycle")),
+            &format!("{} did finish launching", app.name),
+        );
+        Some(pid)
+    }
+
+    /// Launches an app as pid `pid` (a test that needs a known pid); `None` when it is not
+    /// installed or the pid is taken.
+    pub fn launch_as(&self, bundle_id: &str, pid: u32) -> Option<u32> {
+        let app = self.app(bundle_id)?;
+        let mut state = self.lock();
+        if state.processes.contains_key(&pid) {
+            return None;
+        }
+        state.processes.insert(
+            pid,
+            Process {
+                pid,
+                executable: app.executable_path(),
+                bundle_id: Some(app.bundle_id.clone()),
+                is_application: true,
+                started: SystemTime::now(),
+            },
+        );
+        Some(pid)
+    }
+
+    /// Starts one of an app's extensions (its own process); the new pid.
+    pub fn launch_extension(&self, bundle_id: &str, extension_bundle_id: &str) -> Option<u32> {
+        let app = self.app(bundle_id)?;
+        let extension = app
+            .extensions
+            .iter()
+            .find(|e| e.bundle_id == extension_bundle_id)?;
+        Some(self.spawn(
+            app.extension_path(extension),
+            Some(extension.bundle_id.clone()),
+            false,
+        ))
+    }
+
+    /// Starts a process from any executable path (a daemon, or a look-alike).
+    pub fn spawn_executable(&self, executable: &str) -> u32 {
+        self.spawn(executable.into(), None, false)
+    }
+
+    /// The main process of a running app.
+    pub fn pid_of(&self, bundle_id: &str) -> Option<u32> {
+        self.lock()
+            .processes
+            .values()
+            .find(|p| p.is_application && p.bundle_id.as_deref() == Some(bundle_id))
+            .map(|p| p.pid)
+    }
+
+    /// The running processes, by pid.
+    pub fn processes(&self) -> Vec<Process> {
+        self.lock().processes.values().cloned().collect()
+    }
+
+    /// Ends a process normally (the user swiped it away).
+    pub fn exit(&self, pid: u32) {
+        self.lock().processes.remove(&pid);
+    }
+
+    /// The process logs one entry now. Unknown pids log nothing.
+    pub fn log(&self, pid: u32, level: Level, label: Option<(&str, &str)>, message: &str) {
+        self.log_at(pid, SystemTime::now(), level, label, message);
+    }
+
+    /// The process logs one entry stamped `time` (a test's fixed clock).
+    pub fn log_at(
+        &self,
+        pid: u32,
+        time: SystemTime,
+        level: Level,
+        label: Option<(&str, &str)>,
+        message: &str,
+    ) {
+        let Some(executable) = self
+            .lock()
+            .processes
+            .get(&pid)
+            .map(|p| p.executable.clone())
+        else {
+            return;
+        };
+        let entry = LogEntry {
+            pid,
+            time,
+            level,
+            image: executable.clone(),
+            executable,
+            message: message.into(),
+            label: label.map(|(s, c)| (s.to_owned(), c.to_owned())),
+            thread: 0x1000 + u64::from(pid),
+        };
+        // No receiver is fine: nobody is listening.
+        let _ = self.inner.logs.send(Arc::new(entry));
+    }
+
+    /// A subscription to every entry logged from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<LogEntry>> {
+        self.inner.logs.subscribe()
+    }
+
+    pub(crate) fn count_sent(&self, n: u64) {
+        self.inner.entries_sent.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// How many os_trace entries the services have written to clients.
+    pub fn entries_sent(&self) -> u64 {
+        self.inner.entries_sent.load(Ordering::Relaxed)
+    }
+
+    /// The process crashes now: it leaves the process list and ReportCrash writes its report,
+    /// which the mover makes visible once written. Returns the report's path.
+    pub fn crash(&self, pid: u32, kind: CrashKind) -> Option<String> {
+        self.crash_at(pid, kind, SystemTime::now(), false)
+    }
+
+    /// As [`SimPhone::crash`], stamped `time`; `retired` puts it in `Retired/` at once, visible.
+    pub fn crash_at(
+        &self,
+        pid: u32,
+        kind: CrashKind,
+        time: SystemTime,
+        retired: bool,
+    ) -> Option<String> {
+        let process = self.lock().processes.remove(&pid)?;
+        let app = process
+            .bundle_id
+            .as_deref()
+            .and_then(|b| self.app(b).or_else(|| self.app_of_extension(b)));
+        let (profile, count, write_delay) = {
+            let mut state = self.lock();
+            state.crash_count += 1;
+            (state.profile.clone(), state.crash_count, state.write_delay)
+        };
+        let report = ips::Report {
+            process: &process,
+            app: app.as_ref(),
+            bundle_id: process.bundle_id.as_deref(),
+            kind: &kind,
+            time,
+            profile: &profile,
+            serial: count,
+        };
+        let bytes = match profile.report_form {
+            ReportForm::Json309 => ips::json_309(&report),
+            ReportForm::Text109 => ips::text_109(&report),
+        };
+        let name = format!(
+            "{}-{}.ips",
+            process.name(),
+            ips::file_stamp(time, profile.utc_offset_minutes)
+        );
+        let path = if retired {
+            format!("Retired/{name}")
+        } else {
+            name
+        };
+        let message = match &kind {
+            CrashKind::Watchdog(_) => "scene-update watchdog transgression",
+            _ => "Process crashed",
+        };
+        self.log_system(
+            "/System/Library/CoreServices/SpringBoard.app/SpringBoard",
+            Level::Default,
+            &format!("[FBSceneManager] {message}: {} ({pid})", process.name()),
+        );
+        self.lock().reports.push(ReportFile {
+            path: path.clone(),
+            bytes: Arc::new(bytes),
+            written: time,
+            visible: retired,
+            ready_at: Instant::now() + write_delay,
+        });
+        Some(path)
+    }
+
+    fn app_of_extension(&self, bundle_id: &str) -> Option<App> {
+        self.lock()
+            .apps
+            .values()
+            .find(|a| a.extensions.iter().any(|e| e.bundle_id == bundle_id))
+            .cloned()
+    }
+
+    fn log_system(&self, executable: &str, level: Level, message: &str) {
+        let pid = self
+            .lock()
+            .processes
+            .values()
+            .find(|p| p.executable == executable)
+            .map(|p| p.pid);
+        if let Some(pid) = pid {
+            self.log(
+                pid,
+                level,
+                Some(("com.apple.FrontBoard", "Common")),
+                message,
+            );
+        }
+    }
+
+    /// Puts a ready-made file in the CrashReports directory, visible at once.
+    pub fn add_report_file(&self, path: &str, bytes: Vec<u8>, written: SystemTime) {
+        self.lock().reports.push(ReportFile {
+            path: path.into(),
+            bytes: Arc::new(bytes),
+            written,
+            visible: true,
+            ready_at: Instant::now(),
+        });
+    }
+
+    /// What crashreportmover does: moves every finished report where copymobile sees it.
+    /// Returns how many it moved.
+    pub(crate) fn move_reports(&self) -> usize {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let mut moved = 0;
+        for report in state.reports.iter_mut() {
+            if !report.visible && report.ready_at <= now {
+                report.visible = true;
+                moved += 1;
+            }
+        }
+        moved
+    }
+
+    /// How long the mover takes before it answers.
+    pub(crate) fn mover_delay(&self) -> Duration {
+        self.lock().mover_delay
+    }
+
+    /// Sets how long ReportCrash takes to write a report and the mover to answer.
+    pub fn set_report_delays(&self, write: Duration, mover: Duration) {
+        let mut state = self.lock();
+        state.write_delay = write;
+        state.mover_delay = mover;
+    }
+
+    /// The visible report files.
+    pub fn report_files(&self) -> Vec<ReportFile> {
+        self.lock()
+            .reports
+            .iter()
+            .filter(|r| r.visible)
+            .cloned()
+            .collect()
+    }
+
+    /// Removes a visible report (AFC `RemovePath`); whether it existed.
+    pub(crate) fn remove_report(&self, path: &str) -> bool {
+        let mut state = self.lock();
+        let before = state.reports.len();
+        state.reports.retain(|r| !(r.visible && r.path == path));
+        before != state.reports.len()
+    }
+
+    /// Adds a fault.
+    pub fn inject_fault(&self, fault: Fault) {
+        self.lock().faults.push(fault);
+    }
+
+    /// Removes every fault.
+    pub fn clear_faults(&self) {
+        self.lock().faults.clear();
+    }
+
+    /// Takes a one-shot fault if present.
+    pub(crate) fn take_fault(&self, fault: &Fault) -> bool {
+        let mut state = self.lock();
+        match state.faults.iter().position(|f| f == fault) {
+            Some(i) => {
+                state.faults.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a service stalls.
+    pub(crate) fn stalls(&self, service: &str) -> bool {
+        self.lock()
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::StallService(s) if s == service))
+    }
+
+    /// Unplugs the cable (`false`) or plugs it back in (`true`): usbmuxd lists it or not,
+    /// `Listen` clients get `Detached`/`Attached`, and every open connection to it drops.
+    pub fn set_attached(&self, attached: bool) {
+        self.inner.plug.send_replace(attached);
+    }
+
+    /// Whether the cable is in.
+    pub fn attached(&self) -> bool {
+        *self.inner.plug.borrow()
+    }
+
+    /// Watches the cable.
+    pub(crate) fn plug(&self) -> watch::Receiver<bool> {
+        self.inner.plug.subscribe()
+    }
+
+    pub(crate) fn record_open(&self, service: &str, pid: Option<i64>) {
+        self.lock().opened.push(Opened {
+            service: service.into(),
+            pid,
+        });
+    }
+
+    /// Every service connection opened so far, in order.
+    pub fn opened(&self) -> Vec<Opened> {
+        self.lock().opened.clone()
+    }
+
+    /// The pids os_trace_relay streams were started for.
+    pub fn streamed_pids(&self) -> Vec<i64> {
+        self.lock().opened.iter().filter_map(|o| o.pid).collect()
+    }
+}
+
+/// A fixed, readable container id for a default app.
+fn container(n: u8) -> String {
+    format!("5E5E5E5E-0000-4000-8000-0000000000{n:02X}")
+}
+
+/// The default phone's apps.
+pub fn default_apps() -> Vec<App> {
+    let crashtest = App::third_party(
+        "dev.phonelogs.crashtest",
+        "Crash Test",
+        "CrashTest",
+        &container(1),
+        "CrashTest.app",
+        Signing::Development,
+    )
+    .with_extension("widget", "CrashTestWidget.appex", "CrashTestWidget");
+    let helper = App::third_party(
+        "dev.phonelogs.crashtesthelper",
+        "Crash Test Helper",
+        "CrashTestHelper",
+        &container(2),
+        "CrashTestHelper.app",
+        Signing::Store,
+    );
+    let spotify = App::third_party(
+        "com.spotify.client",
+        "Spotify",
+        "Spotify",
+        &container(3),
+        "Spotify.app",
+        Signing::Store,
+    )
+    .with_extension("widget", "SpotifyWidget.appex", "SpotifyWidget");
+    // Two bundles whose paths differ only after a prefix: `Example.app` and `Example.appx`,
+    // with the same executable name, in the same container.
+    let example = App::third_party(
+        "com.example.app",
+        "Example",
+        "Example",
+        &container(4),
+        "Example.app",
+        Signing::Development,
+    );
+    let examplex = App::third_party(
+        "com.example.appx",
+        "Examplex",
+        "Example",
+        &container(4),
+        "Example.appx",
+        Signing::Store,
+    );
+    let wda = App::third_party(
+        "com.facebook.WebDriverAgentRunner.xctrunner",
+        "WebDriverAgentRunner-Runner",
+        "WebDriverAgentRunner-Runner",
+        &container(5),
+        "WebDriverAgentRunner-Runner.app",
+        Signing::Development,
+    );
+    vec![
+        crashtest,
+        helper,
+        spotify,
+        example,
+        examplex,
+        wda,
+        App::system(
+            "com.apple.Preferences",
+            "Settings",
+            "Preferences",
+            "/Applications/Preferences.app",
+        ),
+        App::system(
+            "com.apple.mobilesafari",
+            "Safari",
+            "MobileSafari",
+            "/Applications/MobileSafari.app",
+        ),
+    ]
+}
+
+/// Seconds and microseconds since 1970 of a wall-clock time (0 before 1970).
+pub fn unix_parts(time: SystemTime) -> (u64, u32) {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    (since.as_secs(), since.subsec_micros())
+}

@@ -1,0 +1,194 @@
+//! `com.apple.os_trace_relay`: `PidList`, and `StartActivity` with a pid (or `-1` for all),
+//! then the entry frames (`0x02`, `u32` little-endian length, the entry with its fixed
+//! 129-byte header), as `shared/notes/ios-formats.md` §6 describes from pymobiledevice3's and
+//! idevice's clients.
+
+use plist::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+
+use super::{BoxStream, binary, dict, read_plist};
+use crate::model::{Fault, LogEntry, SimPhone, unix_parts};
+
+/// The fixed part of an entry.
+pub const HEADER_LEN: usize = 129;
+/// The longest message an entry's 16-bit size field can carry (with its NUL).
+const MAX_MESSAGE: usize = u16::MAX as usize - 1;
+/// Entries written per socket write at most.
+const BATCH: usize = 512;
+
+/// One entry in the relay's binary layout.
+pub fn encode_entry(entry: &LogEntry) -> Vec<u8> {
+    let (seconds, micros) = unix_parts(entry.time);
+    let mut message = entry.message.as_bytes();
+    if message.len() > MAX_MESSAGE {
+        let mut end = MAX_MESSAGE;
+        while !entry.message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message = &message[..end];
+    }
+    let image = entry.image.as_bytes();
+    let (subsystem, category) = match &entry.label {
+        Some((s, c)) => (s.as_bytes(), c.as_bytes()),
+        None => (&[][..], &[][..]),
+    };
+    let sized = |b: &[u8]| if b.is_empty() { 0 } else { b.len() + 1 };
+    let mut out = vec![0u8; HEADER_LEN];
+    out[9..13].copy_from_slice(&entry.pid.to_le_bytes());
+    out[13..21].copy_from_slice(&u64::from(entry.pid).to_le_bytes());
+    out[21..37].copy_from_slice(&uuid_bytes(&entry.executable));
+    out[55..59].copy_from_slice(&(seconds as u32).to_le_bytes());
+    out[63..67].copy_from_slice(&micros.to_le_bytes());
+    out[68] = entry.level.byte();
+    let mach = seconds.wrapping_mul(24_000_000) + u64::from(micros) * 24;
+    out[73..81].copy_from_slice(&mach.to_le_bytes());
+    out[83..91].copy_from_slice(&entry.thread.to_le_bytes());
+    out[91..107].copy_from_slice(&uuid_bytes(&entry.image));
+    out[107..109].copy_from_slice(&(sized(image) as u16).to_le_bytes());
+    out[109..111].copy_from_slice(&((message.len() + 1) as u16).to_le_bytes());
+    out[113..117].copy_from_slice(&0x4_2c4u32.to_le_bytes());
+    out[117..121].copy_from_slice(&(sized(subsystem) as u32).to_le_bytes());
+    out[121..125].copy_from_slice(&(sized(category) as u32).to_le_bytes());
+    out.extend_from_slice(entry.executable.as_bytes());
+    out.push(0);
+    if !image.is_empty() {
+        out.extend_from_slice(image);
+        out.push(0);
+    }
+    out.extend_from_slice(message);
+    out.push(0);
+    if !subsystem.is_empty() && !category.is_empty() {
+        out.extend_from_slice(subsystem);
+        out.push(0);
+        out.extend_from_slice(category);
+        out.push(0);
+    }
+    out
+}
+
+/// A stable 16-byte id for a path (the entry's image UUIDs).
+fn uuid_bytes(path: &str) -> [u8; 16] {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&h.to_le_bytes());
+    out[8..].copy_from_slice(&h.rotate_left(31).to_le_bytes());
+    out
+}
+
+fn frame(out: &mut Vec<u8>, entry: &[u8]) {
+    out.push(0x02);
+    out.extend_from_slice(&(entry.len() as u32).to_le_bytes());
+    out.extend_from_slice(entry);
+}
+
+/// The answer to a request: marker `0x01`, `u32` big-endian length, a binary plist (short, so
+/// pymobiledevice3's different reading of the same bytes agrees, see the notes §6.2).
+async fn reply(stream: &mut BoxStream, value: &plist::Dictionary) -> std::io::Result<()> {
+    let body = binary(value);
+    let mut out = vec![0x01];
+    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    stream.write_all(&out).await?;
+    stream.flush().await
+}
+
+pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::Result<()> {
+    let Some(request) = read_plist(&mut stream).await? else {
+        return Ok(());
+    };
+    match request.get("Request").and_then(Value::as_string) {
+        Some("PidList") => {
+            let mut payload = plist::Dictionary::new();
+            for process in phone.processes() {
+                payload.insert(
+                    process.pid.to_string(),
+                    Value::Dictionary(dict([("ProcessName", Value::from(process.name()))])),
+                );
+            }
+            reply(
+                &mut stream,
+                &dict([("Payload", Value::Dictionary(payload))]),
+            )
+            .await
+        }
+        Some("StartActivity") => {
+            let pid = request
+                .get("Pid")
+                .and_then(|v| v.as_signed_integer())
+                .unwrap_or(-1);
+            phone.record_open("com.apple.os_trace_relay/StartActivity", Some(pid));
+            // Subscribe before answering, so nothing logged after the answer is missed.
+            let logs = phone.subscribe();
+            reply(
+                &mut stream,
+                &dict([("Status", Value::from("RequestSuccessful"))]),
+            )
+            .await?;
+            stream_entries(phone, stream, logs, pid).await
+        }
+        other => {
+            tracing::debug!(request = ?other, "os_trace_relay: unsupported request");
+            reply(
+                &mut stream,
+                &dict([("Status", Value::from("RequestFailed"))]),
+            )
+            .await
+        }
+    }
+}
+
+async fn stream_entries(
+    phone: &SimPhone,
+    mut stream: BoxStream,
+    mut logs: tokio::sync::broadcast::Receiver<std::sync::Arc<LogEntry>>,
+    pid: i64,
+) -> std::io::Result<()> {
+    let wanted = |e: &LogEntry| pid < 0 || i64::from(e.pid) == pid;
+    let mut out = Vec::with_capacity(64 * 1024);
+    loop {
+        let first = match logs.recv().await {
+            Ok(entry) => entry,
+            Err(RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "os_trace_relay client fell behind; entries dropped");
+                continue;
+            }
+            Err(RecvError::Closed) => return Ok(()),
+        };
+        out.clear();
+        let mut count = 0u64;
+        let mut next = Some(first);
+        while let Some(entry) = next.take() {
+            if wanted(&entry) {
+                let bytes = encode_entry(&entry);
+                if phone.take_fault(&Fault::DropStreamMidEntry) {
+                    frame(&mut out, &bytes);
+                    let cut = out.len() - bytes.len() / 2;
+                    out.truncate(cut);
+                    stream.write_all(&out).await?;
+                    stream.flush().await?;
+                    return Ok(());
+                }
+                frame(&mut out, &bytes);
+                count += 1;
+            }
+            if count as usize >= BATCH {
+                break;
+            }
+            next = match logs.try_recv() {
+                Ok(entry) => Some(entry),
+                Err(TryRecvError::Lagged(_)) => logs.try_recv().ok(),
+                Err(_) => None,
+            };
+        }
+        if !out.is_empty() {
+            stream.write_all(&out).await?;
+            stream.flush().await?;
+            phone.count_sent(count);
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Issue 14's property: the gateway is the only place that cuts. Over any sizes of lines and
+//! reports and any result cap, the MCP result's text after the message is the gateway's log, the
+//! structured `log` is the same, every report shown has its heading in both, the counts are of
+//! what is shown, and each form a client may pass to its model is within the cap plus 2 KB.
+
+// Test helpers unwrap: a failure there is a failing test, which is what it should be.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use phonelogs_driver::{AppId, CrashKind, CrashReport, DeviceId, LogLevel, LogLine};
+use phonelogs_fake::{FakeApp, FakePhone};
+use phonelogs_gateway::{
+    Agent, Gateway, LogsKind, LogsRequest, LogsResponse, MAX_RESULT_BYTES, MIN_RESULT_CAP, Mode,
+    TaskSpec,
+};
+use phonelogs_mcp_frontend::logs_result;
+use proptest::prelude::*;
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+use time::{Duration, OffsetDateTime};
+
+const DEVICE: &str = "emulator-5554";
+const APP: &str = "dev.example.chatty";
+/// What a result may hold besides its log: the message and the JSON keys.
+const SLACK: usize = 2 * 1024;
+
+/// Text of `len` bytes (on a character boundary) from pieces JSON escapes, writes in several
+/// bytes, or both; `newlines` lets report texts hold line breaks.
+fn text(seed: u64, len: usize, newlines: bool) -> String {
+    const PIECES: [&str; 8] = [
+        "plain words ",
+        "\"quoted\" ",
+        "back\\slash ",
+        "tab\there ",
+        "ctl\u{1}\u{1f} ",
+        "é ü 漢字 ",
+        "🦀 ",
+        "\n",
+    ];
+    let usable = if newlines {
+        PIECES.len()
+    } else {
+        PIECES.len() - 1
+    };
+    let mut out = String::with_capacity(len + 16);
+    let mut state = seed | 1;
+    while out.len() < len {
+        // A small xorshift: the pieces vary with the seed, reproducibly.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.push_str(PIECES[(state % usable as u64) as usize]);
+    }
+    let mut end = len;
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.truncate(end);
+    out
+}
+
+fn phone() -> (FakePhone, DeviceId, AppId) {
+    let phone = FakePhone::new();
+    let device = DeviceId::new(DEVICE);
+    phone.add_device(&device, "Pixel 8");
+    let app = AppId::new(APP);
+    phone.add_app(
+        &device,
+        FakeApp::new(app.clone())
+            .label("Chatty")
+            .uid(10_500)
+            .dev_build(true),
+    );
+    (phone, device, app)
+}
+
+fn read(phone: FakePhone, cap: usize, kind: LogsKind, limit: u32) -> LogsResponse {
+    let gateway = Gateway::builder()
+        .driver(Arc::new(phone))
+        .result_cap(cap)
+        .build()
+        .unwrap();
+    let session = gateway.start_task(TaskSpec::new(Agent::new("agent", Mode::ReadOnly)));
+    let request = LogsRequest {
+        kind,
+        since: Some("1h".into()),
+        limit: Some(limit),
+        ..LogsRequest::new(APP)
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(session.logs(request))
+}
+
+fn text_content(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect()
+}
+
+/// The checks both kinds share; returns the structured content.
+fn one_log_in_both_forms(response: &LogsResponse, cap: usize) -> Result<Value, TestCaseError> {
+    let result = logs_result(response.clone());
+    let text = text_content(&result);
+    let structured = result.structured_content.clone().unwrap();
+    let message = structured["message"].as_str().unwrap();
+    prop_assert_eq!(message, response.message.as_str());
+    let after = text
+        .strip_prefix(message)
+        .and_then(|rest| rest.strip_prefix("\n\n"))
+        .unwrap_or("");
+    prop_assert!(
+        after == response.log,
+        "the text after the message is the gateway's log"
+    );
+    prop_assert!(
+        structured["log"] == response.log.as_str(),
+        "the structured log is the same"
+    );
+    prop_assert_eq!(&structured["shown"], &Value::from(response.shown));
+    prop_assert_eq!(&structured["left_out"], &Value::from(response.left_out));
+    prop_assert_eq!(&structured["cut"], &Value::from(response.cut));
+    prop_assert!(structured.get("lines").is_none());
+    // Either form, on its own, is what a model receives from some client.
+    let structured_bytes = serde_json::to_string(&structured).unwrap().len();
+    prop_assert!(
+        text.len() <= cap + SLACK,
+        "text: {} bytes, cap {cap}",
+        text.len()
+    );
+    prop_assert!(
+        structured_bytes <= cap + SLACK,
+        "structured: {structured_bytes} bytes, cap {cap}"
+    );
+    Ok(structured)
+}
+
+fn cap() -> impl Strategy<Value = usize> {
+    prop_oneof![Just(MAX_RESULT_BYTES), MIN_RESULT_CAP..MAX_RESULT_BYTES]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lines_reach_the_agent_as_the_gateway_cut_them(
+        count in 1usize..=2_000,
+        seed in any::<u64>(),
+        cap in cap(),
+    ) {
+        let (phone, device, app) = phone();
+        let start = OffsetDateTime::now_utc() - Duration::minutes(10);
+        let sizes: Vec<usize> = (0..count)
+            .map(|i| 50 + ((seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) % 4_951) as usize)
+            .collect();
+        phone.add_logs(&device, &app, sizes.iter().enumerate().map(|(i, &size)| LogLine {
+            time: start + Duration::milliseconds(i as i64),
+            level: LogLevel::Info,
+            tag: "Chatty".into(),
+            text: text(seed.wrapping_add(i as u64), size, false),
+            pid: Some(4242),
+            tid: Some(4242),
+            uid: Some(10_500),
+        }));
+        let response = read(phone, cap, LogsKind::Logs, 500);
+        one_log_in_both_forms(&response, cap)?;
+        // The counts are of what is shown: one log line per line, the rest counted.
+        prop_assert_eq!(response.shown, response.lines.len());
+        prop_assert_eq!(response.log.lines().count(), response.shown);
+        prop_assert_eq!(response.shown + response.left_out, count);
+        let cut = response.log.lines().filter(|l| l.ends_with('…')).count();
+        prop_assert_eq!(response.cut, cut);
+        prop_assert!(response.shown > 0, "the newest line always fits");
+        let shown = format!("{} log line", response.shown);
+        prop_assert!(response.message.starts_with(&shown), "{}", response.message);
+        if response.left_out > 0 {
+            let left_out = format!(" {} older line", response.left_out);
+            prop_assert!(response.message.contains(&left_out), "{}", response.message);
+        }
+    }
+
+    #[test]
+    fn reports_reach_the_agent_with_every_heading(
+        sizes in prop::collection::vec(100usize..=200_000, 1..=10),
+        seed in any::<u64>(),
+        cap in cap(),
+    ) {
+        let (phone, device, app) = phone();
+        let start = OffsetDateTime::now_utc() - Duration::minutes(10);
+        let kinds = [CrashKind::JavaCrash, CrashKind::NativeCrash, CrashKind::Anr];
+        for (i, &size) in sizes.iter().enumerate() {
+            phone.add_crash(&device, &app, CrashReport {
+                kind: kinds[i % kinds.len()],
+                time: start + Duration::seconds(i as i64),
+                pid: Some(4242 + i as u32),
+                process: APP.into(),
+                summary: format!("crash {i}: {}", text(seed ^ i as u64, 60, false)),
+                text: text(seed.wrapping_add(i as u64), size, true),
+            });
+        }
+        let response = read(phone, cap, LogsKind::Crashes, 10);
+        let structured = one_log_in_both_forms(&response, cap)?;
+        let headings = structured["reports"].as_array().unwrap();
+        prop_assert_eq!(headings.len(), response.shown);
+        prop_assert_eq!(response.shown + response.left_out, sizes.len());
+        let text = text_content(&logs_result(response.clone()));
+        let mut not_whole = 0;
+        for heading in headings {
+            let line = format!(
+                "{} at {}, pid {}, {}: {}\n",
+                heading["kind"].as_str().unwrap(),
+                heading["time"].as_str().unwrap(),
+                heading["pid"],
+                heading["process"].as_str().unwrap(),
+                heading["summary"].as_str().unwrap(),
+            );
+            prop_assert!(text.contains(&line), "the text lacks {line:?}");
+            prop_assert!(response.log.contains(&line), "the log lacks {line:?}");
+            if heading["text_shown"] != "whole" {
+                not_whole += 1;
+            }
+        }
+        prop_assert_eq!(response.cut, not_whole);
+        // With the default cap every report keeps its heading.
+        if cap == MAX_RESULT_BYTES {
+            prop_assert_eq!(response.left_out, 0);
+        }
+        let shown = match response.shown {
+            1 => "1 crash report of Chatty.".to_owned(),
+            n => format!("{n} crash reports of Chatty"),
+        };
+        prop_assert!(response.message.starts_with(&shown), "{}", response.message);
+    }
+}
