@@ -7,6 +7,19 @@ use phonelogs_crash::{PhoneClock, anr, dropbox, exitinfo, tombstone};
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let clock = PhoneClock::default();
+    let app = dropbox::AppMatch {
+        uid: Some(10127),
+        package: "com.example.app",
+    };
+    // The in-place reader gives the same entries as the owned parser.
+    let in_place: Vec<dropbox::DropBoxEntry> = dropbox::dropbox_entries(&text)
+        .inspect(|entry| {
+            let _ = entry.matches(&app);
+            let _ = entry.report_time(&clock);
+        })
+        .map(|entry| entry.to_entry())
+        .collect();
+    assert_eq!(in_place, dropbox::parse_dropbox(&text));
     for entry in dropbox::parse_dropbox(&text) {
         let _ = entry.matches(&dropbox::AppMatch {
             uid: Some(10127),

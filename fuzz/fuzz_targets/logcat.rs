@@ -12,6 +12,12 @@ fuzz_target!(|data: &[u8]| {
         ..PhoneClock::default()
     };
     for line in text.lines() {
+        // The in-place reader accepts exactly the log lines, with the same fields.
+        let in_place = logcat::parse_log_line(line).map(|parsed| parsed.to_line());
+        match logcat::parse_line(line) {
+            LogcatItem::Line(parsed) => assert_eq!(in_place, Some(parsed), "{line:?}"),
+            _ => assert_eq!(in_place, None, "{line:?}"),
+        }
         if let LogcatItem::Line(parsed) = logcat::parse_line(line) {
             let _ = parsed.time.to_offset_date_time(clock.year, clock.offset);
             // An epoch line with a numeric uid must give the same uid on the fast path.
@@ -26,7 +32,11 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let _ = UidFilter::new(10127).filter(data).count();
-    let _ = UidFilter::new(0).filter(data).count();
+    for uid in [10127, 0] {
+        let filter = UidFilter::new(uid);
+        let mut backwards: Vec<&[u8]> = filter.filter_rev(data).collect();
+        backwards.reverse();
+        assert_eq!(backwards, filter.filter(data).collect::<Vec<_>>());
+    }
     let _ = crashbuf::parse_crash_buffer(&text, &clock);
 });

@@ -49,14 +49,17 @@ const SCREEN_WAIT: Duration = Duration::from_secs(30);
 
 /// The help text.
 pub const USAGE: &str = "\
-usage: cargo xtask emulator-test [--serial SERIAL | --sim [--android 10|14|16]] [--adb PATH]
-                                 [--apks DIR] [--no-device-tests]
+usage: cargo xtask emulator-test [--serial SERIAL | --sim [--android 10|14|16] | --sim-ios]
+                                 [--adb PATH] [--apks DIR] [--no-device-tests]
 
 Builds the Crash Test app (crashtest/build.sh, both builds), installs it on one device, launches
 it, taps Crash and Hang, and runs the spec's device tests against it.
 
   --serial SERIAL   the device to use (an emulator or a phone; see `adb devices`)
   --sim             the simulated phone (`phonelogs sim`) behind a private adb server
+  --sim-ios         the iPhone test on the simulated iPhone (`phonelogs sim --ios --control`):
+                    Crash Test's development and store builds, its widget, a crash and a
+                    watchdog report, read by an agent's task and by the iOS driver
   --android N       the simulated phone's Android version (default 16)
   --adb PATH        the adb program (default: $ADB, else `adb` on PATH)
   --apks DIR        use DIR/crashtest-debug.apk and DIR/crashtest-release.apk (as
@@ -74,6 +77,8 @@ pub struct Options {
     pub serial: Option<String>,
     /// `--sim`.
     pub sim: bool,
+    /// `--sim-ios`: the simulated iPhone instead of an Android device.
+    pub sim_ios: bool,
     /// `--android` for the simulated phone.
     pub android: String,
     /// `--adb`.
@@ -90,6 +95,7 @@ impl Options {
         let mut options = Self {
             serial: None,
             sim: false,
+            sim_ios: false,
             android: "16".to_owned(),
             adb: std::env::var_os("ADB").unwrap_or_else(|| OsString::from("adb")),
             apks: None,
@@ -104,6 +110,7 @@ impl Options {
             match arg.as_str() {
                 "-h" | "--help" => return Ok(None),
                 "--sim" => options.sim = true,
+                "--sim-ios" => options.sim_ios = true,
                 "--serial" | "-s" => options.serial = Some(value("--serial")?),
                 "--android" => options.android = value("--android")?,
                 "--adb" => options.adb = OsString::from(value("--adb")?),
@@ -112,8 +119,13 @@ impl Options {
                 other => bail!("unknown argument `{other}`\n\n{USAGE}"),
             }
         }
-        if options.sim && options.serial.is_some() {
-            bail!("--sim and --serial name different devices: pass one\n\n{USAGE}");
+        if [options.sim, options.sim_ios, options.serial.is_some()]
+            .iter()
+            .filter(|given| **given)
+            .count()
+            > 1
+        {
+            bail!("--sim, --sim-ios and --serial name different devices: pass one\n\n{USAGE}");
         }
         if !matches!(options.android.as_str(), "10" | "14" | "16") {
             bail!("--android must be 10, 14 or 16, not {}", options.android);
@@ -148,7 +160,7 @@ impl Build {
 
 /// Counts and prints steps.
 #[derive(Debug, Default)]
-struct Report {
+pub(crate) struct Report {
     number: usize,
     passed: usize,
     failed: usize,
@@ -156,7 +168,11 @@ struct Report {
 
 impl Report {
     /// Runs one step, printing its name first and its outcome after.
-    fn step<T>(&mut self, name: impl Display, action: impl FnOnce() -> Result<T>) -> Option<T> {
+    pub(crate) fn step<T>(
+        &mut self,
+        name: impl Display,
+        action: impl FnOnce() -> Result<T>,
+    ) -> Option<T> {
         self.number += 1;
         println!("[{}] {name}", self.number);
         match action() {
@@ -173,11 +189,11 @@ impl Report {
         }
     }
 
-    fn note(&self, text: impl Display) {
+    pub(crate) fn note(&self, text: impl Display) {
         println!("    {text}");
     }
 
-    fn close(&self) -> ExitCode {
+    pub(crate) fn close(&self) -> ExitCode {
         println!(
             "emulator-test: {} passed, {} failed",
             self.passed, self.failed
@@ -192,6 +208,9 @@ impl Report {
 
 /// Runs the whole emulator test.
 pub fn run(options: Options) -> Result<ExitCode> {
+    if options.sim_ios {
+        return crate::sim_ios::run(options.no_device_tests);
+    }
     let workspace = workspace_root();
     let work = sim::target_dir(&workspace).join("emulator-test");
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
@@ -522,12 +541,12 @@ fn named_test(
 /// Builds `phonelogs` and `phonelogs-mcp` as `cargo test --workspace` builds them (for their
 /// integration tests): dev-dependencies turn on more features of shared crates (tokio, rmcp), so
 /// a plain `cargo build -p …` would rebuild most of the workspace after the tests, as in CI.
-fn build_programs(workspace: &Path) -> Result<()> {
+pub(crate) fn build_programs(workspace: &Path) -> Result<()> {
     cargo(workspace, &["test", "--workspace", "--no-run"], &[])
 }
 
 /// Runs cargo in the workspace, its output shown as it comes.
-fn cargo(workspace: &Path, args: &[&str], vars: &[(&str, &str)]) -> Result<()> {
+pub(crate) fn cargo(workspace: &Path, args: &[&str], vars: &[(&str, &str)]) -> Result<()> {
     let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut command = Command::new(program);
     command.current_dir(workspace).args(args);
@@ -662,7 +681,11 @@ fn close_error_dialog(device: &Device) {
 }
 
 /// Polls `done` every half second until it says yes or `timeout` passes.
-fn wait_for(timeout: Duration, what: &str, mut done: impl FnMut() -> Result<bool>) -> Result<()> {
+pub(crate) fn wait_for(
+    timeout: Duration,
+    what: &str,
+    mut done: impl FnMut() -> Result<bool>,
+) -> Result<()> {
     let deadline = Instant::now() + timeout;
     loop {
         if done()? {
@@ -691,7 +714,7 @@ impl Drop for Cleanup<'_> {
 }
 
 /// The workspace's root folder: xtask lives one level below it.
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
@@ -711,6 +734,8 @@ mod tests {
         assert!(!options.sim);
         let options = parse(&["--sim", "--android", "10"]).unwrap().unwrap();
         assert!(options.sim);
+        assert!(!options.sim_ios);
+        assert!(parse(&["--sim-ios"]).unwrap().unwrap().sim_ios);
         assert_eq!(options.android, "10");
         assert_eq!(parse(&["--help"]).unwrap(), None);
     }
@@ -719,6 +744,8 @@ mod tests {
     fn refuses_bad_arguments() {
         for args in [
             &["--sim", "--serial", "x"][..],
+            &["--sim-ios", "--serial", "x"][..],
+            &["--sim-ios", "--sim"][..],
             &["--serial"][..],
             &["--android", "12"][..],
             &["--frobnicate"][..],

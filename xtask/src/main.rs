@@ -12,6 +12,7 @@ mod mcp_client;
 mod mcp_test;
 mod process;
 mod sim;
+mod sim_ios;
 mod uiautomator;
 
 use std::process::ExitCode;
@@ -20,7 +21,8 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [options]
 
 tasks:
-  emulator-test   build Crash Test, run it on a device (or --sim) and run the device tests
+  emulator-test   build Crash Test, run it on a device (or --sim, or --sim-ios for the iPhone
+                  test on the simulated iPhone) and run the device tests
                   (cargo xtask emulator-test --help)";
 
 fn main() -> ExitCode {

@@ -81,6 +81,21 @@ impl Task {
         serial: &str,
         adb_port: Option<u16>,
     ) -> Result<Self> {
+        let env: Vec<(&str, String)> = adb_port
+            .map(|port| ("ANDROID_ADB_SERVER_PORT", port.to_string()))
+            .into_iter()
+            .collect();
+        Self::start_with_env(programs, work, name, serial, &env)
+    }
+
+    /// As [`Task::start`], with `env` set for the server (the usbmuxd and adb server addresses).
+    pub fn start_with_env(
+        programs: &Programs,
+        work: &Path,
+        name: &str,
+        serial: &str,
+        env: &[(&str, String)],
+    ) -> Result<Self> {
         let state_dir = work.join(format!("mcp-state-{name}"));
         let _ = fs::remove_dir_all(&state_dir);
         fs::create_dir_all(&state_dir)
@@ -94,8 +109,8 @@ impl Task {
             .arg(&state_dir)
             .args(["--agent", "emulator-test"])
             .stderr(Stdio::from(stderr));
-        if let Some(port) = adb_port {
-            command.env("ANDROID_ADB_SERVER_PORT", port.to_string());
+        for (key, value) in env {
+            command.env(key, value);
         }
         let client = McpClient::start(&mut command)
             .with_context(|| format!("the MCP server's log is {}", log.display()))?;
@@ -104,6 +119,30 @@ impl Task {
             state_dir,
             serial: serial.to_owned(),
         })
+    }
+
+    /// Calls one tool of the server.
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Result<Value> {
+        self.client.call_tool(tool, arguments)
+    }
+
+    /// Answers a question as the person does: `phonelogs approvals answer ID task`.
+    pub fn answer(&self, programs: &Programs, approval: &str) -> Result<()> {
+        let mut answer = Command::new(&programs.cli);
+        answer
+            .args(["approvals", "answer", approval, "task", "--state-dir"])
+            .arg(&self.state_dir);
+        process::run_ok(&mut answer, Duration::from_secs(30)).map(drop)
+    }
+
+    /// Ends the task (closes the session) and returns `phonelogs history --json`.
+    pub fn end(self, programs: &Programs) -> Result<String> {
+        self.client.close()?;
+        let mut history = Command::new(&programs.cli);
+        history
+            .args(["history", "--json", "--state-dir"])
+            .arg(&self.state_dir);
+        Ok(process::run_ok(&mut history, Duration::from_secs(30))?.stdout)
     }
 
     /// After the Crash tap: reads the lines and the crash report, answering the question for a

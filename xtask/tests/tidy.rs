@@ -1,5 +1,8 @@
 //! Tidy checks over the whole repository, run by `cargo test`: every Rust file opens with a `//!`
-//! doc, every crate has a README, and no library writes to stdout.
+//! doc, every crate has a README, no library writes to stdout, dependencies point the one way
+//! ARCHITECTURE.md states, the gateway knows no wire format, and the permission path stays
+//! readable (no function over 80 lines in the gateway or the MCP frontend, no cycle between the
+//! files of a crate).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -90,22 +93,33 @@ fn libraries_never_print_to_stdout() {
     // stdout is the MCP transport; libraries report through `tracing`, which goes to stderr.
     let root = workspace_root();
     let mut offenders = Vec::new();
-    for lib in [
-        "driver", "crash", "policy", "gateway", "android", "ios", "fake", "mcp",
-    ] {
+    // Every library crate, the simulators included: a simulator's own binary (`phonelogs sim`)
+    // prints, the library never does.
+    let libraries: Vec<PathBuf> = crate_dirs(&root)
+        .into_iter()
+        .filter(|dir| dir.parent().is_some_and(|p| p.ends_with("crates")))
+        .collect();
+    assert!(
+        libraries.len() >= 10,
+        "found too few libraries: {libraries:?}"
+    );
+    for lib in libraries {
         let mut files = Vec::new();
-        rust_files(&root.join("crates").join(lib).join("src"), &mut files);
+        rust_files(&lib.join("src"), &mut files);
         for file in files {
             let text = fs::read_to_string(&file).unwrap_or_default();
-            for (number, line) in text.lines().enumerate() {
+            // A crate's own unit tests may print; its code may not.
+            let code_part = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (number, line) in code_part.lines().enumerate() {
                 let code = line.trim_start();
                 if code.starts_with("//") {
                     continue;
                 }
-                if code.contains("println!(")
-                    || code.contains("print!(")
-                    || code.contains("std::io::stdout()")
-                {
+                let printing = ["println!(", "print!("].iter().any(|mac| {
+                    code.match_indices(mac)
+                        .any(|(at, _)| !code[..at].ends_with('e'))
+                });
+                if printing || code.contains("std::io::stdout()") {
                     offenders.push(format!("{}:{}", file.display(), number + 1));
                 }
             }
@@ -127,5 +141,327 @@ fn the_readme_names_the_two_commands() {
     assert!(
         readme.contains("--demo"),
         "README must give the command that runs the main job"
+    );
+}
+
+/// The workspace's own dependencies of each crate, normal ones only (`cargo metadata`), and the
+/// third-party ones of the crates whose list matters.
+/// A crate's name and its normal dependencies, each with the features it turns on.
+type Dependencies = Vec<(String, Vec<(String, Vec<String>)>)>;
+
+fn dependencies() -> Dependencies {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    let mut crates = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or_default().to_owned();
+        let normal = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["kind"].is_null())
+            .map(|d| {
+                let features = d["features"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| f.as_str().map(str::to_owned))
+                    .collect();
+                (d["name"].as_str().unwrap_or_default().to_owned(), features)
+            })
+            .collect();
+        crates.push((name, normal));
+    }
+    crates
+}
+
+#[test]
+fn dependencies_point_one_way() {
+    // As ARCHITECTURE.md states: `crash` and the simulators depend on no workspace crate;
+    // backends know `driver` and `crash`, never each other; `gateway` knows `driver` and
+    // `policy`; only the MCP frontend knows JSON-RPC; nothing above `driver` knows adb or
+    // usbmux. Binaries and xtask may use anything.
+    let allowed: &[(&str, &[&str])] = &[
+        ("phonelogs-driver", &[]),
+        ("phonelogs-crash", &[]),
+        ("phonelogs-adbsim", &[]),
+        ("phonelogs-iossim", &[]),
+        ("phonelogs-policy", &["phonelogs-driver"]),
+        ("phonelogs-fake", &["phonelogs-driver"]),
+        (
+            "phonelogs-android",
+            &["phonelogs-driver", "phonelogs-crash"],
+        ),
+        ("phonelogs-ios", &["phonelogs-driver", "phonelogs-crash"]),
+        (
+            "phonelogs-gateway",
+            &["phonelogs-driver", "phonelogs-policy"],
+        ),
+        (
+            "phonelogs-mcp-frontend",
+            &["phonelogs-driver", "phonelogs-gateway"],
+        ),
+        // The demo phones sit above the backends, as the binaries do.
+        (
+            "phonelogs-demo",
+            &[
+                "phonelogs-driver",
+                "phonelogs-fake",
+                "phonelogs-adbsim",
+                "phonelogs-iossim",
+                "phonelogs-android",
+                "phonelogs-ios",
+            ],
+        ),
+    ];
+    let crates = dependencies();
+    let mut wrong = Vec::new();
+    for (name, may) in allowed {
+        let Some((_, deps)) = crates.iter().find(|(n, _)| n == name) else {
+            wrong.push(format!("{name} is not in the workspace"));
+            continue;
+        };
+        for (dep, features) in deps {
+            if dep.starts_with("phonelogs-") && !may.contains(&dep.as_str()) {
+                wrong.push(format!("{name} depends on {dep}"));
+            }
+            // The conformance suite is for tests only.
+            if features.iter().any(|f| f == "conformance") {
+                wrong.push(format!(
+                    "{name} turns on {dep}'s conformance feature outside dev-dependencies"
+                ));
+            }
+            if *name == "phonelogs-gateway"
+                && ["serde_json", "schemars", "rmcp"].contains(&dep.as_str())
+            {
+                wrong.push(format!(
+                    "the gateway depends on {dep}: it must know no wire format"
+                ));
+            }
+            if *name != "phonelogs-mcp-frontend" && dep == "rmcp" {
+                wrong.push(format!(
+                    "{name} depends on rmcp: only the MCP frontend knows JSON-RPC"
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "dependencies pointing the wrong way: {wrong:#?}"
+    );
+}
+
+/// The functions of a rustfmt-formatted file with their length in lines: from the `fn` line to
+/// the closing brace at the same indentation.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let code = line.trim_start();
+        let indent = &line[..line.len() - code.len()];
+        let signature = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "async fn ",
+            "pub async fn ",
+            "pub(crate) async fn ",
+        ]
+        .iter()
+        .find_map(|prefix| code.strip_prefix(prefix));
+        let Some(rest) = signature else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let closing = format!("{indent}}}");
+        if let Some(end) = lines[start..].iter().position(|l| *l == closing) {
+            found.push((name, start + 1, end + 1));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_function_in_the_gateway_or_the_mcp_frontend_is_longer_than_80_lines() {
+    let root = workspace_root();
+    let mut long = Vec::new();
+    for krate in ["gateway", "mcp"] {
+        let mut files = Vec::new();
+        rust_files(&root.join("crates").join(krate).join("src"), &mut files);
+        for file in files {
+            let text = fs::read_to_string(&file).unwrap_or_default();
+            for (name, line, length) in function_lengths(&text) {
+                if length > 80 {
+                    long.push(format!("{}:{line} {name}: {length} lines", file.display()));
+                }
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions longer than 80 lines: {long:#?}");
+}
+
+/// The modules of a crate's `src/` (a file, or a directory with `mod.rs`) and the modules each
+/// one refers to through `crate::` paths outside comments and tests. A name `lib.rs` re-exports
+/// counts as a reference to the module it comes from; a name `lib.rs` defines itself, to `lib`.
+fn module_graph(
+    src: &Path,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let module_of = |path: &Path| -> String {
+        let relative = path.strip_prefix(src).unwrap_or(path);
+        let first = relative
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        first.trim_end_matches(".rs").to_owned()
+    };
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let code_of = |text: &str| -> String {
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        text.lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let lib = code_of(&fs::read_to_string(src.join("lib.rs")).unwrap_or_default());
+    // `pub use module::{A, B};` and `pub use module::A;` in lib.rs.
+    let mut exported: BTreeMap<String, String> = BTreeMap::new();
+    for statement in lib.split(';') {
+        let statement = statement.trim();
+        let Some(rest) = statement
+            .strip_prefix("pub use ")
+            .or_else(|| statement.strip_prefix("pub(crate) use "))
+        else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once("::") else {
+            continue;
+        };
+        if !modules.contains(module) {
+            continue;
+        }
+        for name in names
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|n| !n.is_empty())
+        {
+            exported.insert(name.to_owned(), module.to_owned());
+        }
+    }
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let from = module_of(file);
+        if from == "lib" {
+            continue;
+        }
+        let text = code_of(&fs::read_to_string(file).unwrap_or_default());
+        for piece in text.split("crate::").skip(1) {
+            let names: Vec<&str> = if let Some(group) = piece.strip_prefix('{') {
+                group
+                    .split('}')
+                    .next()
+                    .unwrap_or_default()
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            } else {
+                piece
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .take(1)
+                    .collect()
+            };
+            for name in names {
+                let to = if modules.contains(name) {
+                    Some(name.to_owned())
+                } else {
+                    exported.get(name).cloned()
+                };
+                if let Some(to) = to.filter(|to| *to != from && to != "lib") {
+                    graph.entry(from.clone()).or_default().insert(to);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn the_files_of_a_crate_depend_on_each_other_one_way() {
+    let root = workspace_root();
+    let mut cycles = Vec::new();
+    for krate in [
+        "gateway", "mcp", "policy", "driver", "android", "ios", "crash",
+    ] {
+        let graph = module_graph(&root.join("crates").join(krate).join("src"));
+        // A depth-first search from every module; a module met again on the path is a cycle.
+        fn visit(
+            node: &str,
+            graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+            path: &mut Vec<String>,
+            found: &mut Vec<String>,
+        ) {
+            for next in graph.get(node).into_iter().flatten() {
+                if let Some(at) = path.iter().position(|p| p == next) {
+                    found.push(path[at..].join(" -> ") + " -> " + next);
+                } else if path.len() < 16 {
+                    path.push(next.clone());
+                    visit(next, graph, path, found);
+                    path.pop();
+                }
+            }
+        }
+        for start in graph.keys() {
+            let mut found = Vec::new();
+            visit(start, &graph, &mut vec![start.clone()], &mut found);
+            cycles.extend(found.into_iter().map(|c| format!("{krate}: {c}")));
+        }
+    }
+    cycles.sort();
+    cycles.dedup();
+    assert!(cycles.is_empty(), "file cycles: {cycles:#?}");
+}
+
+#[test]
+fn the_checks_can_fail() {
+    // A long function and a cycle, made up here, are found, so the two checks above are not
+    // vacuous.
+    let long = format!("fn long() {{\n{}}}\n", "    step();\n".repeat(90));
+    assert_eq!(function_lengths(&long), vec![("long".to_owned(), 1, 92)]);
+    let dir = std::env::temp_dir().join(format!("tidy-cycle-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap_or_default();
+    fs::write(dir.join("lib.rs"), "//! x\nmod a;\nmod b;\n").unwrap_or_default();
+    fs::write(dir.join("a.rs"), "//! a\nuse crate::b::B;\n").unwrap_or_default();
+    fs::write(dir.join("b.rs"), "//! b\npub use crate::a::A;\n").unwrap_or_default();
+    let graph = module_graph(&dir);
+    let _ = fs::remove_dir_all(&dir);
+    assert!(
+        graph.get("a").is_some_and(|to| to.contains("b")),
+        "{graph:?}"
+    );
+    assert!(
+        graph.get("b").is_some_and(|to| to.contains("a")),
+        "{graph:?}"
     );
 }

@@ -3,7 +3,7 @@
 `tools/list` answer, resident memory when idle, and resident memory after N tool calls (to see
 growth). Standard library only; Linux (/proc) only.
 
-    python3 bins/phonelogs-mcp/bench/measure.py --calls 1000 -- target/release/phonelogs-mcp --demo --state-dir /tmp/pl
+    python3 bins/phonelogs-mcp/bench/measure.py --calls 1000 -- target/release/phonelogs-mcp --demo=adbsim --state-dir /tmp/pl
     python3 bins/phonelogs-mcp/bench/measure.py --calls 1000 --tool list_devices -- npx -y @mobilenext/mobile-mcp
 
 The first command is phonelogs; the second measures mobile-mcp side by side (its closest tool

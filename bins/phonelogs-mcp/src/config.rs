@@ -20,11 +20,12 @@ pub use phonelogs_gateway::STATE_DIR_ENV;
 #[derive(Debug, Parser)]
 #[command(name = "phonelogs-mcp", version)]
 pub struct Args {
-    /// Serve a built-in simulated phone (Crash Test and a few other apps) instead of real
-    /// phones: see real results with no phone connected. `--demo` (or `--demo=adbsim`) is the
-    /// simulated Android phone behind an adb host-protocol front, read through the real Android
-    /// driver; `--demo=fake` is the in-memory fake phone with the conformance scenario.
-    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "adbsim")]
+    /// Serve built-in simulated phones (Crash Test and a few other apps) instead of real
+    /// phones: see real results with no phone connected. `--demo` (or `--demo=both`) is the
+    /// simulated Android phone and the simulated iPhone, each on its real wire and read through
+    /// the real driver; `--demo=adbsim` or `--demo=iossim` serves one of them; `--demo=fake` is
+    /// the in-memory fake phone.
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "both")]
     pub demo: Option<DemoKind>,
     /// Where approvals, Always-allow rules and history live (SQLite), shared with the
     /// `phonelogs` command. Default: $PHONELOGS_STATE_DIR, else the user's state directory.
@@ -62,13 +63,17 @@ pub struct Args {
     pub result_cap: Option<usize>,
 }
 
-/// Which simulated phone `--demo` serves.
+/// Which simulated phones `--demo` serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DemoKind {
-    /// The in-memory fake phone (`phonelogs-fake`) with the conformance scenario.
+    /// The simulated Android phone and the simulated iPhone, so both platforms show.
+    Both,
+    /// The in-memory fake phone (`phonelogs-fake`) with the demo's scenario.
     Fake,
     /// The simulated Android phone (`phonelogs-adbsim`) through the real Android driver.
     Adbsim,
+    /// The simulated iPhone (`phonelogs-iossim`) through the real iOS driver.
+    Iossim,
 }
 
 /// The keys of a `--config` file.
@@ -304,12 +309,14 @@ mod tests {
 
     #[test]
     fn demo_takes_an_optional_kind() {
-        assert_eq!(args(&["--demo"]).demo, Some(DemoKind::Adbsim));
+        assert_eq!(args(&["--demo"]).demo, Some(DemoKind::Both));
+        assert_eq!(args(&["--demo=both"]).demo, Some(DemoKind::Both));
         assert_eq!(args(&["--demo=fake"]).demo, Some(DemoKind::Fake));
         assert_eq!(args(&["--demo=adbsim"]).demo, Some(DemoKind::Adbsim));
+        assert_eq!(args(&["--demo=iossim"]).demo, Some(DemoKind::Iossim));
         assert_eq!(
             args(&["--demo", "--state-dir", "/s"]).demo,
-            Some(DemoKind::Adbsim)
+            Some(DemoKind::Both)
         );
         assert!(Args::try_parse_from(["phonelogs-mcp", "--demo=phone"]).is_err());
     }

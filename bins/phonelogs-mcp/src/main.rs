@@ -1,7 +1,7 @@
 //! `phonelogs-mcp`: the MCP server an agent's client starts. It reads its flags (and the same
-//! keys from a TOML `--config FILE`), picks the phones to serve (the built-in simulated phone
-//! with `--demo`, else Android through the adb server and iPhones through usbmuxd), builds the gateway and serves
-//! one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
+//! keys from a TOML `--config FILE`), picks the phones to serve (with `--demo` the built-in
+//! simulated Android phone and iPhone, else Android through the adb server and iPhones through
+//! usbmuxd), builds the gateway and serves one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
 //! diagnostics go to standard error.
 
 mod config;
@@ -14,7 +14,7 @@ use clap::Parser;
 use phonelogs_gateway::{Gateway, TaskSpec};
 use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
 
-use crate::config::{Args, DemoKind, Settings};
+use crate::config::{Args, Settings};
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -43,14 +43,15 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         .state_dir(&settings.state_dir)
         .local_root(settings.local_root.clone())
         .result_cap(settings.result_cap);
-    // Keeps the simulated adb server running while the session lasts.
-    let mut _simulator = None;
-    if settings.demo == Some(DemoKind::Fake) {
-        builder = builder.driver(Arc::new(demo::phone()));
-    } else if settings.demo == Some(DemoKind::Adbsim) {
-        let (driver, simulator) = demo::adbsim().await?;
-        builder = builder.driver(Arc::new(driver));
-        _simulator = Some(simulator);
+    // Keeps the simulated phones running while the session lasts.
+    let mut _demo = None;
+    if let Some(kind) = settings.demo {
+        let demo = demo::start(kind).await?;
+        for driver in &demo.drivers {
+            builder = builder.driver(driver.clone());
+        }
+        tracing::info!(devices = ?demo.devices, "demo phones");
+        _demo = Some(demo);
     } else {
         // Android through the adb server (ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT or
         // 127.0.0.1:5037, as adb's own tools find it).
@@ -73,8 +74,20 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         demo = ?settings.demo,
         "phonelogs-mcp serving on stdio"
     );
-    let server = PhoneLogsServer::new(gateway, task, ServerOptions::default())
-        .context("starting the MCP server")?;
+    // A demo names its phones in the instructions, so an agent's first call can name one.
+    let options = ServerOptions {
+        instructions_note: _demo
+            .as_ref()
+            .filter(|demo| demo.devices.len() > 1)
+            .map(|demo| {
+                format!(
+                    "This is phonelogs' demo: it serves simulated phones {}; name one with `device`.",
+                    demo.devices.join(" and ")
+                )
+            }),
+        ..ServerOptions::default()
+    };
+    let server = PhoneLogsServer::new(gateway, task, options).context("starting the MCP server")?;
     server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await

@@ -1,4 +1,4 @@
-//! A real MCP client (rmcp's own client side) starts `phonelogs-mcp --demo` as a child process
+//! A real MCP client (rmcp's own client side) starts `phonelogs-mcp --demo=…` as a child process
 //! and talks to it over stdio, as an agent's client would: the handshake, the tool list with its
 //! schemas and annotations, the approval round trip through the shared store, elicitation
 //! answered by the client (2025 protocols) and through `input_required` (2026-07-28), refusals,
@@ -863,5 +863,112 @@ async fn the_simulated_android_phone_is_read_through_the_real_driver() {
         .await,
     );
     assert_eq!(history["status"], "success", "{history}");
+    client.cancel().await.unwrap();
+}
+
+/// `--demo` (and `--demo=both`): the simulated Android phone and the simulated iPhone, each
+/// read through its real driver. A call that names no phone is told both ids; a call naming the
+/// iPhone follows Crash Test and its widget and reads its `.ips` report; a store app asks.
+#[tokio::test]
+async fn the_demo_serves_an_android_phone_and_an_iphone() {
+    const UDID: &str = "00008101-000A1234567890AB";
+    let dir = tempfile::tempdir().unwrap();
+    let client = start(Person::default(), dir.path(), &["--demo"]).await;
+    let devices = structured(&call(&client, "list_devices", json!({})).await);
+    let listed: Vec<(String, String)> = devices["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap_or_default().to_owned(),
+                d["platform"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("PLSIM0001".to_owned(), "android".to_owned()),
+            (UDID.to_owned(), "ios".to_owned())
+        ],
+        "{devices}"
+    );
+
+    // The instructions name both phones, so an agent's first call can name one.
+    let instructions = client
+        .peer_info()
+        .and_then(|info| info.instructions.clone())
+        .unwrap_or_default();
+    for id in ["PLSIM0001", UDID] {
+        assert!(instructions.contains(id), "{instructions}");
+    }
+    let bare = call(&client, "phone_logs", json!({ "app": CRASH_TEST })).await;
+    assert_eq!(structured(&bare)["status"], "error");
+    for id in ["PLSIM0001", UDID] {
+        assert!(text(&bare).contains(id), "{}", text(&bare));
+    }
+
+    // The first read of the iPhone starts following Crash Test: an iPhone keeps no history.
+    let logs = json!({ "app": CRASH_TEST, "device": UDID });
+    let first = structured(&call(&client, "phone_logs", logs.clone()).await);
+    assert_eq!(first["status"], "ok", "{first}");
+    let mut log = String::new();
+    for _ in 0..100 {
+        log = structured(&call(&client, "phone_logs", logs.clone()).await)["log"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if log.contains("Net: feed refreshed") && log.contains("Widget: timeline reloaded") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(log.contains("Net: feed refreshed"), "{log}");
+    assert!(log.contains("Widget: timeline reloaded"), "{log}");
+
+    let mut crashes = Value::Null;
+    for _ in 0..50 {
+        crashes = structured(
+            &call(
+                &client,
+                "phone_logs",
+                json!({ "app": CRASH_TEST, "device": UDID, "kind": "crashes" }),
+            )
+            .await,
+        );
+        if crashes["reports"].as_array().is_some_and(|r| !r.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(crashes["status"], "ok", "{crashes}");
+    assert_eq!(crashes["reports"][0]["kind"], "crash", "{crashes}");
+    assert!(
+        crashes["log"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Crash button tapped"),
+        "{crashes}"
+    );
+
+    let store = structured(
+        &call(
+            &client,
+            "phone_logs",
+            json!({ "app": "com.spotify.client", "device": UDID }),
+        )
+        .await,
+    );
+    assert_eq!(store["status"], "approval_pending", "{store}");
+    let android = structured(
+        &call(
+            &client,
+            "phone_logs",
+            json!({ "app": CRASH_TEST, "device": "PLSIM0001", "kind": "crashes" }),
+        )
+        .await,
+    );
+    assert_eq!(android["status"], "ok", "{android}");
     client.cancel().await.unwrap();
 }

@@ -1,14 +1,16 @@
-//! `phonelogs demo`: an agent's task against the built-in simulated phone, printed as the agent
-//! and the person see it.
+//! `phonelogs demo`: an agent's task against the built-in simulated phones, an Android phone and
+//! an iPhone, printed as the agent and the person see it.
 //!
-//! The simulated phone serves the adb server's host protocol on loopback, and the real Android
-//! driver reads it through the same gateway the MCP server uses: nothing here is canned.
+//! The simulated Android phone serves the adb server's host protocol on loopback and the
+//! simulated iPhone usbmuxd and lockdown; the real drivers read them through the same gateway
+//! the MCP server uses (`phonelogs-demo` wires them once for both binaries): nothing here is
+//! canned.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
-use phonelogs_adbsim::{HostFront, SimPhone};
-use phonelogs_android::{AdbConfig, AdbPhone};
+use phonelogs_demo::{AndroidDemo, CRASH_TEST, CRASH_TEST_WIDGET, IosDemo};
 use phonelogs_gateway::{
     Agent, Answer, Gateway, HistoryFilter, LogsKind, LogsRequest, LogsResponse, Mode, TaskSpec,
 };
@@ -16,6 +18,9 @@ use phonelogs_gateway::{
 fn show(title: &str, request: &LogsRequest, response: &LogsResponse) {
     println!("── {title}");
     let mut args = format!("app={}", request.app);
+    if let Some(device) = &request.device {
+        args.push_str(&format!(" device={device}"));
+    }
     if request.kind == LogsKind::Crashes {
         args.push_str(" kind=crashes");
     }
@@ -43,13 +48,19 @@ fn show(title: &str, request: &LogsRequest, response: &LogsResponse) {
 /// Runs the demo; `state_dir` holds its (throwaway) state, and times show at `local_offset`
 /// (the computer's, read before any thread started).
 pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffset>) -> Result<()> {
-    let phone = SimPhone::default_phone();
-    let (address, _front) = HostFront::bind(None, phone.clone())
-        .await
-        .context("starting the simulated phone")?;
-    println!("Simulated Android phone serving the adb host protocol on {address}.\n");
-    let driver = Arc::new(AdbPhone::new(AdbConfig::local(address.port())));
-    let mut builder = Gateway::builder().driver(driver);
+    let android = AndroidDemo::start(phonelogs_adbsim::SimPhone::default_phone()).await?;
+    println!(
+        "Simulated Android phone serving the adb host protocol on {}.",
+        android.address()
+    );
+    let iphone = IosDemo::start(phonelogs_iossim::SimPhone::default_phone()).await?;
+    println!(
+        "Simulated iPhone serving usbmuxd and lockdown on {}.\n",
+        iphone.address()
+    );
+    let mut builder = Gateway::builder()
+        .driver(Arc::new(android.driver()))
+        .driver(Arc::new(iphone.driver()?));
     if let Some(offset) = local_offset {
         builder = builder.local_offset(offset);
     }
@@ -72,6 +83,9 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
     println!();
 
     let session = gateway.start_task(TaskSpec::new(Agent::new("demo-agent", Mode::Full)));
+    // Two phones are connected, so every call names one.
+    let serial = Some(android.serial());
+    let phone = android.phone();
     // The simulated phone's traffic is timestamped a few minutes back; read the last hour.
     let since = Some("1h".to_owned());
 
@@ -86,7 +100,8 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
         .context("playing the crash on the simulated phone")?;
     println!("The test taps Crash in the Crash Test app; it throws.\n");
 
-    let mut request = LogsRequest::new("dev.phonelogs.crashtest");
+    let mut request = LogsRequest::new(CRASH_TEST);
+    request.device = serial.clone();
     request.since = since.clone();
     request.limit = Some(25);
     let response = session.logs(request.clone()).await;
@@ -96,7 +111,8 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
         &response,
     );
 
-    let mut request = LogsRequest::new("dev.phonelogs.crashtest");
+    let mut request = LogsRequest::new(CRASH_TEST);
+    request.device = serial.clone();
     request.kind = LogsKind::Crashes;
     request.since = since.clone();
     request.limit = Some(1);
@@ -104,6 +120,7 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
     show("Its newest crash report", &request, &response);
 
     let mut request = LogsRequest::new("com.spotify.music");
+    request.device = serial.clone();
     request.since = since.clone();
     request.limit = Some(5);
     let response = session.logs(request.clone()).await;
@@ -132,10 +149,13 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
         ("com.x8bit.bitwarden", "A password manager: never"),
         ("com.android.settings", "The phone's own apps: never"),
     ] {
-        let request = LogsRequest::new(app);
+        let mut request = LogsRequest::new(app);
+        request.device = serial.clone();
         let response = session.logs(request.clone()).await;
         show(title, &request, &response);
     }
+
+    play_iphone(&session, &iphone).await;
 
     session.end().await;
     println!("── what the history keeps (never the text): phonelogs history");
@@ -147,4 +167,104 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
         println!("   {}  {}", step.status.as_str(), step.step);
     }
     Ok(())
+}
+
+/// The iPhone part: Crash Test (signed for development, `get-task-allow`) with its widget, a
+/// crash report, a store app that asks, the WebDriverAgent runner refused.
+async fn play_iphone(session: &phonelogs_gateway::Session, iphone: &IosDemo) {
+    println!("── now the iPhone ({})\n", iphone.udid());
+    let udid = Some(iphone.udid());
+    let phone = iphone.phone();
+    let mut request = LogsRequest::new(CRASH_TEST);
+    request.device = udid.clone();
+    let response = session.logs(request.clone()).await;
+    show(
+        "An iPhone keeps no log history a computer can read: the first read starts following Crash Test",
+        &request,
+        &response,
+    );
+
+    let (Some(pid), Some(widget)) = (
+        phone.launch(CRASH_TEST),
+        phone.launch_extension(CRASH_TEST, CRASH_TEST_WIDGET),
+    ) else {
+        println!("   (the simulated iPhone has no Crash Test)\n");
+        return;
+    };
+    // The follower opens a stream per process when it next looks at the process list; what a
+    // process logs before that is not kept anywhere a computer can read, as on a phone.
+    for _ in 0..100 {
+        let streamed = phone.streamed_pids();
+        if [pid, widget]
+            .iter()
+            .all(|p| streamed.contains(&i64::from(*p)))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let label = |category| Some(("dev.phonelogs.crashtest", category));
+    phone.log(
+        pid,
+        phonelogs_iossim::Level::Default,
+        label("CrashTest"),
+        phonelogs_demo::START_LINE,
+    );
+    phone.log(
+        widget,
+        phonelogs_iossim::Level::Info,
+        label("Widget"),
+        "timeline reloaded",
+    );
+    phone.crash(
+        pid,
+        phonelogs_iossim::CrashKind::Exception(phonelogs_demo::CRASH_MESSAGE.into()),
+    );
+    println!("Crash Test starts, its widget reloads, and the test taps Crash: it throws.\n");
+
+    // The lines arrive over the streams, and the crash mover shows the report a moment after
+    // ReportCrash wrote it.
+    let response = poll(session, request.clone(), |r| r.shown >= 2).await;
+    show(
+        "Its lines and its widget's: a development build, no question asked",
+        &request,
+        &response,
+    );
+    request.kind = LogsKind::Crashes;
+    request.limit = Some(1);
+    let response = poll(session, request.clone(), |r| r.shown >= 1).await;
+    show("Its .ips crash report", &request, &response);
+
+    for (app, title) in [
+        (
+            "com.spotify.client",
+            "A store app (no get-task-allow): the person is asked first",
+        ),
+        (
+            "com.facebook.WebDriverAgentRunner.xctrunner",
+            "A UI-automation runner: never",
+        ),
+    ] {
+        let mut request = LogsRequest::new(app);
+        request.device = udid.clone();
+        let response = session.logs(request.clone()).await;
+        show(title, &request, &response);
+    }
+}
+
+/// Calls again (up to five seconds) until `done` says the answer holds what the phone did.
+async fn poll(
+    session: &phonelogs_gateway::Session,
+    request: LogsRequest,
+    done: impl Fn(&LogsResponse) -> bool,
+) -> LogsResponse {
+    let mut response = session.logs(request.clone()).await;
+    for _ in 0..50 {
+        if done(&response) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        response = session.logs(request.clone()).await;
+    }
+    response
 }

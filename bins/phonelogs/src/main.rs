@@ -9,6 +9,7 @@ mod demo;
 mod doctor;
 mod report;
 mod state;
+mod ui;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,8 +28,9 @@ use clap::{Parser, Subcommand};
     version,
     propagate_version = true,
     after_long_help = "Examples:
-  phonelogs demo                                  see it work on the simulated phone
+  phonelogs demo                                  see it work on the simulated phones
   phonelogs approvals watch                       answer agents' questions as they come
+  phonelogs ui --open                             the same, and more, on a page in your browser
   phonelogs approvals answer ap-1a2b… task        allow that app's logs until the task ends
   phonelogs history --since 2h                    what was read in the last two hours
   phonelogs rules block com.example.secret        never let an agent read this app
@@ -55,11 +57,12 @@ struct StateArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Play an agent's task against the built-in simulated phone (no phone needed).
+    /// Play an agent's task against the built-in simulated phones (no phone needed).
     ///
-    /// Starts the simulated Android phone, reads the Crash Test app's logs and crash report
-    /// through the real Android driver and the gateway, is asked before a store app, is refused
-    /// a bank, a password manager and a system app, and prints the history it kept.
+    /// Starts the simulated Android phone and the simulated iPhone, reads the Crash Test app's
+    /// logs and crash report on each through the real drivers and the gateway, is asked before
+    /// a store app, is refused a bank, a password manager, a system app and a UI-automation
+    /// runner, and prints the history it kept.
     Demo {
         /// Keep the demo's state here instead of a temporary directory.
         #[arg(long, value_name = "DIR")]
@@ -127,6 +130,25 @@ enum Command {
         /// With `--ios`: also listen on this Unix socket path.
         #[arg(long, value_name = "PATH", requires = "ios")]
         usbmuxd_socket: Option<PathBuf>,
+        /// With `--ios`: read commands on standard input (`launch BUNDLE`, `crash PID exception
+        /// TEXT`, …; see `phonelogs_iossim::control`), answer each with one line, and stop at
+        /// the end of the input.
+        #[arg(long, requires = "ios")]
+        control: bool,
+    },
+    /// Serve the person's page on 127.0.0.1: questions, Always allow, history, phones.
+    ///
+    /// Prints the page's address, with its random token, as the first line; a request without
+    /// the token gets 403. Serves until stopped (Ctrl-C).
+    Ui {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The port to listen on (default: any free port).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Open the page in the browser.
+        #[arg(long)]
+        open: bool,
     },
     /// Read crash reports and log files offline and print each report's heading and text.
     ///
@@ -262,6 +284,18 @@ async fn devices(json: bool) -> anyhow::Result<()> {
 }
 
 async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
+    let findings = doctor_findings(state.state_dir).await;
+    let all_ok = findings.iter().all(|f| f.ok);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&findings)?);
+    } else {
+        print!("{}", doctor::render(&findings));
+    }
+    Ok(all_ok)
+}
+
+/// What `phonelogs doctor` finds, for the command and the page's Phones view.
+async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
     use phonelogs_driver::{AppLogger, DeviceState};
     let mut findings = vec![
         doctor::check_adb_binary(),
@@ -333,7 +367,7 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
             });
         }
     }
-    let state_finding = match state::state_dir(state.state_dir) {
+    let state_finding = match state::state_dir(state_dir) {
         Err(error) => doctor::Finding {
             check: "state directory".into(),
             ok: false,
@@ -362,13 +396,59 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
         },
     };
     findings.push(state_finding);
-    let all_ok = findings.iter().all(|f| f.ok);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&findings)?);
-    } else {
-        print!("{}", doctor::render(&findings));
+    findings
+}
+
+/// `phonelogs sim --ios`: the simulated iPhone until stopped (Ctrl-C, SIGTERM, or with
+/// `--control` the end of standard input), so that its Unix socket file is removed on the way
+/// out.
+async fn ios_sim(port: Option<u16>, socket: Option<PathBuf>, control: bool) -> anyhow::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let phone = phonelogs_iossim::SimPhone::default_phone();
+    let mut sim = phonelogs_iossim::IosSim::bind_loopback(port, phone.clone()).await?;
+    if let Some(path) = &socket {
+        sim.listen_unix(path).await?;
     }
-    Ok(all_ok)
+    sim.start_background(phonelogs_iossim::Background::default());
+    let mut out = tokio::io::stdout();
+    let address = sim
+        .tcp_addr()
+        .context("the simulated iPhone has no loopback address")?;
+    out.write_all(format!("USBMUXD_SOCKET_ADDRESS={address}\n").as_bytes())
+        .await?;
+    out.flush().await?;
+    if control {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        loop {
+            tokio::select! {
+                line = lines.next_line() => {
+                    let Some(line) = line? else { break };
+                    let answer = phonelogs_iossim::control::run(&phone, &line);
+                    out.write_all(format!("{answer}\n").as_bytes()).await?;
+                    out.flush().await?;
+                }
+                () = stop_signal() => break,
+            }
+        }
+    } else {
+        stop_signal().await;
+    }
+    sim.shutdown().await;
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM (what `kill` and process supervisors send).
+async fn stop_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = async {
+            match term.as_mut() {
+                Some(term) => { term.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
 }
 
 fn main() -> ExitCode {
@@ -423,6 +503,15 @@ fn main() -> ExitCode {
             store(state).and_then(|s| state::rules_block(&s, &app, false))
         }
         Command::Devices { json } => runtime().and_then(|rt| rt.block_on(devices(json))),
+        Command::Ui { state, port, open } => state::state_dir(state.state_dir).and_then(|dir| {
+            let options = ui::Options {
+                state_dir: dir,
+                port: port.unwrap_or(0),
+                open,
+                offset: local_offset.unwrap_or(time::UtcOffset::UTC),
+            };
+            runtime()?.block_on(ui::run(options))
+        }),
         Command::Doctor { state, json } => {
             match runtime().and_then(|rt| rt.block_on(doctor(state, json))) {
                 Ok(true) => Ok(()),
@@ -434,23 +523,9 @@ fn main() -> ExitCode {
             ios: true,
             port,
             usbmuxd_socket,
+            control,
             ..
-        } => {
-            let options = phonelogs_iossim::SimOptions {
-                port,
-                unix_socket: usbmuxd_socket,
-                background: None,
-            };
-            runtime().and_then(|rt| {
-                rt.block_on(phonelogs_iossim::run_sim(options, |addr| {
-                    use std::io::Write;
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "USBMUXD_SOCKET_ADDRESS={addr}");
-                    let _ = out.flush();
-                }))
-                .map_err(anyhow::Error::from)
-            })
-        }
+        } => runtime().and_then(|rt| rt.block_on(ios_sim(port, usbmuxd_socket, control))),
         Command::Sim {
             port,
             scenario,
@@ -473,7 +548,14 @@ fn main() -> ExitCode {
                     host_front_port: host_port,
                 };
                 runtime()?
-                    .block_on(phonelogs_adbsim::run_sim(options))
+                    .block_on(phonelogs_adbsim::run_sim(options, |line| {
+                        // The first lines say where to connect; flushed at once, because a
+                        // script reads them while the simulator keeps running.
+                        use std::io::Write as _;
+                        let mut stdout = std::io::stdout();
+                        let _ = writeln!(stdout, "{line}");
+                        let _ = stdout.flush();
+                    }))
                     .map_err(anyhow::Error::from)
             })()
         }

@@ -264,7 +264,7 @@ async fn approvals_watch_asks_in_the_terminal() {
 }
 
 #[test]
-fn the_demo_reads_the_simulated_phone() {
+fn the_demo_reads_both_simulated_phones() {
     let out = phonelogs(&["demo"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
@@ -273,6 +273,21 @@ fn the_demo_reads_the_simulated_phone() {
     assert!(shown.contains("approval_pending"), "{shown}");
     assert!(shown.contains("Blocked by “Finance apps”"), "{shown}");
     assert!(shown.contains("Read 1 crash report of"), "{shown}");
+    // The iPhone part: the app's and its widget's lines through the follower, its `.ips`
+    // report, a store app that asks and the WebDriverAgent runner refused.
+    let iphone = shown
+        .split_once("now the iPhone (00008101-000A1234567890AB)")
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("no iPhone part: {shown}"));
+    for expected in [
+        "CrashTest: Crash Test started",
+        "Widget: timeline reloaded",
+        "Exception Reason:    Crash button tapped",
+        "approval_pending",
+        "Blocked by “UI automation helpers”",
+    ] {
+        assert!(iphone.contains(expected), "{expected}: {iphone}");
+    }
 }
 
 #[test]
@@ -394,4 +409,131 @@ fn doctor_says_what_is_missing_and_how_to_fix_it() {
     assert_eq!(find("usbmuxd")["ok"], false);
     let state = find("state directory");
     assert_eq!(state["ok"], true, "{state}");
+}
+
+/// `phonelogs sim --ios`: its first stdout line is `USBMUXD_SOCKET_ADDRESS=127.0.0.1:PORT`;
+/// through that address and through its Unix socket, our driver (`phonelogs devices`) and, when
+/// installed, libimobiledevice's `idevice_id` see the phone; `--control` plays the phone from
+/// standard input; the end of the input stops it and removes the socket file.
+#[test]
+fn sim_ios_serves_the_simulated_iphone() {
+    use std::io::BufRead;
+    const UDID: &str = "00008101-000A1234567890AB";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("usbmuxd");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+        .args([
+            "sim",
+            "--ios",
+            "--port",
+            "0",
+            "--control",
+            "--usbmuxd-socket",
+        ])
+        .arg(&socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("phonelogs sim --ios starts");
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("a line from phonelogs sim --ios")
+    };
+    let first = next();
+    let address = first
+        .strip_prefix("USBMUXD_SOCKET_ADDRESS=")
+        .unwrap_or_else(|| panic!("the first line is {first:?}"))
+        .to_owned();
+    let (host, port) = address.rsplit_once(':').expect("host:port");
+    assert_eq!(host, "127.0.0.1");
+    assert!(port.parse::<u16>().is_ok_and(|p| p > 0), "{address}");
+    assert!(socket.exists());
+
+    let empty_path = tempfile::tempdir().expect("tempdir");
+    for usbmuxd in [address.clone(), socket.display().to_string()] {
+        let out = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+            .args(["devices", "--json"])
+            .env("USBMUXD_SOCKET_ADDRESS", &usbmuxd)
+            // No adb to start, no server on its port: only the iPhone is listed.
+            .env("PATH", empty_path.path())
+            .env("ANDROID_ADB_SERVER_PORT", free_port().to_string())
+            .env_remove("ADB_SERVER_SOCKET")
+            .output()
+            .expect("phonelogs devices runs");
+        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let ios: Vec<&serde_json::Value> = listed["devices"]
+            .as_array()
+            .map(|all| all.iter().filter(|d| d["platform"] == "ios").collect())
+            .unwrap_or_default();
+        assert_eq!(ios.len(), 1, "{usbmuxd}: {listed}");
+        assert_eq!(ios[0]["id"], UDID, "{listed}");
+        assert_eq!(ios[0]["state"], "online", "{listed}");
+    }
+    if let Some(idevice_id) = ios_tool("idevice_id") {
+        for usbmuxd in [address.clone(), format!("UNIX:{}", socket.display())] {
+            let out = Command::new(&idevice_id)
+                .arg("-l")
+                .env("USBMUXD_SOCKET_ADDRESS", &usbmuxd)
+                .env("HOME", dir.path())
+                .output()
+                .expect("idevice_id runs");
+            assert_eq!(
+                text(&out.stdout).trim(),
+                UDID,
+                "{usbmuxd}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "launch dev.phonelogs.crashtest").expect("write");
+    let answer = next();
+    assert!(answer.starts_with("pid "), "{answer}");
+    writeln!(stdin, "crash 1 nonsense").expect("write");
+    assert!(next().starts_with("error: "));
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("phonelogs sim --ios --control did not stop at the end of its input");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!socket.exists(), "the socket file outlived the simulator");
+}
+
+/// A libimobiledevice tool on PATH; `None`, saying why, when it is missing, unless CI requires
+/// the tools (`PHONELOGS_REQUIRE_IOS_TOOLS=1`).
+fn ios_tool(name: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|path| path.is_file())
+    });
+    if found.is_none() {
+        let why = format!("skipping the {name} part: apt-get install libimobiledevice-utils");
+        if std::env::var("PHONELOGS_REQUIRE_IOS_TOOLS").is_ok_and(|v| v == "1") {
+            panic!("PHONELOGS_REQUIRE_IOS_TOOLS=1 but {why}");
+        }
+        eprintln!("{why}");
+    }
+    found
 }

@@ -622,6 +622,11 @@ pub fn exit_info(
             .filter(|record| record.package == package)
             .map(|record| record.uid)
             .collect();
+        // One section per uid, i.e. per Android user's copy of the package, in ascending uid
+        // order: AOSP `AppExitInfoTracker.dumpHistoryProcessExitInfoLocked` walks the package's
+        // `SparseArray` of uids, whose keys are sorted (testdata/adbsim/README.md). Exits of the
+        // two copies interleave in time, so sorting first keeps each uid to one section.
+        uids.sort_unstable();
         uids.dedup();
         for uid in uids {
             let _ = writeln!(out, "    Historical Process Exit for uid={uid}");

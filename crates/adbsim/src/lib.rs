@@ -134,9 +134,14 @@ pub struct SimOptions {
     pub host_front_port: Option<u16>,
 }
 
-/// Runs the simulator until Ctrl-C: prints `listening on 127.0.0.1:PORT` on stdout (and
-/// `host front on 127.0.0.1:PORT` when asked for), plays the scenario, serves.
-pub async fn run_sim(options: SimOptions) -> Result<(), Error> {
+/// Runs the simulator until Ctrl-C: tells `announce` where it listens
+/// (`listening on 127.0.0.1:PORT`, and `host front on 127.0.0.1:PORT` when asked for; the
+/// `phonelogs sim` command prints them), plays the scenario, serves. The library itself never
+/// writes to stdout, which belongs to the MCP transport wherever a library runs.
+pub async fn run_sim(
+    options: SimOptions,
+    mut announce: impl FnMut(&str) + Send + 'static,
+) -> Result<(), Error> {
     let scenario = match &options.scenario {
         Some(path) => Scenario::from_file(path)?,
         None => Scenario::default(),
@@ -152,20 +157,16 @@ pub async fn run_sim(options: SimOptions) -> Result<(), Error> {
     }
     let phone = scenario.build()?;
     let (address, handle) = Simulator::bind_loopback(options.port, phone.clone()).await?;
-    // The caller's stdout is the contract here: the CLI prints where to connect.
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout();
-    let _ = writeln!(stdout, "listening on {address}");
+    announce(&format!("listening on {address}"));
     let host_handle = match options.host_front_port {
         Some(port) => {
             let (host_address, host_handle) =
                 HostFront::bind(if port == 0 { None } else { Some(port) }, phone.clone()).await?;
-            let _ = writeln!(stdout, "host front on {host_address}");
+            announce(&format!("host front on {host_address}"));
             Some(host_handle)
         }
         None => None,
     };
-    let _ = stdout.flush();
     let player = {
         let phone = phone.clone();
         tokio::spawn(async move {

@@ -320,7 +320,10 @@ async fn run_sim_serves_the_chosen_profile_on_the_chosen_port() {
         android: Some(phonelogs_adbsim::AndroidVersion::Android10),
         ..Default::default()
     };
-    let server = tokio::spawn(phonelogs_adbsim::run_sim(options));
+    let (said, heard) = std::sync::mpsc::channel();
+    let server = tokio::spawn(phonelogs_adbsim::run_sim(options, move |line| {
+        let _ = said.send(line.to_owned());
+    }));
     let address: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
     let mut client = None;
     for _ in 0..100 {
@@ -331,6 +334,11 @@ async fn run_sim_serves_the_chosen_profile_on_the_chosen_port() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let mut client = client.expect("run_sim listens");
+    assert_eq!(
+        heard.recv_timeout(Duration::from_secs(5)).ok(),
+        Some(format!("listening on {address}")),
+        "run_sim says where it listens"
+    );
     let cnxn = client.handshake(4096).await;
     assert!(
         String::from_utf8(cnxn.data)

@@ -45,6 +45,37 @@ async fn scenario_actions_leave_their_traces() {
     );
 }
 
+/// A package installed in two users (the default phone's `com.whatsapp`, cloned into user 10)
+/// prints one `Historical Process Exit for uid=` section per user's uid, lowest first, however
+/// the two copies' exits interleave.
+#[tokio::test]
+async fn exit_info_prints_one_section_per_user() {
+    let phone = phonelogs_adbsim::SimPhone::default_phone();
+    phone.crash("com.whatsapp", "java.lang.IllegalStateException", "a").unwrap();
+    phone
+        .crash_as_user("com.whatsapp", 10, "java.lang.IllegalStateException", "b")
+        .unwrap();
+    phone.crash("com.whatsapp", "java.lang.IllegalStateException", "c").unwrap();
+    let exits = run_shell(&phone, "dumpsys activity exit-info com.whatsapp").await;
+    let exits = String::from_utf8(exits.stdout).unwrap();
+    let sections: Vec<&str> = exits
+        .lines()
+        .filter(|line| line.starts_with("    Historical Process Exit for uid="))
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            "    Historical Process Exit for uid=10145",
+            "    Historical Process Exit for uid=1010145",
+        ],
+        "{exits}"
+    );
+    let clone_section = &exits[exits.find("uid=1010145\n").unwrap()..];
+    assert_eq!(clone_section.matches("ApplicationExitInfo #").count(), 1, "{exits}");
+    assert!(clone_section.contains("packageUid=1010145 definingUid=1010145 user=10"));
+    assert_eq!(exits.matches("ApplicationExitInfo #").count(), 3, "{exits}");
+}
+
 #[test]
 fn unknown_actions_are_refused() {
     let error = Scenario::from_json(r#"{"actions":[{"action":"explode"}]}"#).unwrap_err();

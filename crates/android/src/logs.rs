@@ -2,8 +2,11 @@
 //! I/O here, so every rule is unit-tested on captured text).
 
 use phonelogs_crash::android::{PackageInfo, parse_dumpsys_package, parse_pm_list_packages};
-use phonelogs_crash::dropbox::{AppMatch, parse_dropbox};
-use phonelogs_crash::logcat::{LogcatItem, UidFilter, parse_line, split_lines};
+use phonelogs_crash::dropbox::{AppMatch, dropbox_entries};
+use phonelogs_crash::logcat::{
+    LogTime, LogcatItem, LogcatLineRef, UidFilter, epoch_uid_field, parse_line, parse_log_line,
+    split_lines, split_lines_rev,
+};
 use phonelogs_crash::{PhoneClock, Report, ReportKind};
 use phonelogs_driver::{CrashKind, CrashReport, LogLevel, LogLine, LogQuery, LogResult};
 use time::OffsetDateTime;
@@ -84,13 +87,13 @@ pub(crate) fn exit_code_text(code: &str) -> i32 {
     code.parse().unwrap_or(1)
 }
 
+/// Where `needle` first occurs. `memchr::memmem` rather than comparing every window: the
+/// haystack is a whole dump (megabytes), and a window-by-window search cost milliseconds.
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || haystack.len() < needle.len() {
+    if needle.is_empty() {
         return None;
     }
-    haystack
-        .windows(needle.len())
-        .position(|window| window == needle)
+    memchr::memmem::find(haystack, needle)
 }
 
 /// What the driver learns about an app once and keeps for the device.
@@ -242,9 +245,162 @@ pub(crate) fn has_foreign_lines(dump: &[u8], uids: &[u32]) -> bool {
 }
 
 /// The app's lines in a `-v epoch -v uid` dump that match `query`, the newest `query.count`,
-/// oldest first. Every line's uid is checked here whatever logcat was asked, so a logcat that
-/// ignored `--uid` (or had none) passes on nothing of another uid.
+/// oldest first, and how many older matching lines were left out. Every line's uid is checked
+/// here whatever logcat was asked, so a logcat that ignored `--uid` (or had none) passes on
+/// nothing of another uid.
+///
+/// It costs what it keeps, not what the phone sent: the dump is read from its end a line at a
+/// time (`memrchr`) with the uid fast path (`epoch_uid_field`, a fixed place in the line, so
+/// other uids' lines cost a comparison), only the `query.count` newest matching lines become
+/// [`LogLine`]s, and the older ones are read in place (`parse_log_line`, times compared as
+/// integers) and counted without allocating. That equals [`app_lines_eager`] (every line
+/// parsed, sorted by time, the newest kept) when no older line is newer than the oldest kept
+/// one, which holds for logcat's output (its buffers merged in time order); a dump that breaks
+/// it is read the eager way, so the result never depends on the order.
+#[cfg(test)]
 pub(crate) fn app_lines(dump: &[u8], uids: &[u32], query: &LogQuery) -> LogResult {
+    app_lines_and_foreign(dump, uids, query).0
+}
+
+/// [`app_lines`], and whether the dump held lines of other uids (see [`has_foreign_lines`]),
+/// told in the same pass: what `app_logs` reads a dump with.
+pub(crate) fn app_lines_and_foreign(
+    dump: &[u8],
+    uids: &[u32],
+    query: &LogQuery,
+) -> (LogResult, bool) {
+    let eager = || {
+        (
+            app_lines_eager(dump, uids, query),
+            has_foreign_lines(dump, uids),
+        )
+    };
+    let [uid] = uids else {
+        return eager();
+    };
+    let filter = UidFilter::new(*uid);
+    let instants = EpochRange::new();
+    let since = EpochRange::key(query.since);
+    let mut lines: Vec<LogLine> = Vec::with_capacity(query.count.min(1024));
+    let mut oldest_kept: Option<(i64, u32)> = None;
+    let mut omitted = 0usize;
+    let mut foreign = false;
+    for raw in split_lines_rev(dump) {
+        let Some(field) = epoch_uid_field(raw) else {
+            continue;
+        };
+        if !filter.matches_field(field) {
+            foreign = true;
+            continue;
+        }
+        let text = line_text(raw);
+        let Some(line) = parse_log_line(&text) else {
+            continue;
+        };
+        let Some((key, level, uid)) = wanted(&line, uids, query, since, &instants) else {
+            continue;
+        };
+        if lines.len() < query.count {
+            let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
+                continue;
+            };
+            oldest_kept = Some(oldest_kept.map_or(key, |oldest| oldest.min(key)));
+            lines.push(LogLine {
+                time,
+                level,
+                tag: line.tag.to_owned(),
+                text: line.text.to_owned(),
+                pid: Some(line.pid),
+                tid: Some(line.tid),
+                uid: Some(uid),
+            });
+            continue;
+        }
+        if oldest_kept.is_some_and(|oldest| key > oldest) {
+            tracing::debug!("a logcat dump out of time order; reading every line");
+            return eager();
+        }
+        omitted += 1;
+    }
+    lines.reverse();
+    // Stable, as the eager path's sort, so lines of the same instant keep the dump's order.
+    lines.sort_by_key(|line| line.time);
+    (LogResult { lines, omitted }, foreign)
+}
+
+/// The epoch seconds `time` can turn into an instant, so lines are compared as integers
+/// (`(seconds, nanoseconds)`, ordered as the instants are) and only the kept ones become
+/// `OffsetDateTime`s.
+struct EpochRange {
+    first: i64,
+    last: i64,
+}
+
+impl EpochRange {
+    fn new() -> Self {
+        EpochRange {
+            first: time::PrimitiveDateTime::MIN.assume_utc().unix_timestamp(),
+            last: time::PrimitiveDateTime::MAX.assume_utc().unix_timestamp(),
+        }
+    }
+
+    /// An instant as `(seconds, nanoseconds)` since 1970.
+    fn key(instant: OffsetDateTime) -> (i64, u32) {
+        (instant.unix_timestamp(), instant.nanosecond())
+    }
+
+    /// A line's time as a key, when `LogTime::to_offset_date_time(None, UTC)` gives an instant:
+    /// an epoch time whose seconds are in range (a month-day time has no year, so none).
+    fn line_key(&self, time: &LogTime) -> Option<(i64, u32)> {
+        match *time {
+            LogTime::Epoch { seconds, nanos } if (self.first..=self.last).contains(&seconds) => {
+                Some((seconds, nanos))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A line's (or a dump's) text: borrowed when it is valid UTF-8 (nearly always), else read with
+/// replacements rather than dropped, as the eager path does. `str::from_utf8` first because it
+/// checks ASCII a word at a time, where `String::from_utf8_lossy` walks its chunks and cost
+/// several times more (milliseconds on a drop box dump).
+pub(crate) fn line_text(raw: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(raw) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(raw),
+    }
+}
+
+/// What [`to_log_line`] and [`LogQuery::matches`] decide about a line read in place: its time
+/// (as an [`EpochRange`] key; `since` is the query's), level and uid when it is one of `uids`'
+/// lines that `query` wants.
+fn wanted(
+    line: &LogcatLineRef<'_>,
+    uids: &[u32],
+    query: &LogQuery,
+    since: (i64, u32),
+    instants: &EpochRange,
+) -> Option<((i64, u32), LogLevel, u32)> {
+    let uid = line.uid.as_ref().and_then(|uid| uid.as_number())?;
+    if !uids.contains(&uid) {
+        return None;
+    }
+    let time = instants.line_key(&line.time)?;
+    let level = LogLevel::from_android_char(line.level as u8)?;
+    let wanted = time >= since
+        && query.level.is_none_or(|least| level >= least)
+        && query
+            .filter
+            .as_deref()
+            .is_none_or(|f| line.tag.contains(f) || line.text.contains(f));
+    wanted.then_some((time, level, uid))
+}
+
+/// [`app_lines`] the straightforward way: every line of the app's uid parsed into a
+/// [`LogLine`], sorted by time, the newest `query.count` kept. The lazy path falls back to it
+/// when a dump is out of time order, and the property test holds the lazy path to it.
+pub(crate) fn app_lines_eager(dump: &[u8], uids: &[u32], query: &LogQuery) -> LogResult {
     let filters = uid_filters(uids);
     let mut lines: Vec<LogLine> = Vec::new();
     for raw in split_lines(dump) {
@@ -326,8 +482,8 @@ fn pid_owner(evidence: &[&[u8]], pid: u32, when: OffsetDateTime, uid: u32) -> Pi
     let (mut mine, mut theirs) = (false, false);
     for dump in evidence {
         for raw in split_lines(dump) {
-            let text = String::from_utf8_lossy(raw);
-            let LogcatItem::Line(line) = parse_line(&text) else {
+            let text = line_text(raw);
+            let Some(line) = parse_log_line(&text) else {
                 continue;
             };
             if line.pid != pid {
@@ -361,6 +517,11 @@ fn is_process_of(process: &str, package: &str) -> bool {
             .strip_prefix(package)
             .is_some_and(|rest| rest.starts_with(':'))
 }
+
+/// How close a crash buffer crash and a drop box Java crash of the same pid must be to be the
+/// same crash (the drop box writes its entry within seconds; a pid is rarely reused so soon).
+/// It is wider than the window for entries without a pid, so it bounds both.
+const SAME_CRASH: time::Duration = time::Duration::minutes(2);
 
 /// What an `app_crashes` call found: the reports, and how many were left out because their
 /// owner could not be confirmed.
@@ -409,17 +570,29 @@ pub(crate) fn app_crashes(
         other_users,
     } = owner;
     // The crash buffer first: only the app's own lines reach the parser, and another uid's
-    // crashes are kept apart to recognise the other copy's drop box entries.
-    let filters = uid_filters(&[uid]);
+    // crashes are kept apart to recognise the other copy's drop box entries. The app's lines
+    // are all read, whatever `since`: a pid's second FATAL EXCEPTION closes its first report
+    // instead of starting one, so a crash before `since` decides about one after it (and logd
+    // keeps the crash buffer small).
+    let filter = UidFilter::new(uid);
     let (mut own, mut foreign) = (String::new(), String::new());
-    for raw in split_lines(crash_buffer) {
-        let into = if filters.iter().any(|filter| filter.matches(raw)) {
-            &mut own
-        } else {
-            &mut foreign
-        };
-        into.push_str(&String::from_utf8_lossy(raw));
-        into.push('\n');
+    if other_users {
+        for raw in split_lines(crash_buffer) {
+            let into = if filter.matches(raw) {
+                &mut own
+            } else {
+                &mut foreign
+            };
+            into.push_str(&line_text(raw));
+            into.push('\n');
+        }
+    } else {
+        // Other uids' crashes only serve to recognise another user's copy of the app: with one
+        // user they are not read at all, and the app's lines are found at memory speed.
+        for raw in filter.filter(crash_buffer) {
+            own.push_str(&line_text(raw));
+            own.push('\n');
+        }
     }
     let buffer_crashes: Vec<Report> = phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
         .into_iter()
@@ -439,8 +612,10 @@ pub(crate) fn app_crashes(
     let mut reports: Vec<Report> = Vec::new();
     let mut unconfirmed: Vec<Report> = Vec::new();
     for dump in dropbox_dumps {
-        for entry in parse_dropbox(dump) {
-            if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
+        // Entries are read in place: only the app's entries whose time can matter are copied
+        // and parsed (a drop box holds every app's reports, megabytes of them).
+        for entry in dropbox_entries(dump) {
+            if !DROPBOX_TAGS.contains(&entry.tag) {
                 continue;
             }
             let names_uid = entry.header("UID").is_some();
@@ -450,9 +625,27 @@ pub(crate) fn app_crashes(
             }) {
                 continue;
             }
+            let Some(time) = entry.report_time(clock) else {
+                tracing::warn!(
+                    tag = entry.tag,
+                    "a crash report without a readable time is left out"
+                );
+                continue;
+            };
+            // A report before `since` is never returned nor counted. A Java crash up to
+            // `SAME_CRASH` before it can still be the drop box's copy of a crash buffer crash
+            // after `since`, which it then hides (as the eager reading did), so it is read too.
+            let earliest = if entry.tag == DROPBOX_TAGS[0] {
+                since - SAME_CRASH
+            } else {
+                since
+            };
+            if time < earliest {
+                continue;
+            }
             // `to_report` fills the pid of Android 10 entries (no `PID:` header) from the
             // app's own trace section or the tombstone header.
-            let Some(report) = entry.to_report(clock) else {
+            let Some(report) = entry.to_entry().to_report(clock) else {
                 continue;
             };
             if names_uid || !other_users {
@@ -497,10 +690,7 @@ pub(crate) fn app_crashes(
         let same = dropbox_java.iter().copied().find(|&index| {
             let known = &reports[index];
             match known.pid {
-                Some(pid) => {
-                    Some(pid) == report.pid
-                        && near(known.time, report.time, time::Duration::minutes(2))
-                }
+                Some(pid) => Some(pid) == report.pid && near(known.time, report.time, SAME_CRASH),
                 // Android 10's entries name no pid: the same crash is the one at the same time.
                 None => near(known.time, report.time, time::Duration::seconds(10)),
             }
@@ -931,5 +1121,469 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
             .reports
             .is_empty()
         );
+    }
+}
+
+/// The lazy readers held to the eager ones (`app_lines_eager`, and `app_crashes` and its
+/// `pid_owner` as they were before the drop box was read in place) on random dumps: mixed uids
+/// (the app's, its clone's, other apps', named system uids), multi-line messages, every buffer,
+/// crashes of every kind, drop box entries with and without `UID:` and `PID:`, and damaged lines.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod lazy_matches_eager {
+    use super::*;
+    use phonelogs_crash::dropbox::parse_dropbox;
+    use proptest::prelude::*;
+
+    const APP: &str = "dev.phonelogs.crashtest";
+    const UID: u32 = 10123;
+    /// 2025-11-30 10:00:00 UTC.
+    const BASE: i64 = 1_764_496_800;
+
+    fn pid_owner_eager(evidence: &[&[u8]], pid: u32, when: OffsetDateTime, uid: u32) -> PidOwner {
+        let (mut mine, mut theirs) = (false, false);
+        for dump in evidence {
+            for raw in split_lines(dump) {
+                let text = String::from_utf8_lossy(raw);
+                let LogcatItem::Line(line) = parse_line(&text) else {
+                    continue;
+                };
+                if line.pid != pid {
+                    continue;
+                }
+                let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
+                    continue;
+                };
+                if time < when - EVIDENCE_BEFORE || time > when + EVIDENCE_AFTER {
+                    continue;
+                }
+                match line.uid.as_ref().and_then(|field| field.as_number()) {
+                    Some(found) if found == uid => mine = true,
+                    Some(_) => theirs = true,
+                    None => {}
+                }
+            }
+        }
+        match (mine, theirs) {
+            (true, false) => PidOwner::App,
+            (false, true) => PidOwner::Other,
+            _ => PidOwner::Unknown,
+        }
+    }
+
+    fn app_crashes_eager(
+        dropbox_dumps: &[&str],
+        crash_buffer: &[u8],
+        evidence: &[&[u8]],
+        owner: Owner<'_>,
+        clock: &PhoneClock,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> FoundCrashes {
+        let Owner {
+            package,
+            uid,
+            other_users,
+        } = owner;
+        // The crash buffer first: only the app's own lines reach the parser, and another uid's
+        // crashes are kept apart to recognise the other copy's drop box entries.
+        let filters = uid_filters(&[uid]);
+        let (mut own, mut foreign) = (String::new(), String::new());
+        for raw in split_lines(crash_buffer) {
+            let into = if filters.iter().any(|filter| filter.matches(raw)) {
+                &mut own
+            } else {
+                &mut foreign
+            };
+            into.push_str(&String::from_utf8_lossy(raw));
+            into.push('\n');
+        }
+        let buffer_crashes: Vec<Report> =
+            phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
+                .into_iter()
+                .filter(|report| report.kind == ReportKind::JavaCrash)
+                .collect();
+        let foreign_crashes: Vec<Report> = if other_users {
+            phonelogs_crash::crashbuf::parse_crash_buffer(&foreign, clock)
+                .into_iter()
+                .filter(|report| {
+                    report.kind == ReportKind::JavaCrash && is_process_of(&report.process, package)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let near = |a: Option<OffsetDateTime>,
+                    b: Option<OffsetDateTime>,
+                    window: time::Duration| matches!((a, b), (Some(a), Some(b)) if (a - b).abs() <= window);
+        let mut reports: Vec<Report> = Vec::new();
+        let mut unconfirmed: Vec<Report> = Vec::new();
+        for dump in dropbox_dumps {
+            for entry in parse_dropbox(dump) {
+                if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
+                    continue;
+                }
+                let names_uid = entry.header("UID").is_some();
+                if !entry.matches(&AppMatch {
+                    uid: Some(uid),
+                    package,
+                }) {
+                    continue;
+                }
+                // `to_report` fills the pid of Android 10 entries (no `PID:` header) from the
+                // app's own trace section or the tombstone header.
+                let Some(report) = entry.to_report(clock) else {
+                    continue;
+                };
+                if names_uid || !other_users {
+                    reports.push(report);
+                    continue;
+                }
+                let owner = match report.pid {
+                    Some(pid) => match report.time {
+                        Some(when) => pid_owner_eager(evidence, pid, when, uid),
+                        None => PidOwner::Unknown,
+                    },
+                    // A Java crash entry names no pid: the crash buffer's crash of that moment
+                    // says whose it was.
+                    None => {
+                        let window = time::Duration::seconds(10);
+                        let ours = buffer_crashes
+                            .iter()
+                            .any(|crash| near(crash.time, report.time, window));
+                        let theirs = foreign_crashes
+                            .iter()
+                            .any(|crash| near(crash.time, report.time, window));
+                        match (ours, theirs) {
+                            (true, false) => PidOwner::App,
+                            (false, true) => PidOwner::Other,
+                            _ => PidOwner::Unknown,
+                        }
+                    }
+                };
+                match owner {
+                    PidOwner::App => reports.push(report),
+                    PidOwner::Other => {
+                        tracing::debug!(pid = ?report.pid, "a drop box entry of another user's copy of the app is left out");
+                    }
+                    PidOwner::Unknown => unconfirmed.push(report),
+                }
+            }
+        }
+        let dropbox_java: Vec<usize> = (0..reports.len())
+            .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
+            .collect();
+        for report in buffer_crashes {
+            let same = dropbox_java.iter().copied().find(|&index| {
+                let known = &reports[index];
+                match known.pid {
+                    Some(pid) => {
+                        Some(pid) == report.pid
+                            && near(known.time, report.time, time::Duration::minutes(2))
+                    }
+                    // Android 10's entries name no pid: the same crash is the one at the same time.
+                    None => near(known.time, report.time, time::Duration::seconds(10)),
+                }
+            });
+            match same {
+                Some(index) => {
+                    if reports[index].pid.is_none() {
+                        reports[index].pid = report.pid;
+                    }
+                }
+                None => reports.push(report),
+            }
+        }
+        let in_window = |report: &Report| report.time.is_some_and(|time| time >= since);
+        let unconfirmed = unconfirmed
+            .iter()
+            .filter(|report| in_window(report))
+            .count();
+        let mut out: Vec<CrashReport> = reports
+            .into_iter()
+            .filter_map(|report| {
+                let Some(time) = report.time else {
+                    tracing::warn!(summary = %report.summary, "a crash report without a readable time is left out");
+                    return None;
+                };
+                (time >= since).then(|| CrashReport {
+                    kind: crash_kind(report.kind),
+                    time,
+                    pid: report.pid,
+                    process: report.process,
+                    summary: report.summary,
+                    text: report.text,
+                })
+            })
+            .collect();
+        out.sort_by_key(|report| std::cmp::Reverse(report.time));
+        out.truncate(limit);
+        FoundCrashes {
+            reports: out,
+            unconfirmed,
+        }
+    }
+
+    /// Who logs: the app, its clone in user 10, other apps, and system uids printed by name.
+    fn uid_field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => Just(UID.to_string()),
+            2 => Just("1010123".to_owned()),
+            2 => Just("10200".to_owned()),
+            1 => Just("1000".to_owned()),
+            1 => Just("root".to_owned()),
+            1 => Just("shell".to_owned()),
+            1 => Just("101230".to_owned()),
+        ]
+    }
+
+    /// One event of a dump, as the lines logcat prints for it (a multi-line message repeats
+    /// its prefix on every line).
+    fn event() -> impl Strategy<Value = (i64, Vec<Vec<u8>>)> {
+        let message = prop_oneof![
+            3 => prop::collection::vec("[ -~]{0,24}", 1..4),
+            1 => Just(vec![
+                "FATAL EXCEPTION: main".to_owned(),
+                format!("Process: {APP}, PID: 4242"),
+                "java.lang.IllegalStateException: boom".to_owned(),
+                "\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)".to_owned(),
+            ]),
+            1 => Just(vec![
+                format!("Fatal signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0 in tid 4243 (RenderThread), pid 4242 (phonelogs.crashtest)"),
+            ]),
+            1 => Just(vec![
+                "*** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***".to_owned(),
+                format!("pid: 4242, tid: 4243, name: RenderThread  >>> {APP} <<<"),
+                "signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0".to_owned(),
+                "Abort message: 'bad'".to_owned(),
+            ]),
+        ];
+        let tag = prop_oneof![
+            Just("CrashTest"),
+            Just("AndroidRuntime"),
+            Just("libc"),
+            Just("DEBUG"),
+            Just("VRR [Game]"),
+            Just("Net"),
+        ];
+        let shape = prop_oneof![
+            12 => Just(0u8), // a log line
+            1 => Just(1),    // a buffer separator
+            1 => Just(2),    // garbage
+            1 => Just(3),    // a threadtime line (no epoch)
+            1 => Just(4),    // invalid UTF-8 in the text
+            1 => Just(5),    // a cut-off prefix
+            1 => Just(6),    // a `\r\n` line end
+        ];
+        (
+            -3000i64..4000,
+            uid_field(),
+            prop_oneof![Just(4242u32), Just(4300), Just(5151), 1u32..99999],
+            prop::sample::select(vec!['V', 'D', 'I', 'W', 'E', 'F', 'A', 'S']),
+            tag,
+            message,
+            shape,
+        )
+            .prop_map(|(step, uid, pid, level, tag, message, shape)| {
+                let lines = match shape {
+                    1 => vec![b"--------- beginning of crash".to_vec()],
+                    2 => vec![b"garbage: not a line".to_vec()],
+                    3 => vec![
+                        format!("11-30 10:00:01.000 {uid} {pid} {pid} I {tag}: threadtime")
+                            .into_bytes(),
+                    ],
+                    5 => vec![format!("         {BASE}.0 {uid} {pid}").into_bytes()],
+                    _ => message
+                        .iter()
+                        .map(|text| {
+                            let mut line = format!(
+                                "{{time}} {uid:>5} {pid:>5} {pid:>5} {level} {tag:<8}: {text}"
+                            )
+                            .into_bytes();
+                            if shape == 4 {
+                                line.extend_from_slice(b" \xff\xfe");
+                            }
+                            if shape == 6 {
+                                line.push(b'\r');
+                            }
+                            line
+                        })
+                        .collect(),
+                };
+                (step, lines)
+            })
+    }
+
+    /// A dump: events at times that mostly move forward (and now and then back: the lazy path
+    /// must then read the eager way), each line's `{time}` filled in.
+    fn dump() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(event(), 0..60).prop_map(|events| {
+            let mut out = Vec::new();
+            let mut millis: i64 = 0;
+            for (step, lines) in events {
+                millis = (millis + step).max(0);
+                let time = format!("{:>19}.{:03}", BASE + millis / 1000, millis % 1000);
+                for line in lines {
+                    let text = String::from_utf8_lossy(&line).into_owned();
+                    let filled = if text.contains("{time}") {
+                        let mut bytes = line.clone();
+                        let at = text.find("{time}").unwrap();
+                        bytes.splice(at..at + 6, time.bytes());
+                        bytes
+                    } else {
+                        line
+                    };
+                    out.extend_from_slice(&filled);
+                    out.push(b'\n');
+                }
+            }
+            out
+        })
+    }
+
+    fn query() -> impl Strategy<Value = LogQuery> {
+        (
+            -2i64..200,
+            0usize..40,
+            prop::option::of(prop::sample::select(vec![
+                LogLevel::Verbose,
+                LogLevel::Debug,
+                LogLevel::Info,
+                LogLevel::Warn,
+                LogLevel::Error,
+                LogLevel::Fatal,
+            ])),
+            prop::option::of(prop::sample::select(vec![
+                "Crash", "boom", "a", " ", "Game]",
+            ])),
+        )
+            .prop_map(|(since, count, level, filter)| LogQuery {
+                since: OffsetDateTime::from_unix_timestamp(BASE + since).unwrap(),
+                filter: filter.map(str::to_owned),
+                level,
+                count,
+            })
+    }
+
+    /// A drop box entry of `dumpsys dropbox --print <tag>`: the app's, its clone's or another
+    /// app's, with or without `UID:` and `PID:` (Android 10 prints neither), at a time around
+    /// the query's `since`.
+    fn dropbox_entry() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec![
+                "data_app_crash",
+                "data_app_anr",
+                "data_app_native_crash",
+                "system_app_crash",
+            ]),
+            -200i64..200,
+            prop::sample::select(vec![APP, "dev.phonelogs.crashtest:remote", "com.example.store"]),
+            prop::option::of(prop::sample::select(vec![4242u32, 4300, 5151])),
+            prop::option::of(prop::sample::select(vec![UID, 1_010_123, 10200])),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(tag, at, process, pid, uid, timestamp, damaged)| {
+                // Local times of a phone at +01:00.
+                let local = OffsetDateTime::from_unix_timestamp(BASE + at).unwrap()
+                    .to_offset(time::UtcOffset::from_hms(1, 0, 0).unwrap());
+                let date = format!(
+                    "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+                    local.year(), local.month() as u8, local.day(), local.hour(), local.minute(), local.second()
+                );
+                let mut text = format!("========================================\n{date} {tag} (text, 300 bytes)\n");
+                text.push_str(&format!("Process: {process}\n"));
+                if let Some(pid) = pid {
+                    text.push_str(&format!("PID: {pid}\n"));
+                }
+                if let Some(uid) = uid {
+                    text.push_str(&format!("UID: {uid}\n"));
+                }
+                text.push_str(&format!("Package: {} v1 (1.0)\n", process.split(':').next().unwrap()));
+                if timestamp {
+                    text.push_str(&format!("Timestamp: {date}.250+0100\n"));
+                }
+                text.push('\n');
+                let section_pid = pid.unwrap_or(4300);
+                match tag {
+                    "data_app_anr" => text.push_str(&format!(
+                        "Subject: Input dispatching timed out\n\n----- pid {section_pid} at {date}.123456789+0100 -----\nCmd line: {process}\n\"main\" prio=5 tid=1 Sleeping\n----- end {section_pid} -----\n\n----- pid 600 at {date} -----\nCmd line: system_server\n----- end 600 -----\n"
+                    )),
+                    "data_app_native_crash" => text.push_str(&format!(
+                        "*** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***\npid: {section_pid}, tid: {section_pid}, name: main  >>> {process} <<<\nsignal 6 (SIGABRT), code -6 (SI_TKILL), fault addr --------\n"
+                    )),
+                    _ => text.push_str("java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n"),
+                }
+                if damaged {
+                    text.push_str("========================================\nnot a header line\nProcess: dev.phonelogs.crashtest\n");
+                }
+                text
+            })
+    }
+
+    /// A drop box Java crash a minute before `since` is the same crash as the crash buffer's
+    /// just after it, so neither is returned: the lazy path must still read that entry.
+    #[test]
+    fn a_drop_box_copy_just_before_since_still_hides_its_crash() {
+        let buffer = format!(
+            "{BASE:>19}.500 {UID} 4242 4242 E AndroidRuntime: FATAL EXCEPTION: main\n\
+             {BASE:>19}.500 {UID} 4242 4242 E AndroidRuntime: Process: {APP}, PID: 4242\n\
+             {BASE:>19}.500 {UID} 4242 4242 E AndroidRuntime: java.lang.IllegalStateException: boom\n"
+        );
+        // 10:59:30 at +01:00 is BASE - 30 s.
+        let dropbox = format!(
+            "Drop box contents: 1 entries\n\n========================================\n\
+             2025-11-30 10:59:30 data_app_crash (text, 300 bytes)\nProcess: {APP}\nPID: 4242\nUID: {UID}\n\n\
+             java.lang.IllegalStateException: boom\n"
+        );
+        let owner = Owner {
+            package: APP,
+            uid: UID,
+            other_users: false,
+        };
+        let clock = PhoneClock {
+            offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+            year: None,
+        };
+        let since = OffsetDateTime::from_unix_timestamp(BASE).unwrap();
+        let args = (&[dropbox.as_str(), "", ""], buffer.as_bytes());
+        let lazy = app_crashes(args.0, args.1, &[args.1], owner, &clock, since, 10);
+        let eager = app_crashes_eager(args.0, args.1, &[args.1], owner, &clock, since, 10);
+        assert_eq!(lazy, eager);
+        assert!(lazy.reports.is_empty(), "{lazy:#?}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn lazy_lines_are_the_eager_ones(dump in dump(), query in query()) {
+            let lazy = app_lines_and_foreign(&dump, &[UID], &query);
+            let eager = (app_lines_eager(&dump, &[UID], &query), has_foreign_lines(&dump, &[UID]));
+            prop_assert_eq!(lazy, eager);
+        }
+
+        #[test]
+        fn lazy_crashes_are_the_eager_ones(
+            crash_buffer in dump(),
+            main in dump(),
+            dumps in prop::collection::vec(prop::collection::vec(dropbox_entry(), 0..6), 3),
+            other_users in any::<bool>(),
+            since in -150i64..150,
+            limit in 0usize..6,
+        ) {
+            let dumps: Vec<String> = dumps
+                .iter()
+                .map(|entries| format!("Drop box contents: {} entries\n\n{}", entries.len(), entries.concat()))
+                .collect();
+            let dumps: Vec<&str> = dumps.iter().map(String::as_str).collect();
+            let evidence: Vec<&[u8]> = vec![&crash_buffer, &main];
+            let owner = Owner { package: APP, uid: UID, other_users };
+            let clock = PhoneClock { offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(), year: None };
+            let since = OffsetDateTime::from_unix_timestamp(BASE + since).unwrap();
+            let lazy = app_crashes(&dumps, &crash_buffer, &evidence, owner, &clock, since, limit);
+            let eager = app_crashes_eager(&dumps, &crash_buffer, &evidence, owner, &clock, since, limit);
+            prop_assert_eq!(lazy, eager);
+        }
     }
 }

@@ -18,8 +18,8 @@ use time::OffsetDateTime;
 use crate::client::{AdbConfig, AdbServer, ShellOutput};
 use crate::logs::{
     AppFacts, DROPBOX_TAGS, FoundCrashes, Owner, Section, app_facts, crash_buffer_command,
-    current_user, has_foreign_lines, logcat_command, logcat_lacks_uid_option, new_marker, script,
-    split_sections, uids_of,
+    current_user, logcat_command, logcat_lacks_uid_option, new_marker, script, split_sections,
+    uids_of,
 };
 use crate::quote::{command_line, quote};
 
@@ -35,9 +35,11 @@ struct DeviceFacts {
 /// An Android phone (or several) reached through the adb server: one app's lines, crash reports
 /// and development-build flag, plus the six debugging aids.
 ///
-/// What cannot change while an app stays installed (its uids and flags) is kept per device and
-/// app, so a repeated `app_logs` call is one shell command: the logcat dump and, in the same
-/// shell, `pm list packages -U` to notice a reinstalled app (a new uid). Call
+/// What cannot change while an app stays installed (its uids) is kept per device and app, so a
+/// repeated `app_logs` call is one shell command: the logcat dump and, in the same shell,
+/// `pm list packages -U` to notice a reinstalled app (a new uid) and `dumpsys package` for its
+/// flags, which `adb install -r` can change under the same uid; `app_info` reads the flags again
+/// on every call for the same reason. Call
 /// [`AdbPhone::forget_device`] when a task ends to start the next one fresh.
 #[derive(Debug)]
 pub struct AdbPhone {
@@ -198,6 +200,61 @@ impl AdbPhone {
         }
     }
 
+    /// The app's facts with its flags (`DEBUGGABLE`, `SYSTEM`, `sharedUser`) read on this call.
+    ///
+    /// Why not the kept ones: the gateway decides from [`AppLogger::app_info`] whether to ask
+    /// the person, and a release build installed over a development build with `adb install -r`
+    /// keeps the uid, so kept flags would let a debugging aid run on it unasked. A first call
+    /// reads everything anyway; a later one is one round trip (`pm list packages -U`, to notice
+    /// a reinstall with a new uid, and `dumpsys package`).
+    async fn fresh_facts(&self, device: &DeviceId, app: &AppId) -> Result<AppFacts> {
+        let Some((_, kept)) = self.cached(device, app) else {
+            return Ok(self.facts(device, app).await?.1);
+        };
+        let marker = new_marker();
+        let commands = [
+            format!("pm list packages -U {}", quote(app.as_str())),
+            format!("dumpsys package {}", quote(app.as_str())),
+        ];
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, 2)?;
+        if !self.same_install(device, app, &sections[0], &kept)? {
+            return Ok(self.facts(device, app).await?.1);
+        }
+        if sections[1].exit_code != Some(0) {
+            return Err(Error::backend(format!(
+                "dumpsys package {app} failed, so its flags are unknown"
+            )));
+        }
+        let fresh = app_facts(
+            kept.listed_uids.clone(),
+            &text(&sections[1]),
+            app.as_str(),
+            None,
+        );
+        if fresh.debuggable != kept.debuggable || fresh.shared_user != kept.shared_user {
+            tracing::info!(%app, debuggable = fresh.debuggable, "the app's flags changed (reinstalled over itself)");
+        }
+        self.keep_flags(device, app, &fresh);
+        Ok(AppFacts {
+            system: fresh.system,
+            debuggable: fresh.debuggable,
+            shared_user: fresh.shared_user,
+            ..kept
+        })
+    }
+
+    /// Replaces the kept flags of an app with ones just read (its uids stay).
+    fn keep_flags(&self, device: &DeviceId, app: &AppId, fresh: &AppFacts) {
+        if let Ok(mut apps) = self.apps.lock()
+            && let Some(kept) = apps.get_mut(&(device.to_string(), app.to_string()))
+        {
+            kept.debuggable = fresh.debuggable;
+            kept.system = fresh.system;
+            kept.shared_user.clone_from(&fresh.shared_user);
+        }
+    }
+
     /// Takes the flags a call read in its own round trip (`dumpsys package`), so the kept facts
     /// never lag behind a reinstall that kept the uid (`adb install -r`).
     ///
@@ -225,13 +282,7 @@ impl AdbPhone {
         if fresh.debuggable == facts.debuggable && fresh.shared_user == facts.shared_user {
             return Ok(());
         }
-        if let Ok(mut apps) = self.apps.lock()
-            && let Some(kept) = apps.get_mut(&(device.to_string(), app.to_string()))
-        {
-            kept.debuggable = fresh.debuggable;
-            kept.system = fresh.system;
-            kept.shared_user.clone_from(&fresh.shared_user);
-        }
+        self.keep_flags(device, app, &fresh);
         tracing::info!(%app, debuggable = fresh.debuggable, "the app's flags changed (reinstalled over itself)");
         if facts.debuggable && !fresh.debuggable {
             return Err(Error::Changed(format!(
@@ -353,6 +404,7 @@ impl AppLogger for AdbPhone {
             debugger: true,
             log_history: true,
             line_uids: true,
+            reports_name_package: true,
         }
     }
 
@@ -376,7 +428,8 @@ impl AppLogger for AdbPhone {
 
     async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
         let app = checked_app(app)?;
-        let (_, facts) = self.facts(device, &app).await?;
+        // Read now, not kept: the gateway asks the person or not from these flags.
+        let facts = self.fresh_facts(device, &app).await?;
         Ok(AppInfo {
             uid: Some(facts.uid),
             system: facts.system,
@@ -422,12 +475,14 @@ impl AppLogger for AdbPhone {
                 }
                 return Err(command_failure("logcat", &output, ""));
             }
-            if device_facts.uid_option && has_foreign_lines(logs.output, &[facts.uid]) {
+            let (result, foreign) =
+                crate::logs::app_lines_and_foreign(logs.output, &[facts.uid], query);
+            if device_facts.uid_option && foreign {
                 // Nothing of theirs is passed on (app_lines checks every uid); say so for
                 // whoever debugs a phone whose logcat ignores `--uid`.
                 tracing::warn!(%device, "logcat returned other uids' lines despite --uid; they are dropped");
             }
-            return Ok(crate::logs::app_lines(logs.output, &[facts.uid], query));
+            return Ok(result);
         }
         Err(Error::backend(format!(
             "the facts of {app} kept changing while reading its logs"
@@ -516,8 +571,12 @@ impl AppLogger for AdbPhone {
                 time::UtcOffset::UTC
             });
             let clock = PhoneClock { offset, year: None };
-            let dumps: Vec<String> = sections[2..5].iter().map(text).collect();
-            let dumps: Vec<&str> = dumps.iter().map(String::as_str).collect();
+            // Borrowed, not copied, when valid UTF-8: the drop box dumps can be megabytes.
+            let dumps: Vec<std::borrow::Cow<'_, str>> = sections[2..5]
+                .iter()
+                .map(|section| crate::logs::line_text(section.output))
+                .collect();
+            let dumps: Vec<&str> = dumps.iter().map(|dump| dump.as_ref()).collect();
             let FoundCrashes {
                 reports,
                 unconfirmed,
@@ -549,7 +608,7 @@ impl AppLogger for AdbPhone {
 
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
         let app = checked_app(app)?;
-        Ok(self.facts(device, &app).await?.1.debuggable)
+        Ok(self.fresh_facts(device, &app).await?.debuggable)
     }
 
     fn debugger(&self) -> Option<&dyn AppDebugger> {
@@ -565,6 +624,13 @@ impl AppDebugger for AdbPhone {
         package: &AppId,
     ) -> Result<ProcessExitHistory> {
         let package = checked_app(package)?;
+        // The app's own uid (in the user it runs in): the dump holds every user's copy.
+        // A package that is not installed has no uid, so nothing of its dump is shown.
+        let uid = match self.facts(device, &package).await {
+            Ok((_, facts)) => Some(facts.uid),
+            Err(Error::NotFound(_)) => None,
+            Err(error) => return Err(error),
+        };
         let command = command_line(&["dumpsys", "activity", "exit-info", package.as_str()])?;
         let output = self.shell(device, &command).await?;
         if !output.success() || refused(&output) {
@@ -574,34 +640,17 @@ impl AppDebugger for AdbPhone {
                 &output.stdout_text(),
             ));
         }
-        let records: Vec<phonelogs_driver::ExitRecord> =
-            phonelogs_crash::exitinfo::parse_exit_info(&output.stdout_text())
-                .into_iter()
-                .map(|r| phonelogs_driver::ExitRecord {
-                    timestamp: r.timestamp,
-                    pid: r.pid.map(i64::from),
-                    real_uid: r.real_uid.map(i64::from),
-                    user: r.user.map(i64::from),
-                    process: r.process,
-                    reason_code: r.reason_code.map(i64::from),
-                    reason: r.reason,
-                    subreason_code: r.subreason_code.map(i64::from),
-                    subreason: r.subreason,
-                    status: r.status.map(i64::from),
-                    importance: r.importance.map(i64::from),
-                    pss: r.pss,
-                    rss: r.rss,
-                    state: r.state,
-                    description: r.description,
-                    trace_available: r.trace_available,
-                    has_anr_info: r.has_anr_info,
-                })
-                .collect();
+        let (records, left_out_other_users) =
+            own_exit_records(&output.stdout_text(), package.as_str(), uid);
+        if left_out_other_users > 0 {
+            tracing::info!(%package, left_out_other_users, "exit records left out: not the app's own uid");
+        }
         Ok(ProcessExitHistory {
             serial: device.to_string(),
             package: package.to_string(),
             count: records.len(),
             records,
+            left_out_other_users,
         })
     }
 
@@ -852,6 +901,52 @@ impl AppDebugger for AdbPhone {
     }
 }
 
+/// The records of `dumpsys activity exit-info <package>` that are the app's own, and how many
+/// were left out.
+///
+/// The dump has one `Historical Process Exit for uid=…` section per user's copy of the package
+/// (an app clone, a work profile), so only records whose owner is `uid` (the app's uid in its
+/// user; see `phonelogs_crash::exitinfo::ExitEntry::owner_uid`) under the package's own
+/// `package:` line are kept. A record whose owner the dump does not say, or says two ways, is
+/// left out and counted: it could be another copy's. With no `uid` (the package is not
+/// installed) every record is left out.
+fn own_exit_records(
+    dump: &str,
+    package: &str,
+    uid: Option<u32>,
+) -> (Vec<phonelogs_driver::ExitRecord>, usize) {
+    let mut left_out = 0;
+    let mut records = Vec::new();
+    for entry in phonelogs_crash::exitinfo::parse_exit_entries(dump) {
+        let owned = uid.is_some() && entry.owner_uid() == uid;
+        if !owned || entry.package.as_deref().is_some_and(|name| name != package) {
+            left_out += 1;
+            continue;
+        }
+        let r = entry.record;
+        records.push(phonelogs_driver::ExitRecord {
+            timestamp: r.timestamp,
+            pid: r.pid.map(i64::from),
+            real_uid: r.real_uid.map(i64::from),
+            user: r.user.map(i64::from),
+            process: r.process,
+            reason_code: r.reason_code.map(i64::from),
+            reason: r.reason,
+            subreason_code: r.subreason_code.map(i64::from),
+            subreason: r.subreason,
+            status: r.status.map(i64::from),
+            importance: r.importance.map(i64::from),
+            pss: r.pss,
+            rss: r.rss,
+            state: r.state,
+            description: r.description,
+            trace_available: r.trace_available,
+            has_anr_info: r.has_anr_info,
+        });
+    }
+    (records, left_out)
+}
+
 /// The process name in `/proc/<pid>/cmdline`: the first NUL-separated word, when it is text.
 fn cmdline_name(bytes: &[u8]) -> Option<String> {
     let first = bytes.split(|&b| b == 0).next()?;
@@ -920,6 +1015,34 @@ mod tests {
         let error = command_failure("logcat", &failed, "");
         assert!(!error.to_string().contains("OTHER-APP-SECRET"), "{error}");
         assert!(error.to_string().contains("bad option"));
+    }
+
+    #[test]
+    fn exit_history_keeps_only_the_apps_own_uid() {
+        let path = format!(
+            "{}/../../testdata/android/exitinfo/two-users.txt",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let dump = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let pids = |records: &[phonelogs_driver::ExitRecord]| {
+            records.iter().map(|r| r.pid).collect::<Vec<_>>()
+        };
+        let package = "com.example.crashtest";
+        // The app in user 0: its two exits; the clone's (user 10) is left out.
+        let (mine, left_out) = own_exit_records(&dump, package, Some(10127));
+        assert_eq!(pids(&mine), [Some(31500), Some(20111)]);
+        assert_eq!(left_out, 1);
+        // The app as the clone's user runs it: the other way round.
+        let (clone, left_out) = own_exit_records(&dump, package, Some(1_010_127));
+        assert_eq!(pids(&clone), [Some(32011)]);
+        assert_eq!(left_out, 2);
+        // Not installed: nothing is anybody's.
+        assert_eq!(own_exit_records(&dump, package, None), (Vec::new(), 3));
+        // A record that says no owner, or another package's section, is left out.
+        let bare = "    ApplicationExitInfo #0:\n      pid=12\n      reason=6 (ANR)\n";
+        assert_eq!(own_exit_records(bare, package, Some(10127)).1, 1);
+        let other = dump.replace("package: com.example.crashtest", "package: com.example.other");
+        assert_eq!(own_exit_records(&other, package, Some(10127)).1, 3);
     }
 
     #[test]

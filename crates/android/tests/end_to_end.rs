@@ -405,6 +405,79 @@ async fn a_release_build_installed_over_a_debug_build_is_noticed() {
     assert_eq!(error.kind(), ErrorKind::Changed, "{error}");
 }
 
+/// `dumpsys activity exit-info <pkg>` prints every user's copy of the package; only the app's
+/// own uid's records come back, and the others are counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_history_is_the_apps_own_not_its_clones() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let messenger = AppId::new("com.whatsapp");
+    let own = front
+        .phone
+        .crash("com.whatsapp", "java.lang.IllegalStateException", "mine")
+        .unwrap();
+    let clone = front
+        .phone
+        .crash_as_user("com.whatsapp", 10, "java.lang.IllegalStateException", "clone")
+        .unwrap();
+    let debugger = front.driver.debugger().unwrap();
+    let history = debugger
+        .process_exit_history(&front.device, &messenger)
+        .await
+        .unwrap();
+    assert_eq!(
+        history
+            .records
+            .iter()
+            .map(|r| (r.pid, r.real_uid))
+            .collect::<Vec<_>>(),
+        [(Some(i64::from(own)), Some(10145))],
+        "{history:?}"
+    );
+    assert!(history.records.iter().all(|r| r.pid != Some(i64::from(clone))));
+    assert_eq!((history.count, history.left_out_other_users), (1, 1));
+}
+
+/// `app_info` is what the gateway decides from (ask the person, or not, for the debugging aids
+/// too), so it reads the flags on every call, in one round trip, and never answers a stale
+/// "development build" after `adb install -r` of a release build.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn app_info_reads_the_flags_on_every_call_in_one_round_trip() {
+    let front = Front::start(SimPhone::default_phone(), |_| {}).await;
+    let info = front
+        .driver
+        .app_info(&front.device, &crashtest())
+        .await
+        .unwrap();
+    assert!(info.dev_build);
+    let trips = front.driver.round_trips();
+    front
+        .phone
+        .install(Package::new("dev.phonelogs.crashtest", 10234));
+    let info = front
+        .driver
+        .app_info(&front.device, &crashtest())
+        .await
+        .unwrap();
+    assert!(!info.dev_build, "{info:?}");
+    assert_eq!(info.uid, Some(10234));
+    assert!(
+        !front
+            .driver
+            .dev_build(&front.device, &crashtest())
+            .await
+            .unwrap()
+    );
+    assert_eq!(front.driver.round_trips(), trips + 2, "one round trip each");
+    // The release build's logs, read after that answer, are one round trip as before.
+    let query = LogQuery::since(long_ago(), 50);
+    front
+        .driver
+        .app_logs(&front.device, &crashtest(), &query)
+        .await
+        .unwrap();
+    assert_eq!(front.driver.round_trips(), trips + 3);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_crashes_of_the_simulated_app() {
     for android in [

@@ -63,6 +63,14 @@ fn bench(c: &mut Criterion) {
                 .sum::<usize>()
         })
     });
+    group.bench_function("filter_one_uid_from_the_end", |b| {
+        b.iter(|| {
+            filter
+                .filter_rev(black_box(&buffer))
+                .map(<[u8]>::len)
+                .sum::<usize>()
+        })
+    });
     group.finish();
 }
 

@@ -2,7 +2,7 @@
 //! the same process's lines after it, one report per pid) and native crashes (`F libc` and the
 //! tombstone that crash_dump echoes as `F DEBUG` lines under its own pid).
 
-use crate::logcat::{LogcatItem, LogcatLine, parse_line};
+use crate::logcat::{LogcatLineRef, parse_log_line};
 use crate::report::{PhoneClock, Report, ReportKind};
 
 /// The most text kept for one report, so a process that keeps logging after its crash cannot
@@ -48,7 +48,9 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
     let mut order: Vec<(bool, usize)> = Vec::new();
 
     for raw in text.lines() {
-        let LogcatItem::Line(line) = parse_line(raw) else {
+        // Read in place: most lines of a crash buffer belong to no report, and the tag and
+        // text of those need not be copied.
+        let Some(line) = parse_log_line(raw) else {
             continue;
         };
         let raw = raw.trim_end_matches('\r');
@@ -88,7 +90,7 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             }
         }
         if line.tag == "libc" && line.text.starts_with("Fatal signal") {
-            let (signal, pid, process) = read_fatal_signal(&line.text);
+            let (signal, pid, process) = read_fatal_signal(line.text);
             order.push((false, native.len()));
             native.push(NativeDraft {
                 report: Report {
@@ -146,7 +148,7 @@ fn push_line(report: &mut Report, raw: &str) {
     }
 }
 
-fn read_java_line(draft: &mut JavaDraft, line: &LogcatLine) {
+fn read_java_line(draft: &mut JavaDraft, line: &LogcatLineRef<'_>) {
     if let Some(rest) = line.text.strip_prefix("Process: ") {
         // `Process: <proc>, PID: <pid>`
         let (process, pid) = match rest.rfind(", PID: ") {
@@ -197,7 +199,7 @@ fn read_fatal_signal(text: &str) -> (String, Option<u32>, Option<String>) {
 fn read_debug_line(
     native: &mut Vec<NativeDraft>,
     order: &mut Vec<(bool, usize)>,
-    line: &LogcatLine,
+    line: &LogcatLineRef<'_>,
     raw: &str,
     clock: &PhoneClock,
 ) {

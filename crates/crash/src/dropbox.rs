@@ -87,27 +87,20 @@ impl DropBoxEntry {
     /// Whether the entry is the app's: by `UID:` when the entry has one (a phone before
     /// Android ~12 prints none), else by `Process:` or `Package:`.
     pub fn matches(&self, app: &AppMatch<'_>) -> bool {
-        if let Some(uid) = self
-            .header("UID")
-            .and_then(|v| v.trim().parse::<u32>().ok())
-        {
-            return app.uid == Some(uid);
-        }
-        if app.package.is_empty() {
-            return false;
-        }
-        let process_matches = self.header("Process").is_some_and(|process| {
-            let process = process.trim();
-            process == app.package
-                || process
-                    .strip_prefix(app.package)
-                    .is_some_and(|rest| rest.starts_with(':'))
-        });
-        // `Package: <pkg> v<code> (<name>)`; several packages give several lines.
-        let package_matches = self.headers.iter().any(|(name, value)| {
-            name == "Package" && value.split_whitespace().next() == Some(app.package)
-        });
-        process_matches || package_matches
+        matches_app(
+            || {
+                self.headers
+                    .iter()
+                    .map(|(name, value)| (name.as_str(), value.as_str()))
+            },
+            app,
+        )
+    }
+
+    /// When the entry's report happened: its `Timestamp:` header (Android ~15), else the entry
+    /// time read in the phone's zone. This is the time [`DropBoxEntry::to_report`] gives.
+    pub fn report_time(&self, clock: &PhoneClock) -> Option<time::OffsetDateTime> {
+        report_time(self.header("Timestamp"), &self.time, clock)
     }
 
     /// The pid of the process the entry is about.
@@ -168,13 +161,7 @@ impl DropBoxEntry {
     pub fn to_report(&self, clock: &PhoneClock) -> Option<Report> {
         let kind = self.report_kind()?;
         let mut warnings = Vec::new();
-        let time = self
-            .header("Timestamp")
-            .and_then(crate::tombstone::parse_tombstone_time)
-            .or_else(|| {
-                crate::android::parse_local_date_time(&self.time)
-                    .map(|local| local.assume_offset(clock.offset))
-            });
+        let time = self.report_time(clock);
         if time.is_none() {
             warnings.push(format!("unreadable entry time {:?}", self.time));
         }
@@ -247,6 +234,289 @@ impl DropBoxEntry {
     }
 }
 
+/// Whether headers (`(key, value)` pairs, in order) are the app's; see [`DropBoxEntry::matches`].
+/// It takes a function that gives the headers again, so owned and in-place entries share it.
+fn matches_app<'h, I>(headers: impl Fn() -> I, app: &AppMatch<'_>) -> bool
+where
+    I: Iterator<Item = (&'h str, &'h str)>,
+{
+    let first = |key: &str| headers().find(|(name, _)| *name == key).map(|(_, v)| v);
+    if let Some(uid) = first("UID").and_then(|v| v.trim().parse::<u32>().ok()) {
+        return app.uid == Some(uid);
+    }
+    if app.package.is_empty() {
+        return false;
+    }
+    let process_matches = first("Process").is_some_and(|process| {
+        let process = process.trim();
+        process == app.package
+            || process
+                .strip_prefix(app.package)
+                .is_some_and(|rest| rest.starts_with(':'))
+    });
+    // `Package: <pkg> v<code> (<name>)`; several packages give several lines.
+    let package_matches = headers().any(|(name, value)| {
+        name == "Package" && value.split_whitespace().next() == Some(app.package)
+    });
+    process_matches || package_matches
+}
+
+/// A report's time from an entry's `Timestamp:` header, else its printed local time.
+fn report_time(
+    timestamp: Option<&str>,
+    entry_time: &str,
+    clock: &PhoneClock,
+) -> Option<time::OffsetDateTime> {
+    timestamp
+        .and_then(crate::tombstone::parse_tombstone_time)
+        .or_else(|| {
+            crate::android::parse_local_date_time(entry_time)
+                .map(|local| local.assume_offset(clock.offset))
+        })
+}
+
+/// One drop box entry read in place: its header line's fields and its headers and body as
+/// slices of the dump, so a reader can decide from the headers whether it wants the entry
+/// before copying anything (a drop box holds every app's reports, megabytes of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DropBoxEntryRef<'a> {
+    /// The entry's time as printed, `YYYY-MM-DD HH:MM:SS`, the phone's local time.
+    pub time: &'a str,
+    /// The tag, e.g. `data_app_crash`.
+    pub tag: &'a str,
+    /// What the header line says about the contents.
+    pub contents: EntryContents,
+    /// The `Key: value` lines, whole lines of the dump.
+    header_lines: &'a str,
+    /// The lines after the headers, whole lines of the dump.
+    body_lines: &'a str,
+}
+
+impl<'a> DropBoxEntryRef<'a> {
+    /// The `Key: value` headers, in order.
+    pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.header_lines.lines().filter_map(read_header_line)
+    }
+
+    /// The value of the first header named `key`, as [`DropBoxEntry::header`] gives it.
+    pub fn header(&self, key: &str) -> Option<&'a str> {
+        self.headers()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value)
+    }
+
+    /// Whether the entry is the app's, as [`DropBoxEntry::matches`] decides.
+    pub fn matches(&self, app: &AppMatch<'_>) -> bool {
+        matches_app(|| self.headers(), app)
+    }
+
+    /// The time its report has, as [`DropBoxEntry::report_time`] gives it.
+    pub fn report_time(&self, clock: &PhoneClock) -> Option<time::OffsetDateTime> {
+        report_time(self.header("Timestamp"), self.time, clock)
+    }
+
+    /// The owned entry, as [`parse_dropbox`] gives it.
+    pub fn to_entry(&self) -> DropBoxEntry {
+        let mut body = String::with_capacity(self.body_lines.len() + 1);
+        for line in self.body_lines.lines() {
+            body.push_str(line);
+            body.push('\n');
+        }
+        DropBoxEntry {
+            time: self.time.to_owned(),
+            tag: self.tag.to_owned(),
+            contents: self.contents,
+            headers: self
+                .headers()
+                .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                .collect(),
+            body,
+        }
+    }
+}
+
+/// The line that starts at `at` (which is below `text.len()`), without its line ending as
+/// `str::lines` drops it, and where the next line starts.
+fn line_at(text: &str, at: usize) -> (&str, usize) {
+    match memchr::memchr(b'\n', &text.as_bytes()[at..]) {
+        Some(length) => {
+            let line = &text[at..at + length];
+            (line.strip_suffix('\r').unwrap_or(line), at + length + 1)
+        }
+        None => (&text[at..], text.len()),
+    }
+}
+
+/// The first line at or after the line start `from` that is an entry separator: where it starts
+/// and where the line after it starts.
+///
+/// Such a line holds the 40 `=`, so `memchr::memmem` finds the candidates at memory speed and
+/// only their lines are looked at: the lines in between are entry text.
+fn next_separator(
+    text: &str,
+    from: usize,
+    finder: &memchr::memmem::Finder<'_>,
+) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut from = from;
+    while from < text.len() {
+        let hit = from + finder.find(&bytes[from..])?;
+        let start = memchr::memrchr(b'\n', &bytes[from..hit]).map_or(from, |at| from + at + 1);
+        let (line, next) = line_at(text, start);
+        if line.trim() == ENTRY_SEPARATOR {
+            return Some((start, next));
+        }
+        from = next;
+    }
+    None
+}
+
+/// The entries of `dumpsys dropbox --print` output, read in place and one at a time: the same
+/// entries, in the same order, as [`parse_dropbox`], which is built on it.
+///
+/// ```
+/// use phonelogs_crash::dropbox::dropbox_entries;
+/// let dump = "\
+/// ========================================
+/// 2026-11-30 10:00:00 data_app_crash (text, 120 bytes)
+/// Process: com.example.app
+/// UID: 10127
+///
+/// java.lang.IllegalStateException: Crash button tapped
+/// ";
+/// let entry = dropbox_entries(dump).next().unwrap();
+/// assert_eq!((entry.tag, entry.header("UID")), ("data_app_crash", Some("10127")));
+/// ```
+pub fn dropbox_entries(text: &str) -> impl Iterator<Item = DropBoxEntryRef<'_>> {
+    let finder = memchr::memmem::Finder::new(ENTRY_SEPARATOR.as_bytes());
+    // Where the next unread line starts.
+    let mut at = 0usize;
+    std::iter::from_fn(move || {
+        loop {
+            let (_, after_separator) = next_separator(text, at, &finder)?;
+            at = after_separator;
+            if at >= text.len() {
+                return None;
+            }
+            let (header_line, next) = line_at(text, at);
+            at = next;
+            let Some((time, tag, contents)) = read_entry_header_ref(header_line) else {
+                continue;
+            };
+            // Where the entry ends by its own byte count, when it gives one that holds: then no
+            // separator inside it starts an entry (another app's text could forge one).
+            let crlf = next >= 2 && text.as_bytes().get(next - 2..next) == Some(b"\r\n".as_slice());
+            let declared_end = declared_end(text, at, contents, crlf);
+            let limit = declared_end.unwrap_or(text.len());
+            // The headers run to the first blank line (which belongs to neither part), to the
+            // first line that is not `Key: value` (which starts the body) or to the next entry.
+            let headers_start = at;
+            let mut body_start = None;
+            while at < limit {
+                let (line, next) = line_at(text, at);
+                let trimmed = line.trim();
+                if trimmed == ENTRY_SEPARATOR && declared_end.is_none() {
+                    break;
+                }
+                if trimmed.is_empty() {
+                    body_start = Some((at, next));
+                    break;
+                }
+                if read_header_line(line).is_none() {
+                    body_start = Some((at, at));
+                    break;
+                }
+                at = next;
+            }
+            let header_lines = &text[headers_start..at];
+            let body_lines = match body_start {
+                Some((_, body_from)) => {
+                    let end = declared_end.unwrap_or_else(|| {
+                        next_separator(text, body_from, &finder)
+                            .map_or(text.len(), |(start, _)| start)
+                    });
+                    at = end;
+                    &text[body_from..end]
+                }
+                None => "",
+            };
+            if let Some(end) = declared_end {
+                at = end;
+            }
+            return Some(DropBoxEntryRef {
+                time,
+                tag,
+                contents,
+                header_lines,
+                body_lines,
+            });
+        }
+    })
+}
+
+/// Where the entry whose text starts at `start` ends, by the `(text, N bytes)` of its header:
+/// the start of the separator line after it (or the dump's end), or `None` when the header
+/// gives no count that describes what was printed, and the entry runs to the next separator.
+///
+/// AOSP `DropBoxManagerService.dump` prints `N` as the stored file's length, then with
+/// `--print` the text itself, a line break when the text does not end with one, a blank line,
+/// and the next entry's separator (shared/notes/android-formats.md §2; the source is cited in
+/// testdata/README.md). The entries phonelogs reads are written from Java strings, so the file
+/// is UTF-8 and its length is exactly the printed bytes. Only uncompressed text has such a
+/// count: for `compressed text` it is the gzip file's length, and `data` prints a path.
+/// Through a pty (the legacy `shell:` service of old phones) every line break comes out as
+/// `\r\n` (`crlf`), so each counts as the one byte it was.
+fn declared_end(text: &str, start: usize, contents: EntryContents, crlf: bool) -> Option<usize> {
+    let EntryContents::Text {
+        compressed: false,
+        bytes,
+    } = contents
+    else {
+        return None;
+    };
+    let count = usize::try_from(bytes).ok()?;
+    let end = if crlf {
+        advance_collapsing_crlf(text.as_bytes(), start, count)?
+    } else {
+        start.checked_add(count)?
+    };
+    // The text must end on a character boundary inside the dump, followed by at most the two
+    // line breaks `dump` adds, then the next separator or the end.
+    let mut after = end;
+    for _ in 0..2 {
+        let rest = text.get(after..)?;
+        if rest.starts_with("\r\n") {
+            after += 2;
+        } else if rest.starts_with('\n') {
+            after += 1;
+        } else {
+            break;
+        }
+    }
+    if after == text.len() || line_at(text, after).0.trim() == ENTRY_SEPARATOR {
+        Some(after)
+    } else {
+        None
+    }
+}
+
+/// The offset `count` bytes after `start`, where each `\r\n` is one byte (a pty's `\n`).
+fn advance_collapsing_crlf(bytes: &[u8], start: usize, count: usize) -> Option<usize> {
+    let mut at = start;
+    for _ in 0..count {
+        let step = if bytes.get(at..at.checked_add(2)?) == Some(b"\r\n".as_slice()) {
+            2
+        } else {
+            1
+        };
+        at = at.checked_add(step)?;
+        if at > bytes.len() {
+            return None;
+        }
+    }
+    Some(at)
+}
+
 fn first_body_line(body: &str) -> &str {
     body.lines()
         .map(str::trim)
@@ -255,14 +525,21 @@ fn first_body_line(body: &str) -> &str {
 }
 
 /// Reads `YYYY-MM-DD HH:MM:SS <tag> (<flags>, <N> bytes)` and its variants.
+#[cfg(test)]
 fn read_entry_header(line: &str) -> Option<(String, String, EntryContents)> {
+    read_entry_header_ref(line)
+        .map(|(time, tag, contents)| (time.to_owned(), tag.to_owned(), contents))
+}
+
+/// [`read_entry_header`] in place: the time and tag as slices of `line`.
+fn read_entry_header_ref(line: &str) -> Option<(&str, &str, EntryContents)> {
     let line = line.trim();
     let bytes = line.as_bytes();
     if bytes.len() < 21 || bytes[4] != b'-' || bytes[10] != b' ' || bytes[19] != b' ' {
         return None;
     }
     crate::android::parse_local_date_time(line.get(..19)?)?;
-    let time = line[..19].to_owned();
+    let time = &line[..19];
     let rest = &line[20..];
     let (tag, contents) = match rest.find(" (") {
         Some(at) => {
@@ -271,7 +548,7 @@ fn read_entry_header(line: &str) -> Option<(String, String, EntryContents)> {
         }
         None => (rest, EntryContents::Unknown),
     };
-    Some((time, tag.trim().to_owned(), contents))
+    Some((time, tag.trim(), contents))
 }
 
 fn read_contents(inner: &str) -> EntryContents {
@@ -339,48 +616,9 @@ fn read_header_line(line: &str) -> Option<(&str, &str)> {
 /// assert_eq!(report.summary, "java.lang.IllegalStateException: Crash button tapped");
 /// ```
 pub fn parse_dropbox(text: &str) -> Vec<DropBoxEntry> {
-    let mut entries: Vec<DropBoxEntry> = Vec::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line.trim() != ENTRY_SEPARATOR {
-            continue;
-        }
-        let Some(header_line) = lines.next() else {
-            break;
-        };
-        let Some((time, tag, contents)) = read_entry_header(header_line) else {
-            continue;
-        };
-        let mut entry = DropBoxEntry {
-            time,
-            tag,
-            contents,
-            headers: Vec::new(),
-            body: String::new(),
-        };
-        let mut in_headers = true;
-        while let Some(next) = lines.peek() {
-            if next.trim() == ENTRY_SEPARATOR {
-                break;
-            }
-            let next = lines.next().unwrap_or_default();
-            if in_headers {
-                if next.trim().is_empty() {
-                    in_headers = false;
-                    continue;
-                }
-                if let Some((key, value)) = read_header_line(next) {
-                    entry.headers.push((key.to_owned(), value.to_owned()));
-                    continue;
-                }
-                in_headers = false;
-            }
-            entry.body.push_str(next);
-            entry.body.push('\n');
-        }
-        entries.push(entry);
-    }
-    entries
+    dropbox_entries(text)
+        .map(|entry| entry.to_entry())
+        .collect()
 }
 
 /// The reports of every app crash entry of a dump, in the dump's order (oldest first).
@@ -396,6 +634,191 @@ pub fn dropbox_reports(text: &str, app: Option<&AppMatch<'_>>, clock: &PhoneCloc
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// The line-by-line parser `parse_dropbox` was before it read entries in place: the reference
+    /// the in-place reader must agree with.
+    fn parse_dropbox_line_by_line(text: &str) -> Vec<DropBoxEntry> {
+        let mut entries: Vec<DropBoxEntry> = Vec::new();
+        let mut lines = text.lines().peekable();
+        while let Some(line) = lines.next() {
+            if line.trim() != ENTRY_SEPARATOR {
+                continue;
+            }
+            let Some(header_line) = lines.next() else {
+                break;
+            };
+            let Some((time, tag, contents)) = read_entry_header(header_line) else {
+                continue;
+            };
+            let mut entry = DropBoxEntry {
+                time,
+                tag,
+                contents,
+                headers: Vec::new(),
+                body: String::new(),
+            };
+            let mut in_headers = true;
+            while let Some(next) = lines.peek() {
+                if next.trim() == ENTRY_SEPARATOR {
+                    break;
+                }
+                let next = lines.next().unwrap_or_default();
+                if in_headers {
+                    if next.trim().is_empty() {
+                        in_headers = false;
+                        continue;
+                    }
+                    if let Some((key, value)) = read_header_line(next) {
+                        entry.headers.push((key.to_owned(), value.to_owned()));
+                        continue;
+                    }
+                    in_headers = false;
+                }
+                entry.body.push_str(next);
+                entry.body.push('\n');
+            }
+            entries.push(entry);
+        }
+        entries
+    }
+
+    /// Lines a drop box dump is made of, damaged ones included.
+    fn dump_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => Just(ENTRY_SEPARATOR.to_owned()),
+            1 => Just(format!("  {ENTRY_SEPARATOR}\r")),
+            1 => Just(format!("x{ENTRY_SEPARATOR}")),
+            // A count no generated dump reaches: the line-by-line reference splits on every
+            // separator, which the in-place reader does too when a count does not hold.
+            4 => Just("2026-11-30 10:00:00 data_app_crash (text, 120000 bytes)".to_owned()),
+            1 => Just("2026-11-30 10:00:01 data_app_anr (contents lost)".to_owned()),
+            1 => Just("2026-13-30 10:00:01 data_app_anr (text, 1 bytes)".to_owned()),
+            1 => Just(String::new()),
+            1 => Just("   ".to_owned()),
+            1 => Just("\r".to_owned()),
+            3 => "(UID|PID|Process|Package|Timestamp|Subject): [ -~]{0,20}",
+            1 => "[A-Za-z-]{1,8}:[ -~]{0,10}",
+            1 => "[ -~=]{0,40}",
+        ]
+    }
+
+    /// One entry as AOSP `DropBoxManagerService.dump` prints it with `--print`: the separator,
+    /// the header with the text's byte count, the text, a line break if it lacks one, a blank
+    /// line.
+    fn printed_entry(date: &str, tag: &str, text: &str) -> String {
+        let mut out = format!("{ENTRY_SEPARATOR}\n{date} {tag} (text, {} bytes)\n{text}", text.len());
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+        out
+    }
+
+    fn crash_text(process: &str, uid: u32, message: &str) -> String {
+        format!(
+            "Process: {process}\nPID: 4242\nUID: {uid}\nFlags: 0x38c83e44\nPackage: {process} v1 (1.0)\n\njava.lang.IllegalStateException: {message}\n\tat {process}.MainActivity.onClick(MainActivity.java:42)\n"
+        )
+    }
+
+    /// What another app would put in its exception message to make the rest of its own report
+    /// look like an entry of `process` (uid `uid`).
+    fn forgery(process: &str, uid: u32, count: usize) -> String {
+        format!(
+            "\n\n{ENTRY_SEPARATOR}\n2026-11-30 10:00:05 data_app_crash (text, {count} bytes)\nProcess: {process}\nPID: 4343\nUID: {uid}\n\nFORGED"
+        )
+    }
+
+    #[test]
+    fn a_forged_separator_inside_an_entry_starts_no_entry() {
+        let other = crash_text("com.example.other", 10300, &forgery("com.example.app", 10127, 9));
+        let mine = crash_text("com.example.app", 10127, "GENUINE");
+        let dump = format!(
+            "Drop box contents: 2 entries\n\n{}{}",
+            printed_entry("2026-11-30 10:00:04", "data_app_crash", &other),
+            printed_entry("2026-11-30 10:00:09", "data_app_crash", &mine)
+        );
+        let entries = parse_dropbox(&dump);
+        assert_eq!(entries.len(), 2, "{entries:#?}");
+        assert_eq!(entries[0].header("UID"), Some("10300"));
+        assert!(entries[0].body.contains("FORGED"));
+        assert_eq!(entries[1].header("UID"), Some("10127"));
+        assert!(entries[1].body.contains("GENUINE") && !entries[1].body.contains("FORGED"));
+        // The same through a pty, where every line break is `\r\n`.
+        let crlf = dump.replace('\n', "\r\n");
+        let entries = parse_dropbox(&crlf);
+        assert_eq!(entries.len(), 2, "{entries:#?}");
+        assert_eq!(entries[0].header("UID"), Some("10300"));
+        // Without a count that holds, entries are split at every separator, as before.
+        let uncounted = dump.replace(" bytes)", "0 bytes)");
+        assert_eq!(parse_dropbox(&uncounted).len(), 3);
+    }
+
+    proptest::proptest! {
+        /// Another app's report whose text holds a forged separator and header never yields an
+        /// entry of the app's uid or package, wherever it sits among the app's own entries.
+        #[test]
+        fn another_apps_text_never_forges_an_entry_of_the_app(
+            before in 0usize..3,
+            after in 0usize..3,
+            prefix in "[ -~]{0,30}",
+            suffix in "[ -~\n]{0,60}",
+            forged_count in 0usize..400,
+            forged_uid in proptest::sample::select(vec![10127u32, 1010127]),
+            crlf in proptest::bool::ANY,
+        ) {
+            let message = format!("{prefix}{}{suffix}", forgery("com.example.app", forged_uid, forged_count));
+            let other = crash_text("com.example.other", 10300, &message);
+            let mut dump = String::from("Drop box contents: 5 entries\nMax entries: 1000\n\n");
+            for n in 0..before {
+                dump.push_str(&printed_entry("2026-11-30 10:00:01", "data_app_crash", &crash_text("com.example.app", 10127, &format!("GENUINE-{n}"))));
+            }
+            dump.push_str(&printed_entry("2026-11-30 10:00:04", "data_app_crash", &other));
+            for n in 0..after {
+                dump.push_str(&printed_entry("2026-11-30 10:00:09", "data_app_crash", &crash_text("com.example.app", 10127, &format!("GENUINE-{n}"))));
+            }
+            if crlf {
+                dump = dump.replace('\n', "\r\n");
+            }
+            let app = AppMatch { uid: Some(10127), package: "com.example.app" };
+            let clone = AppMatch { uid: Some(1010127), package: "com.example.app" };
+            let entries = parse_dropbox(&dump);
+            proptest::prop_assert_eq!(entries.len(), before + after + 1);
+            for entry in &entries {
+                if entry.matches(&app) || entry.matches(&clone) {
+                    proptest::prop_assert!(!entry.body.contains("FORGED"), "{:?}", entry);
+                    proptest::prop_assert_eq!(entry.header("PID"), Some("4242"));
+                }
+            }
+            let reports = dropbox_reports(&dump, Some(&app), &PhoneClock::default());
+            proptest::prop_assert_eq!(reports.len(), before + after);
+            proptest::prop_assert!(reports.iter().all(|r| !r.text.contains("FORGED")));
+        }
+
+        #[test]
+        fn in_place_entries_are_the_line_by_line_parsers(
+            lines in proptest::collection::vec(dump_line(), 0..40),
+            crlf in proptest::bool::ANY,
+            final_newline in proptest::bool::ANY,
+        ) {
+            let mut dump = lines.join(if crlf { "\r\n" } else { "\n" });
+            if final_newline {
+                dump.push('\n');
+            }
+            let app = AppMatch { uid: Some(10127), package: "com.example.app" };
+            let clock = PhoneClock::default();
+            let expected = parse_dropbox_line_by_line(&dump);
+            let entries: Vec<DropBoxEntryRef<'_>> = dropbox_entries(&dump).collect();
+            proptest::prop_assert_eq!(entries.len(), expected.len());
+            for (entry, owned) in entries.iter().zip(&expected) {
+                proptest::prop_assert_eq!(&entry.to_entry(), owned);
+                proptest::prop_assert_eq!(entry.matches(&app), owned.matches(&app));
+                proptest::prop_assert_eq!(entry.report_time(&clock), owned.report_time(&clock));
+                proptest::prop_assert_eq!(entry.header("UID"), owned.header("UID"));
+            }
+            proptest::prop_assert_eq!(parse_dropbox(&dump), expected);
+        }
+    }
 
     #[test]
     fn header_variants() {

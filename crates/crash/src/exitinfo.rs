@@ -89,32 +89,108 @@ const KEYS: &[&str] = &[
 /// assert!(!records[0].trace_available);
 /// ```
 pub fn parse_exit_info(text: &str) -> Vec<ExitRecord> {
-    let mut records = Vec::new();
+    parse_exit_entries(text)
+        .into_iter()
+        .map(|entry| entry.record)
+        .collect()
+}
+
+/// One record with what the dump says of whose it is.
+///
+/// `dumpsys activity exit-info <pkg>` prints one `Historical Process Exit for uid=<uid>` section
+/// per uid the package has records for: every Android user's copy (an app clone, a work
+/// profile) is its own uid, so one package's dump can hold several users' exits. AOSP
+/// `AppExitInfoTracker.dumpHistoryProcessExitInfoLocked` prints the section per key of the
+/// package's uid map, and `obtainRawRecord` sets `packageUid` from the process's
+/// `ApplicationInfo.uid` (the package's uid in that user) and `realUid` from the process's own
+/// uid, which differs for an isolated process (see `testdata/README.md`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExitEntry {
+    /// The `package:` line the record is under.
+    pub package: Option<String>,
+    /// The `uid=` of the `Historical Process Exit for uid=<uid>` section the record is in.
+    pub section_uid: Option<u32>,
+    /// The record's `packageUid=`.
+    pub package_uid: Option<u32>,
+    /// The record itself.
+    pub record: ExitRecord,
+}
+
+impl ExitEntry {
+    /// The uid whose record this is: the section's `uid=` and the record's `packageUid=`, which
+    /// must agree when both are printed (and `user=` with them); `realUid=` only when neither is
+    /// printed. `None` when nothing says, or the fields disagree: such a record cannot be told
+    /// to be any one copy's.
+    pub fn owner_uid(&self) -> Option<u32> {
+        let owner = match (self.section_uid, self.package_uid) {
+            (Some(section), Some(package)) if section != package => return None,
+            (Some(uid), _) | (None, Some(uid)) => uid,
+            (None, None) => self.record.real_uid?,
+        };
+        if self
+            .record
+            .user
+            .is_some_and(|user| user != owner / PER_USER_RANGE)
+        {
+            return None;
+        }
+        Some(owner)
+    }
+}
+
+/// The uids of one Android user: user N's uids are `N × 100000 + app id`.
+const PER_USER_RANGE: u32 = 100_000;
+
+/// Reads every record of `dumpsys activity exit-info` with its `package:` and its section's
+/// `uid=`, newest first within a section as the dump lists them.
+pub fn parse_exit_entries(text: &str) -> Vec<ExitEntry> {
+    let mut entries = Vec::new();
+    let mut package: Option<String> = None;
+    let mut section_uid: Option<u32> = None;
     let mut current: Option<Vec<(String, String)>> = None;
+    let close = |current: &mut Option<Vec<(String, String)>>,
+                 entries: &mut Vec<ExitEntry>,
+                 package: &Option<String>,
+                 section_uid: Option<u32>| {
+        if let Some(pairs) = current.take() {
+            entries.push(ExitEntry {
+                package: package.clone(),
+                section_uid,
+                package_uid: pairs
+                    .iter()
+                    .find(|(key, _)| key == "packageUid")
+                    .and_then(|(_, value)| value.parse().ok()),
+                record: record_from_pairs(&pairs),
+            });
+        }
+    };
     for line in text.lines() {
         let trimmed = line.trim();
         if trimmed.starts_with("ApplicationExitInfo #") || trimmed == "ApplicationExitInfo :" {
-            if let Some(pairs) = current.take() {
-                records.push(record_from_pairs(&pairs));
-            }
+            close(&mut current, &mut entries, &package, section_uid);
             current = Some(Vec::new());
             continue;
         }
-        let Some(pairs) = current.as_mut() else {
-            continue;
-        };
-        if trimmed.starts_with("package:") || trimmed.starts_with("Historical Process Exit") {
-            if let Some(pairs) = current.take() {
-                records.push(record_from_pairs(&pairs));
-            }
+        if let Some(name) = trimmed.strip_prefix("package:") {
+            close(&mut current, &mut entries, &package, section_uid);
+            package = Some(name.trim().to_owned()).filter(|name| !name.is_empty());
+            section_uid = None;
             continue;
         }
-        pairs.extend(split_pairs(trimmed));
+        if let Some(rest) = trimmed.strip_prefix("Historical Process Exit") {
+            close(&mut current, &mut entries, &package, section_uid);
+            section_uid = rest
+                .trim()
+                .strip_prefix("for uid=")
+                .and_then(|uid| uid.trim().parse().ok());
+            continue;
+        }
+        if let Some(pairs) = current.as_mut() {
+            pairs.extend(split_pairs(trimmed));
+        }
     }
-    if let Some(pairs) = current.take() {
-        records.push(record_from_pairs(&pairs));
-    }
-    records
+    close(&mut current, &mut entries, &package, section_uid);
+    entries
 }
 
 /// Splits `a=1 b=two words c=3` into pairs, where a key is one of [`KEYS`] at the start of the
@@ -224,6 +300,62 @@ mod tests {
         );
         assert_eq!(record.pss.as_deref(), Some("0,00"));
         assert_eq!(record.real_uid, Some(10234));
+    }
+
+    #[test]
+    fn each_record_knows_its_section_and_owner() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../testdata/android/exitinfo/two-users.txt"
+        );
+        let dump = std::fs::read_to_string(path).unwrap();
+        let entries = parse_exit_entries(&dump);
+        let owners: Vec<(Option<u32>, Option<u32>)> = entries
+            .iter()
+            .map(|e| (e.record.pid, e.owner_uid()))
+            .collect();
+        assert_eq!(
+            owners,
+            [
+                (Some(31500), Some(10127)),
+                (Some(20111), Some(10127)),
+                (Some(32011), Some(1_010_127)),
+            ]
+        );
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.package.as_deref() == Some("com.example.crashtest"))
+        );
+        assert_eq!(parse_exit_info(&dump).len(), 3);
+    }
+
+    #[test]
+    fn an_owner_that_cannot_be_told_is_none() {
+        let entry = |section: Option<u32>, package: Option<u32>, real: Option<u32>, user| {
+            ExitEntry {
+                package: None,
+                section_uid: section,
+                package_uid: package,
+                record: ExitRecord {
+                    real_uid: real,
+                    user,
+                    ..ExitRecord::default()
+                },
+            }
+            .owner_uid()
+        };
+        assert_eq!(entry(None, None, None, None), None);
+        assert_eq!(entry(Some(10127), Some(1_010_127), None, None), None);
+        assert_eq!(entry(Some(10127), Some(10127), None, Some(10)), None);
+        assert_eq!(entry(Some(10127), None, None, Some(0)), Some(10127));
+        assert_eq!(entry(None, Some(1_010_127), None, Some(10)), Some(1_010_127));
+        // An isolated process: realUid is its own, the section and packageUid the app's.
+        assert_eq!(entry(Some(10127), Some(10127), Some(99_000), Some(0)), Some(10127));
+        assert_eq!(entry(None, None, Some(10127), None), Some(10127));
+        // A section line that does not parse says nothing.
+        let dump = "  package: a.b\n    Historical Process Exit for uid=x\n        ApplicationExitInfo #0:\n          pid=1\n";
+        assert_eq!(parse_exit_entries(dump)[0].owner_uid(), None);
     }
 
     #[test]

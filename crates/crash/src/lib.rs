@@ -27,6 +27,7 @@ pub mod android;
 pub mod anr;
 pub mod crashbuf;
 pub mod dropbox;
+mod error;
 pub mod exitinfo;
 pub mod ips;
 pub mod logcat;
@@ -34,24 +35,13 @@ pub mod ostrace;
 mod report;
 pub mod tombstone;
 
+pub use error::Error;
 pub use exitinfo::ExitRecord;
 pub use logcat::{LogTime, LogcatLine, UidField};
 pub use report::{PhoneClock, Report, ReportKind, cut_text, render_heading};
 pub use tombstone::{NativeBacktrace, TombstoneHeader};
 
 use serde::{Deserialize, Serialize};
-
-/// The errors of this crate.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The input is none of the formats this crate reads (or not the one asked for).
-    #[error("not a recognised format: {0}")]
-    UnknownFormat(String),
-    /// The input is of a known format but too damaged to yield anything.
-    #[error("damaged input: {0}")]
-    Damaged(String),
-}
 
 /// The file formats [`parse_any`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -50,7 +50,11 @@ impl LogTime {
         match *self {
             LogTime::Epoch { seconds, nanos } => {
                 let whole = time::OffsetDateTime::from_unix_timestamp(seconds).ok()?;
-                Some((whole + time::Duration::nanoseconds(i64::from(nanos))).to_offset(offset))
+                // Checked: `to_offset` panics when the local date leaves the supported range (the
+                // last second of year 9999 read in a zone east of UTC).
+                whole
+                    .checked_add(time::Duration::nanoseconds(i64::from(nanos)))?
+                    .checked_to_offset(offset)
             }
             LogTime::MonthDay {
                 month,
@@ -166,63 +170,157 @@ pub fn parse_line(line: &str) -> LogcatItem {
         }
     }
     match parse_log_line(line) {
-        Some(parsed) => LogcatItem::Line(parsed),
+        Some(parsed) => LogcatItem::Line(parsed.to_line()),
         None => LogcatItem::Other,
     }
 }
 
-/// Parses a log line, or gives `None` for anything that is not one.
-fn parse_log_line(line: &str) -> Option<LogcatLine> {
-    let line = line.trim_end_matches(['\r', '\n']);
-    let start = line.len() - line.trim_start_matches(' ').len();
-    let rest = &line[start..];
-    let (time, rest) = parse_time(rest)?;
+/// A uid field borrowed from its line: see [`UidField`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UidFieldRef<'a> {
+    /// The uid printed as a number.
+    Number(u32),
+    /// The uid printed as its short passwd name.
+    Name(&'a str),
+}
+
+impl UidFieldRef<'_> {
+    /// The numeric uid, as [`UidField::as_number`] gives it.
+    pub fn as_number(&self) -> Option<u32> {
+        match self {
+            UidFieldRef::Number(number) => Some(*number),
+            UidFieldRef::Name(name) => short_uid_name_number(name),
+        }
+    }
+
+    /// The owned field.
+    pub fn to_field(&self) -> UidField {
+        match self {
+            UidFieldRef::Number(number) => UidField::Number(*number),
+            UidFieldRef::Name(name) => UidField::Name((*name).to_owned()),
+        }
+    }
+}
+
+/// One log line read in place: the same fields as [`LogcatLine`], with the tag and text borrowed
+/// from the line, so a caller that only decides whether it wants a line allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogcatLineRef<'a> {
+    /// When the line was logged.
+    pub time: LogTime,
+    /// The uid, when the line was printed with `-v uid`.
+    pub uid: Option<UidFieldRef<'a>>,
+    /// The process id.
+    pub pid: u32,
+    /// The thread id.
+    pub tid: u32,
+    /// The priority letter.
+    pub level: char,
+    /// The tag, with logcat's padding removed.
+    pub tag: &'a str,
+    /// The message text of this line.
+    pub text: &'a str,
+}
+
+impl LogcatLineRef<'_> {
+    /// The owned line, as [`parse_line`] gives it.
+    pub fn to_line(&self) -> LogcatLine {
+        LogcatLine {
+            time: self.time,
+            uid: self.uid.as_ref().map(UidFieldRef::to_field),
+            pid: self.pid,
+            tid: self.tid,
+            level: self.level,
+            tag: self.tag.to_owned(),
+            text: self.text.to_owned(),
+        }
+    }
+}
+
+/// Reads one log line (without its newline) in place, or gives `None` for anything that is not
+/// a log line (a separator, a blank line, damage). It accepts exactly the lines for which
+/// [`parse_line`] gives [`LogcatItem::Line`], with the same fields: `parse_line` is built on it.
+///
+/// ```
+/// use phonelogs_crash::logcat::{parse_log_line, UidFieldRef};
+/// let line = parse_log_line("         1783239714.320 10127  8811 16322 I MyTag   : hello").unwrap();
+/// assert_eq!(line.uid, Some(UidFieldRef::Number(10127)));
+/// assert_eq!((line.tag, line.text), ("MyTag", "hello"));
+/// assert!(parse_log_line("--------- beginning of main").is_none());
+/// ```
+pub fn parse_log_line(line: &str) -> Option<LogcatLineRef<'_>> {
+    // Hand-written over bytes rather than with `str` patterns (`trim_matches`, `find`): a dump
+    // has tens of thousands of lines and the pattern machinery (a `StrSearcher` built for every
+    // `find(": ")`) cost more than the reading. The rules are the same; the test module keeps
+    // the `str` version and a property holds the two equal.
+    let bytes = line.as_bytes();
+    let mut end = bytes.len();
+    while end > 0 && matches!(bytes[end - 1], b'\r' | b'\n') {
+        end -= 1;
+    }
+    // `\r` and `\n` are ASCII, so `end` is a character boundary.
+    let line = &line[..end];
+    let mut at = 0;
+    while at < end && bytes[at] == b' ' {
+        at += 1;
+    }
+    let (time, rest) = parse_time(&line[at..])?;
     // After the time come two or three whitespace-separated fields (uid?, pid, tid), then the
     // priority letter standing alone, then the tag up to the first ": ".
-    let mut fields: [&str; 3] = [""; 3];
+    let mut at = end - rest.len();
+    let mut fields: [(usize, usize); 3] = [(0, 0); 3];
     let mut count = 0;
-    let mut rest = rest;
     let level = loop {
-        rest = rest.trim_start_matches(' ');
-        let end = rest.find(' ').unwrap_or(rest.len());
-        let token = &rest[..end];
-        if token.is_empty() {
+        while at < end && bytes[at] == b' ' {
+            at += 1;
+        }
+        let start = at;
+        while at < end && bytes[at] != b' ' {
+            at += 1;
+        }
+        if start == at {
             return None;
         }
-        if count >= 2 && token.len() == 1 && is_level(token.as_bytes()[0]) {
-            rest = &rest[end..];
-            break token.as_bytes()[0] as char;
+        if count >= 2 && at - start == 1 && is_level(bytes[start]) {
+            break bytes[start] as char;
         }
         if count == 3 {
             return None;
         }
-        fields[count] = token;
+        fields[count] = (start, at);
         count += 1;
-        rest = &rest[end..];
     };
+    // Tokens end at a space or the end, both character boundaries.
+    let field = |index: usize| &line[fields[index].0..fields[index].1];
     let (uid, pid, tid) = match count {
-        2 => (None, fields[0], fields[1]),
-        3 => (Some(parse_uid_field(fields[0])?), fields[1], fields[2]),
+        2 => (None, field(0), field(1)),
+        3 => (Some(parse_uid_field(field(0))?), field(1), field(2)),
         _ => return None,
     };
-    let pid = pid.parse().ok()?;
-    let tid = tid.parse().ok()?;
-    let rest = rest.strip_prefix(' ').unwrap_or(rest);
-    let (tag, text) = match rest.find(": ") {
+    let pid = decimal_u32(pid)?;
+    let tid = decimal_u32(tid)?;
+    if at < end && bytes[at] == b' ' {
+        at += 1;
+    }
+    let rest = &line[at..];
+    let tail = rest.as_bytes();
+    // The first ": " (both ASCII, so the split falls on character boundaries).
+    let colon = (0..tail.len().saturating_sub(1)).find(|&i| tail[i] == b':' && tail[i + 1] == b' ');
+    let (tag, text) = match colon {
         Some(at) => (&rest[..at], &rest[at + 2..]),
         None => match rest.strip_suffix(':') {
             Some(tag) => (tag, ""),
             None => return None,
         },
     };
-    Some(LogcatLine {
+    Some(LogcatLineRef {
         time,
         uid,
         pid,
         tid,
         level,
-        tag: tag.trim_end().to_owned(),
-        text: text.to_owned(),
+        tag: tag.trim_end(),
+        text,
     })
 }
 
@@ -230,14 +328,33 @@ fn is_level(byte: u8) -> bool {
     matches!(byte, b'V' | b'D' | b'I' | b'W' | b'E' | b'F' | b'A' | b'S')
 }
 
-fn parse_uid_field(token: &str) -> Option<UidField> {
+/// `str::parse::<u32>` written out (a leading `+`, then decimal digits, no overflow), because the
+/// generic `from_str_radix` was the largest cost of reading a line: five numbers on every line.
+fn decimal_u32(text: &str) -> Option<u32> {
+    let digits = text.strip_prefix('+').unwrap_or(text).as_bytes();
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value: u32 = 0;
+    for &digit in digits {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        value = value
+            .checked_mul(10)?
+            .checked_add(u32::from(digit - b'0'))?;
+    }
+    Some(value)
+}
+
+fn parse_uid_field(token: &str) -> Option<UidFieldRef<'_>> {
     if token.bytes().all(|b| b.is_ascii_digit()) {
-        token.parse().ok().map(UidField::Number)
+        decimal_u32(token).map(UidFieldRef::Number)
     } else if token
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'_')
     {
-        Some(UidField::Name(token.to_owned()))
+        Some(UidFieldRef::Name(token))
     } else {
         None
     }
@@ -280,7 +397,10 @@ fn parse_time(text: &str) -> Option<(LogTime, &str)> {
     if digits == 0 || digits > 18 || bytes.get(digits) != Some(&b'.') {
         return None;
     }
-    let seconds: i64 = text[..digits].parse().ok()?;
+    // At most 18 digits: they fit an i64.
+    let seconds = bytes[..digits]
+        .iter()
+        .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
     let (nanos, rest) = parse_fraction(&text[digits + 1..])?;
     Some((LogTime::Epoch { seconds, nanos }, rest))
 }
@@ -291,7 +411,10 @@ fn parse_fraction(text: &str) -> Option<(u32, &str)> {
     if !matches!(count, 3 | 6 | 9) || text.as_bytes().get(count) != Some(&b' ') {
         return None;
     }
-    let value: u32 = text[..count].parse().ok()?;
+    // At most 9 digits: they fit a u32.
+    let value = text.as_bytes()[..count]
+        .iter()
+        .fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
     let scale = 10u32.pow(9 - count as u32);
     Some((value * scale, &text[count..]))
 }
@@ -374,13 +497,14 @@ impl UidFilter {
     /// Whether this line's uid is the filter's.
     #[inline]
     pub fn matches(&self, line: &[u8]) -> bool {
-        match epoch_uid_field(line) {
-            Some(field) => {
-                field == self.number.as_slice()
-                    || self.name.is_some_and(|name| field == name.as_bytes())
-            }
-            None => false,
-        }
+        epoch_uid_field(line).is_some_and(|field| self.matches_field(field))
+    }
+
+    /// Whether a uid field ([`epoch_uid_field`]'s) is the filter's uid, so a reader that also
+    /// wants to know about other uids' lines reads each field once.
+    #[inline]
+    pub fn matches_field(&self, field: &[u8]) -> bool {
+        field == self.number.as_slice() || self.name.is_some_and(|name| field == name.as_bytes())
     }
 
     /// The lines of `dump` (without their newlines) whose uid is the filter's.
@@ -411,6 +535,40 @@ impl UidFilter {
             None
         }))
     }
+
+    /// The same lines as [`UidFilter::filter`], newest first: from the end of the dump back.
+    ///
+    /// A reader that wants the last lines of a long dump stops after them instead of walking
+    /// every line before. It steps back a line at a time with `memchr::memrchr` and checks each
+    /// line's uid at its fixed place ([`UidFilter::matches`]): a backwards substring search
+    /// (`memmem::FinderRev`, which has no vectorised prefilter) cost several times more.
+    pub fn filter_rev<'a>(&'a self, dump: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        split_lines_rev(dump).filter(move |line| self.matches(line))
+    }
+}
+
+/// The lines of [`split_lines`], last first.
+pub fn split_lines_rev(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    // A final newline ends the last line; it does not start an empty one.
+    let mut rest = if bytes.is_empty() {
+        None
+    } else {
+        Some(bytes.strip_suffix(b"\n").unwrap_or(bytes))
+    };
+    std::iter::from_fn(move || {
+        let body = rest?;
+        let line = match memchr::memrchr(b'\n', body) {
+            Some(at) => {
+                rest = Some(&body[..at]);
+                &body[at + 1..]
+            }
+            None => {
+                rest = None;
+                body
+            }
+        };
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
 }
 
 /// Splits bytes into lines with `memchr`, dropping the `\n` (and a `\r` before it).
@@ -443,6 +601,114 @@ pub fn parse_lines(text: &str) -> Vec<LogcatLine> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// `parse_log_line` as it was written with `str` patterns: the reference for the byte loop.
+    fn parse_log_line_with_patterns(line: &str) -> Option<LogcatLineRef<'_>> {
+        let line = line.trim_end_matches(['\r', '\n']);
+        let start = line.len() - line.trim_start_matches(' ').len();
+        let rest = &line[start..];
+        let (time, rest) = parse_time(rest)?;
+        // After the time come two or three whitespace-separated fields (uid?, pid, tid), then the
+        // priority letter standing alone, then the tag up to the first ": ".
+        let mut fields: [&str; 3] = [""; 3];
+        let mut count = 0;
+        let mut rest = rest;
+        let level = loop {
+            rest = rest.trim_start_matches(' ');
+            let end = rest.find(' ').unwrap_or(rest.len());
+            let token = &rest[..end];
+            if token.is_empty() {
+                return None;
+            }
+            if count >= 2 && token.len() == 1 && is_level(token.as_bytes()[0]) {
+                rest = &rest[end..];
+                break token.as_bytes()[0] as char;
+            }
+            if count == 3 {
+                return None;
+            }
+            fields[count] = token;
+            count += 1;
+            rest = &rest[end..];
+        };
+        let (uid, pid, tid) = match count {
+            2 => (None, fields[0], fields[1]),
+            3 => (Some(parse_uid_field(fields[0])?), fields[1], fields[2]),
+            _ => return None,
+        };
+        let pid = pid.parse().ok()?;
+        let tid = tid.parse().ok()?;
+        let rest = rest.strip_prefix(' ').unwrap_or(rest);
+        let (tag, text) = match rest.find(": ") {
+            Some(at) => (&rest[..at], &rest[at + 2..]),
+            None => match rest.strip_suffix(':') {
+                Some(tag) => (tag, ""),
+                None => return None,
+            },
+        };
+        Some(LogcatLineRef {
+            time,
+            uid,
+            pid,
+            tid,
+            level,
+            tag: tag.trim_end(),
+            text,
+        })
+    }
+
+    /// Log lines mostly well formed, each part now and then odd: the places where the two
+    /// readers could part.
+    fn log_like_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let time = prop_oneof![
+            4 => "[ ]{0,10}[0-9]{1,10}\\.([0-9]{3}|[0-9]{6}|[0-9]{9})",
+            2 => "(0[1-9]|1[0-2])-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9]{3}",
+            1 => "[ 0-9.:+-]{0,22}",
+        ];
+        let uid = prop_oneof![
+            3 => "[0-9]{1,7}",
+            1 => "(root|shell|u0_a1|x+y|99999999999)",
+            2 => Just(String::new()),
+        ];
+        let gap = prop_oneof![6 => "[ ]{1,3}", 1 => "[\t ]{0,2}"];
+        let number = prop_oneof![6 => "[0-9]{1,5}", 1 => "[+0-9a]{0,3}"];
+        let level = prop_oneof![6 => "[VDIWEFAS]", 1 => "[a-zX]{0,2}"];
+        let tag = "[A-Za-z :\\[\\]é]{0,12}";
+        let colon = prop_oneof![4 => Just(": "), 1 => Just(":"), 1 => Just(" : "), 1 => Just("")];
+        let text = "[ -~é\t]{0,20}";
+        let end = prop_oneof![4 => Just(""), 1 => Just("\r"), 1 => Just("\r\n"), 1 => Just(" ")];
+        let head = (
+            time,
+            gap.clone(),
+            uid,
+            gap.clone(),
+            number.clone(),
+            gap.clone(),
+            number,
+        );
+        let tail = (gap.clone(), level, gap, tag, colon, text, end);
+        (head, tail).prop_map(
+            |((time, g1, uid, g2, pid, g3, tid), (g4, level, g5, tag, colon, text, end))| {
+                let uid = if uid.is_empty() {
+                    String::new()
+                } else {
+                    format!("{uid}{g2}")
+                };
+                format!("{time}{g1}{uid}{pid}{g3}{tid}{g4}{level}{g5}{tag}{colon}{text}{end}")
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_byte_loop_reads_as_the_patterns_did(line in proptest::prop_oneof![
+            1 => "[ -~\t]{0,80}",
+            4 => log_like_line(),
+        ]) {
+            proptest::prop_assert_eq!(parse_log_line(&line), parse_log_line_with_patterns(&line), "{:?}", line);
+        }
+    }
 
     fn line(text: &str) -> LogcatLine {
         match parse_line(text) {
@@ -503,6 +769,26 @@ mod tests {
         assert_eq!(
             epoch_uid_field(b"05-20 07:44:12.591 shell 1 1 I t: m"),
             None
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decimal_u32_is_str_parse(text in "[+-]?[0-9+]{0,12}") {
+            proptest::prop_assert_eq!(decimal_u32(&text), text.parse::<u32>().ok());
+        }
+    }
+
+    #[test]
+    fn the_last_second_of_9999_east_of_utc_is_no_time() {
+        let east = time::UtcOffset::from_hms(1, 0, 0).unwrap();
+        let parsed = line("          253402300799.500 10127  1  1 I t: m");
+        assert_eq!(parsed.time.to_offset_date_time(None, east), None);
+        assert!(
+            parsed
+                .time
+                .to_offset_date_time(None, time::UtcOffset::UTC)
+                .is_some()
         );
     }
 

@@ -27,10 +27,20 @@ fn run_all(bytes: &[u8]) {
         let _ = parse_any(bytes, Some(format));
     }
     for line in text.lines() {
-        let _ = logcat::parse_line(line);
+        let item = logcat::parse_line(line);
+        // The in-place reader accepts exactly the log lines, with the same fields.
+        let in_place = logcat::parse_log_line(line).map(|parsed| parsed.to_line());
+        match item {
+            logcat::LogcatItem::Line(parsed) => assert_eq!(in_place, Some(parsed), "{line:?}"),
+            _ => assert_eq!(in_place, None, "{line:?}"),
+        }
     }
-    let _ = logcat::UidFilter::new(10127).filter(bytes).count();
-    let _ = logcat::UidFilter::new(0).filter(bytes).count();
+    for uid in [10127, 0] {
+        let filter = logcat::UidFilter::new(uid);
+        let mut backwards: Vec<&[u8]> = filter.filter_rev(bytes).collect();
+        backwards.reverse();
+        assert_eq!(backwards, filter.filter(bytes).collect::<Vec<_>>());
+    }
     for line in logcat::split_lines(bytes) {
         let _ = logcat::epoch_uid_field(line);
     }
@@ -40,6 +50,11 @@ fn run_all(bytes: &[u8]) {
         package: "com.example.crashtest",
     };
     let _ = dropbox::dropbox_reports(&text, Some(&app), &clock);
+    for entry in dropbox::dropbox_entries(&text) {
+        let _ = entry.matches(&app);
+        let _ = entry.report_time(&clock);
+        let _ = entry.to_entry().to_report(&clock);
+    }
     let _ = anr::cut_anr(
         &text,
         anr::AnrTarget {
@@ -269,7 +284,10 @@ proptest! {
         let filter = logcat::UidFilter::new(uid);
         let searched: Vec<&[u8]> = filter.filter(dump.as_bytes()).collect();
         let simple: Vec<&[u8]> = logcat::split_lines(dump.as_bytes()).filter(|l| filter.matches(l)).collect();
-        prop_assert_eq!(searched, simple);
+        let mut backwards: Vec<&[u8]> = filter.filter_rev(dump.as_bytes()).collect();
+        backwards.reverse();
+        prop_assert_eq!(&searched, &simple);
+        prop_assert_eq!(backwards, simple);
     }
 
     #[test]

@@ -54,6 +54,11 @@ pub struct ProcessExitHistory {
     pub count: usize,
     /// The records, newest first.
     pub records: Vec<ExitRecord>,
+    /// Records of the package the phone printed but that were left out because they are not
+    /// the app's own uid: another user's copy (an app clone, a work profile), or a record whose
+    /// owner the dump does not say. Only the count is kept, never what they held.
+    #[serde(default)]
+    pub left_out_other_users: usize,
 }
 
 /// The result of `set_debug_app`.

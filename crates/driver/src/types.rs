@@ -383,6 +383,10 @@ pub struct Capabilities {
     /// app's uid (Android). The gateway then checks every line's uid again and treats a line
     /// without one as an error, never as a line to pass on.
     pub line_uids: bool,
+    /// A crash report names the app's process by its package (`package` or `package:name`,
+    /// Android), so the gateway checks every report's process again. An iPhone report names the
+    /// executable, which the driver matched by the bundle id in the report's header.
+    pub reports_name_package: bool,
 }
 
 /// What an `app_crashes` call found.

@@ -49,6 +49,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
+#[cfg(feature = "conformance")]
 use phonelogs_driver::conformance::{Scenario, ScenarioApp};
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
@@ -211,7 +212,9 @@ impl FakePhone {
     }
 
     /// A fake holding the conformance [`Scenario`]: its device with the app under test, the other
-    /// app, a system app and the system's lines about the app.
+    /// app, a system app and the system's lines about the app. Only with the `conformance`
+    /// feature, which tests turn on.
+    #[cfg(feature = "conformance")]
     pub fn with_scenario(scenario: &Scenario) -> Self {
         let phone = FakePhone::new();
         phone.add_device(&scenario.device, "Fake Phone");
@@ -543,6 +546,7 @@ impl AppLogger for FakePhone {
             log_history: true,
             // The fake plays an Android phone: its lines carry the app's uid.
             line_uids: true,
+            reports_name_package: true,
         }
     }
 
@@ -690,6 +694,8 @@ impl AppDebugger for FakePhone {
                 package: package.to_string(),
                 count: records.len(),
                 records,
+                // The fake phone keeps one copy of each app, so nothing is another user's.
+                left_out_other_users: 0,
             })
         })
     }
@@ -757,10 +763,13 @@ impl AppDebugger for FakePhone {
             let Some((uid, name)) = entry.processes.get(&pid) else {
                 return Err(Error::backend(format!("no such process: pid {pid}")));
             };
+            // As Android resolves a uid to packages (`pm list packages -U` lists app ids): by the
+            // app id, so a process of the app's copy in another user (user × 100000 + app id)
+            // names the same package, and the layers above must tell the copies apart by uid.
             let packages = entry
                 .apps
                 .values()
-                .filter(|app| app.uid == Some(*uid))
+                .filter(|app| app.uid.is_some_and(|own| own % 100_000 == *uid % 100_000))
                 .map(|app| app.app.clone())
                 .collect();
             Ok(ProcessOwner {

@@ -76,6 +76,7 @@ pub fn step_answered(answer: crate::Answer, via: crate::AnsweredVia, question: &
     let place = match via {
         crate::AnsweredVia::ClientDialog => "in the agent's client",
         crate::AnsweredVia::CommandLine => "on the person's side (phonelogs)",
+        crate::AnsweredVia::Page => "on the person's page (phonelogs ui)",
     };
     format!(
         "Answered \u{201c}{}\u{201d} {place}: {question}",
@@ -365,19 +366,30 @@ pub fn device_outside_task(device: &str) -> String {
     format!("Outside the scope: the phone {device} is not among this task's devices.")
 }
 
-/// `get_process_exit_history`'s message.
+/// `get_process_exit_history`'s message; `left_out` records of another user's copy of the app
+/// (or of no owner the phone named) were not returned, and the agent is told how many.
 pub fn exit_history_message(
     count: usize,
     package: &str,
     serial: &str,
     newest: Option<(&str, &str)>,
+    left_out: usize,
 ) -> String {
-    match (count, newest) {
+    let found = match (count, newest) {
         (0, _) => format!("No exit records for {package} on {serial}."),
         (n, Some((reason, at))) => {
             format!("{n} exit records for {package} on {serial} (newest: {reason} at {at}).")
         }
         (n, None) => format!("{n} exit records for {package} on {serial}."),
+    };
+    match left_out {
+        0 => found,
+        1 => format!(
+            "{found} 1 record was left out: it belongs to another user's copy of the app, or the phone did not say whose it is."
+        ),
+        n => format!(
+            "{found} {n} records were left out: they belong to another user's copy of the app, or the phone did not say whose they are."
+        ),
     }
 }
 
@@ -486,6 +498,12 @@ pub fn shared_uid_message(label: &str) -> String {
     )
 }
 
+/// The history step of a pid that is another user's copy of the app (a clone, a work profile):
+/// never debugged as the app.
+pub fn step_other_copy(pid: i64, label: &str) -> String {
+    format!("Not debugged: pid {pid} is another user's copy of {label}")
+}
+
 /// The state store could not be read or written: the call is refused rather than guessed.
 pub fn state_unreadable(error: &dyn std::fmt::Display) -> String {
     format!("phonelogs could not read or write its state, so nothing was done: {error}")
@@ -535,6 +553,19 @@ mod tests {
             unconfirmed_reports(3, "Example")
                 .is_some_and(|m| m.starts_with("3 crash reports were left out"))
         );
+    }
+
+    #[test]
+    fn exit_records_left_out_are_counted_in_words() {
+        let plain = exit_history_message(2, "a.b", "emulator-5554", None, 0);
+        assert_eq!(plain, "2 exit records for a.b on emulator-5554.");
+        let one = exit_history_message(2, "a.b", "emulator-5554", None, 1);
+        assert!(
+            one.starts_with(&plain) && one.contains("1 record was left out"),
+            "{one}"
+        );
+        let none_left = exit_history_message(0, "a.b", "emulator-5554", None, 3);
+        assert!(none_left.contains("3 records were left out"), "{none_left}");
     }
 
     #[test]

@@ -152,22 +152,19 @@ fn refuse_shared_uid(info: &AppInfo) -> Result<()> {
     Ok(())
 }
 
-/// Whether a report is the app's own. An Android report names the app's process (the package,
-/// or `package:name` for its other processes). An iPhone report names the executable, which the
-/// driver matched by the bundle id in the report's header, so the process name cannot be checked
-/// here.
+/// Whether a report is the app's own: where reports name the app's process by its package
+/// (Android), the package itself or one of its `package:name` processes; otherwise (an iPhone
+/// report names the executable) the driver's own match by the bundle id in the header stands.
 fn report_is_the_apps(report: &CrashReport, info: &AppInfo, capabilities: Capabilities) -> bool {
-    match capabilities.platform {
-        phonelogs_driver::Platform::Android => {
-            let app = info.app.as_str();
-            report.process == app
-                || report
-                    .process
-                    .strip_prefix(app)
-                    .is_some_and(|rest| rest.starts_with(':'))
-        }
-        phonelogs_driver::Platform::Ios => true,
+    if !capabilities.reports_name_package {
+        return true;
     }
+    let app = info.app.as_str();
+    report.process == app
+        || report
+            .process
+            .strip_prefix(app)
+            .is_some_and(|rest| rest.starts_with(':'))
 }
 
 #[async_trait]

@@ -19,9 +19,15 @@ use phonelogs_driver::{AppId, DeviceId};
 use phonelogs_policy::{Action, Decision, ScopeReason};
 
 use crate::catalog::{self, Subject};
-use crate::session::{Gate, Session, Target};
+use crate::session::{Session, Target};
 use crate::store::NewApproval;
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
+
+/// The outcome of the permission steps: go ahead, or answer with this response.
+pub(crate) enum Gate {
+    Go,
+    Stop(LogsResponse),
+}
 
 /// What a call asks permission for: the action, and what exactly beyond the app (the pid, the
 /// file), so that an "Allow once" is picked up only by the call it was given for.
@@ -236,7 +242,7 @@ impl Session {
             || approval.agent != self.spec().agent.name
             || approval.device != target.device.as_str()
             || approval.app != target.info.app.as_str()
-            || approval.action != action
+            || approval.action != Some(action)
         {
             return Err(mismatch());
         }

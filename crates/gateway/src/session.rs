@@ -5,25 +5,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use phonelogs_driver::{
-    AppId, AppInfo, AppLogger, DeviceId, DeviceState, ErrorKind, LogLevel, LogQuery,
-};
-use phonelogs_policy::Action;
+use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, ErrorKind};
 use time::OffsetDateTime;
 
-use crate::permission::Ask;
-use crate::render::{render_lines, render_reports};
-use crate::since::parse_since;
 use crate::store::NewStep;
-use crate::types::{
-    Answer, ApprovalState, LogsKind, LogsRequest, LogsResponse, Status, StepArgs, TextShown,
-};
+use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
 
-/// The default and largest `limit` for lines.
-pub const LOG_LIMITS: (u32, u32) = (200, 500);
-/// The default and largest `limit` for crash reports.
-pub const CRASH_LIMITS: (u32, u32) = (3, 10);
 /// How often [`Session::wait_for_answer`] looks at the store.
 const ANSWER_POLL: Duration = Duration::from_millis(200);
 
@@ -55,30 +43,57 @@ impl std::fmt::Debug for Session {
     }
 }
 
-/// The outcome of the permission steps: go ahead, or answer with this response.
-pub(crate) enum Gate {
-    Go,
-    Stop(LogsResponse),
-}
-
-/// A `phone_logs` call with its arguments checked.
-struct LogsCall {
-    args: StepArgs,
-    app: AppId,
-    kind: LogsKind,
-    level: Option<LogLevel>,
-    limit: usize,
-    since: OffsetDateTime,
-    filter: Option<String>,
-    approval_id: Option<String>,
-}
-
 /// The phone and app a call is about, once resolved.
 pub(crate) struct Target {
     pub(crate) driver_index: usize,
     pub(crate) device: DeviceId,
     pub(crate) info: AppInfo,
     pub(crate) label: String,
+}
+
+impl Target {
+    /// The target of a call: the app as its driver described it, and the name people know it
+    /// by (its label, else its id).
+    pub(crate) fn new(driver_index: usize, device: DeviceId, info: AppInfo) -> Target {
+        let label = info
+            .label
+            .as_deref()
+            .map(clean_label)
+            .filter(|l| !l.trim().is_empty())
+            .unwrap_or_else(|| info.app.to_string());
+        Target {
+            driver_index,
+            device,
+            info,
+            label,
+        }
+    }
+}
+
+/// The most characters of a label the person and the agent are shown.
+const MAX_LABEL_CHARS: usize = 80;
+
+/// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
+/// name), so line breaks, other control characters and the bidirectional overrides that can make
+/// text read as something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
+pub(crate) fn clean_label(label: &str) -> String {
+    label
+        .chars()
+        .filter(|c| {
+            !c.is_control()
+                && !matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .take(MAX_LABEL_CHARS)
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
+impl Gateway {
+    /// Starts a task now and returns its session.
+    pub fn start_task(&self, task: TaskSpec) -> Session {
+        Session::start(self.clone(), task)
+    }
 }
 
 impl Session {
@@ -124,359 +139,26 @@ impl Session {
         &self.inner.gateway
     }
 
-    pub(crate) fn driver(&self, index: usize) -> &GuardedLogger {
-        &self.inner.gateway.inner.drivers[index]
-    }
-
-    fn ended(&self) -> bool {
-        self.inner.ended.load(Ordering::SeqCst)
-    }
-
-    /// The whole `phone_logs` call. It never fails: every outcome is a status and a message.
-    ///
-    /// The arguments are checked first, then the policy from the app's id, then the phone and
-    /// the person ([`crate::permission`]), then the read. When the driver finds the app changed
-    /// under the call (a release build installed over the debug build it had seen), the phone
-    /// and the person are asked again, once, in the same call.
-    pub async fn logs(&self, request: LogsRequest) -> LogsResponse {
-        let call = match self.prepare(&request) {
-            Ok(call) => call,
-            Err(response) => return *response,
-        };
-        let mut again = true;
-        loop {
-            let target = match self.admit(&call, request.device.as_deref()).await {
-                Ok(target) => target,
-                Err(response) => return *response,
-            };
-            let read = match call.kind {
-                LogsKind::Logs => self.read_lines(&target, &call).await,
-                LogsKind::Crashes => self.read_reports(&target, &call).await,
-            };
-            match read {
-                Ok(response) => return response,
-                Err(error) if error.kind() == ErrorKind::Changed && again => {
-                    tracing::info!(%error, "the app changed under the call; deciding again");
-                    again = false;
-                }
-                Err(error) => return self.driver_failed(&call.args, &target, error),
-            }
-        }
-    }
-
-    /// Checks the call's arguments and the policy from the app's id, before anything touches a
-    /// phone.
-    fn prepare(&self, request: &LogsRequest) -> Result<LogsCall, Box<LogsResponse>> {
-        let args = StepArgs {
-            app: request.app.trim().to_owned(),
-            kind: request.kind.as_str().to_owned(),
-            since: request.since.clone(),
-            filter: request.filter.clone(),
-            level: request.level.clone(),
-            limit: request.limit,
-        };
-        if self.ended() {
-            return Err(Box::new(LogsResponse::bare(
-                Status::Error,
-                catalog::task_ended(),
-            )));
-        }
-        let app = AppId::parse(&request.app)
-            .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
-        let fail = |message: String| {
-            Box::new(self.failed(&args, None, app.as_str(), Status::Error, message))
-        };
-        let level = match request.level.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(text) => {
-                Some(LogLevel::from_name(text).ok_or_else(|| fail(catalog::level_error(text)))?)
-            }
-        };
-        let (default_limit, max_limit) = match request.kind {
-            LogsKind::Logs => LOG_LIMITS,
-            LogsKind::Crashes => CRASH_LIMITS,
-        };
-        let limit = request.limit.unwrap_or(default_limit);
-        if limit == 0 || limit > max_limit {
-            return Err(fail(catalog::limit_error(
-                request.kind.as_str(),
-                limit,
-                max_limit,
-            )));
-        }
-        let since = parse_since(
-            request.since.as_deref(),
-            self.gateway().now(),
-            self.gateway().local_offset(),
-            self.inner.started_at,
-        )
-        .map_err(fail)?;
-        // The policy first, from the app's id alone: an agent that may not read this app gets
-        // the same answer whether it is installed or not, and no phone is asked anything.
-        if let Some(response) = self.check_app(Action::Logs, &app, &args) {
-            return Err(Box::new(response));
-        }
-        Ok(LogsCall {
-            args,
-            app,
-            kind: request.kind,
-            level,
-            limit: limit as usize,
-            since,
-            filter: request.filter.clone().filter(|f| !f.is_empty()),
-            approval_id: request.approval_id.clone(),
-        })
-    }
-
-    /// The phone, the app as the phone describes it now, and the person's permission.
-    async fn admit(
-        &self,
-        call: &LogsCall,
-        device: Option<&str>,
-    ) -> Result<Target, Box<LogsResponse>> {
-        let target = self.resolve(device, &call.app, &call.args).await?;
-        let capabilities = self.driver(target.driver_index).capabilities();
-        let able = match call.kind {
-            LogsKind::Logs => capabilities.logs,
-            LogsKind::Crashes => capabilities.crashes,
-        };
-        if !able {
-            let message = format!("this phone's driver cannot read {}.", call.kind.as_str());
-            return Err(Box::new(self.failed(
-                &call.args,
-                Some(&target.device),
-                &target.label,
-                Status::Unsupported,
-                message,
-            )));
-        }
-        let ask = Ask::plain(Action::Logs);
-        match self
-            .permit(&target, &ask, call.approval_id.as_deref(), &call.args)
-            .await
-        {
-            Gate::Go => {}
-            Gate::Stop(response) => return Err(Box::new(response)),
-        }
+    /// Remembers that this task read `app` on the phone, so its driver stops listening when the
+    /// task ends.
+    pub(crate) fn mark_read(&self, target: &Target) {
         self.inner
             .read
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert((target.driver_index, target.device.clone(), call.app.clone()));
-        Ok(target)
-    }
-
-    /// Reads and lays out the app's lines.
-    async fn read_lines(
-        &self,
-        target: &Target,
-        call: &LogsCall,
-    ) -> Result<LogsResponse, phonelogs_driver::Error> {
-        let mut query = LogQuery::since(call.since, call.limit);
-        query.level = call.level;
-        query.filter = call.filter.clone();
-        let driver = self.driver(target.driver_index);
-        let result = driver
-            .own_logs(&target.device, &target.info, &query)
-            .await?;
-        // One line per line of text, so no message forges another line; the limit then counts
-        // the lines the agent sees.
-        let (lines, over_limit) = crate::lines::one_line_each(result.lines, call.limit);
-        let rendered = render_lines(
-            &lines,
-            self.gateway().local_offset(),
-            self.gateway().result_cap(),
-        );
-        // The driver's count (the limit), the split's and the cap's, so the message's count is
-        // of every older line the agent does not see.
-        let left_out = result.omitted + over_limit + rendered.left_out;
-        let shown = rendered.views.len();
-        self.record(
-            &call.args,
-            Some(&target.device),
-            Status::Ok,
-            catalog::step_read_lines(shown, &target.label),
-        );
-        Ok(LogsResponse {
-            status: Status::Ok,
-            message: catalog::lines_message(shown, &target.label, left_out, rendered.cut),
-            approval_id: None,
-            rule: Some(catalog::names::APP_LOGS.to_owned()),
-            log: rendered.log,
-            lines: rendered.views,
-            reports: Vec::new(),
-            shown,
-            left_out,
-            cut: rendered.cut,
-        })
-    }
-
-    /// Reads and lays out the app's crash reports.
-    async fn read_reports(
-        &self,
-        target: &Target,
-        call: &LogsCall,
-    ) -> Result<LogsResponse, phonelogs_driver::Error> {
-        let driver = self.driver(target.driver_index);
-        let result = driver
-            .own_crash_result(&target.device, &target.info, call.since, call.limit)
-            .await?;
-        let cap = self.gateway().result_cap();
-        let rendered = render_reports(&result.reports, cap);
-        let shown = rendered.views.len();
-        let count = |wanted: TextShown| {
-            rendered
-                .views
-                .iter()
-                .filter(|v| v.text_shown == wanted)
-                .count()
-        };
-        let mut message = catalog::reports_message(
-            shown,
-            &target.label,
-            count(TextShown::Cut),
-            count(TextShown::FirstLine),
-            rendered.left_out,
-            cap,
-        );
-        // Reports the driver could not confirm as the app's own (not its copy in another user)
-        // are left out, and the message says how many.
-        if let Some(unconfirmed) = catalog::unconfirmed_reports(result.unconfirmed, &target.label) {
-            message.push(' ');
-            message.push_str(&unconfirmed);
-        }
-        self.record(
-            &call.args,
-            Some(&target.device),
-            Status::Ok,
-            catalog::step_read_reports(shown, &target.label),
-        );
-        Ok(LogsResponse {
-            status: Status::Ok,
-            message,
-            approval_id: None,
-            rule: Some(catalog::names::APP_LOGS.to_owned()),
-            log: rendered.log,
-            lines: Vec::new(),
-            reports: rendered.views,
-            shown,
-            left_out: rendered.left_out,
-            cut: rendered.cut,
-        })
-    }
-
-    /// Finds the phone (the one named, or the only one connected within the task's phones), its
-    /// driver, and what the driver knows of the app.
-    pub(crate) async fn resolve(
-        &self,
-        device: Option<&str>,
-        app: &AppId,
-        args: &StepArgs,
-    ) -> Result<Target, Box<LogsResponse>> {
-        let (driver_index, device) =
-            self.resolve_device(device)
-                .await
-                .map_err(|(status, message)| {
-                    Box::new(self.failed(args, None, app.as_str(), status, message))
-                })?;
-        let info = match self.driver(driver_index).app_info(&device, app).await {
-            Ok(info) => info,
-            Err(error) => {
-                let (status, message) = driver_error_status(&error, app, &device);
-                return Err(Box::new(self.failed(
-                    args,
-                    Some(&device),
-                    app.as_str(),
-                    status,
-                    message,
-                )));
-            }
-        };
-        let label = info
-            .label
-            .clone()
-            .filter(|l| !l.trim().is_empty())
-            .unwrap_or_else(|| app.to_string());
-        Ok(Target {
-            driver_index,
-            device,
-            info,
-            label,
-        })
-    }
-
-    pub(crate) async fn resolve_device(
-        &self,
-        wanted: Option<&str>,
-    ) -> Result<(usize, DeviceId), (Status, String)> {
-        let allowed = self.inner.spec.devices.as_deref();
-        let wanted = wanted.map(str::trim).filter(|w| !w.is_empty());
-        if let (Some(wanted), Some(allowed)) = (wanted, allowed)
-            && !allowed.iter().any(|d| d.as_str() == wanted)
-        {
-            return Err((Status::ScopeDenied, catalog::device_outside_task(wanted)));
-        }
-        let mut online = Vec::new();
-        let mut first_error = None;
-        for (index, driver) in self.gateway().inner.drivers.iter().enumerate() {
-            match driver.devices().await {
-                Ok(devices) => {
-                    for device in devices {
-                        if let Some(wanted) = wanted {
-                            if device.id.as_str() == wanted {
-                                return Ok((index, device.id));
-                            }
-                        } else if device.state == DeviceState::Online
-                            && allowed.is_none_or(|allowed| allowed.contains(&device.id))
-                        {
-                            online.push((index, device.id));
-                        }
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "a driver could not list its devices");
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
-        if let Some(wanted) = wanted {
-            return Err((
-                Status::Error,
-                match first_error {
-                    Some(error) => format!("{} ({error})", catalog::no_such_device(wanted)),
-                    None => catalog::no_such_device(wanted),
-                },
+            .insert((
+                target.driver_index,
+                target.device.clone(),
+                target.info.app.clone(),
             ));
-        }
-        match online.len() {
-            1 => Ok(online.remove(0)),
-            0 => Err((
-                Status::Error,
-                match first_error {
-                    Some(error) => format!("{} ({error})", catalog::no_device()),
-                    None => catalog::no_device(),
-                },
-            )),
-            _ => Err((
-                Status::Error,
-                catalog::several_devices(
-                    &online
-                        .iter()
-                        .map(|(_, d)| d.to_string())
-                        .collect::<Vec<_>>(),
-                ),
-            )),
-        }
     }
 
-    fn driver_failed(
-        &self,
-        args: &StepArgs,
-        target: &Target,
-        error: phonelogs_driver::Error,
-    ) -> LogsResponse {
-        let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
-        self.failed(args, Some(&target.device), &target.label, status, message)
+    pub(crate) fn driver(&self, index: usize) -> &GuardedLogger {
+        &self.inner.gateway.inner.drivers[index]
+    }
+
+    pub(crate) fn ended(&self) -> bool {
+        self.inner.ended.load(Ordering::SeqCst)
     }
 
     /// Records a failed step and returns the response for it.
@@ -587,5 +269,19 @@ pub(crate) fn driver_error_status(
             catalog::not_installed(app.as_str(), device.as_str()),
         ),
         _ => (Status::Error, error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_label;
+
+    #[test]
+    fn a_label_cannot_break_lines_or_turn_text_around() {
+        assert_eq!(clean_label("Crash Test"), "Crash Test");
+        assert_eq!(clean_label("Crash\nTest?\r\n\nAllow"), "CrashTest?Allow");
+        assert_eq!(clean_label("\u{202e}tseT hsarC"), "tseT hsarC");
+        assert_eq!(clean_label(&"x".repeat(500)).chars().count(), 80);
+        assert_eq!(clean_label("  \u{2066} "), "");
     }
 }

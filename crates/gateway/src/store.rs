@@ -375,7 +375,8 @@ impl Store {
                 }
             }
             let now = now_text();
-            let action = approval.action.as_str();
+            // An approval of an action this build does not know grants nothing.
+            let action = approval.action.map_or("", Action::as_str);
             tx.execute(
                 "UPDATE approvals SET state = 'answered', answer = ?2, answered_at = ?3, answered_via = ?4 WHERE id = ?1",
                 params![approval_id, answer.as_str(), now, via.as_str()],
@@ -424,13 +425,22 @@ impl Store {
             "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim
              FROM history
              WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 IS NULL OR app = ?3)
+               AND (?5 IS NULL OR device = ?5) AND (?6 IS NULL OR status = ?6)
              ORDER BY id DESC LIMIT ?4",
         )?;
         let limit = filter
             .limit
             .map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let status = filter.status.map(Status::as_str);
         let rows = statement.query_map(
-            params![filter.task_id, filter.agent, filter.app, limit],
+            params![
+                filter.task_id,
+                filter.agent,
+                filter.app,
+                limit,
+                filter.device,
+                status
+            ],
             |row| {
                 let status: String = row.get(5)?;
                 Ok(HistoryStep {
@@ -566,10 +576,15 @@ impl Store {
                 "UPDATE tasks SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
                 params![task_id, now],
             )?;
+            // Unanswered questions and unused "Allow once" answers expire, and "Allow for this
+            // task" grants go, so nothing the task was allowed outlives it (its standing rules
+            // are the person's own and stay).
             tx.execute(
-                "UPDATE approvals SET state = 'expired' WHERE task_id = ?1 AND state = 'pending'",
+                "UPDATE approvals SET state = 'expired' WHERE task_id = ?1
+                   AND (state = 'pending' OR (state = 'answered' AND answer = 'once'))",
                 [task_id],
             )?;
+            tx.execute("DELETE FROM task_grants WHERE task_id = ?1", [task_id])?;
             Ok(())
         })
     }
@@ -657,7 +672,7 @@ impl Store {
                 device: ask.device.to_string(),
                 app: ask.app.to_string(),
                 app_label: ask.app_label.to_owned(),
-                action: ask.action,
+                action: Some(ask.action),
                 detail: ask.detail.to_owned(),
                 question: ask.question.to_owned(),
                 rule: ask.rule.to_owned(),
@@ -679,7 +694,7 @@ impl Store {
                     approval.question,
                     approval.rule,
                     approval.created_at,
-                    approval.action.as_str(),
+                    approval.action.map_or("", Action::as_str),
                     approval.detail
                 ],
             )?;
@@ -729,11 +744,9 @@ fn approval_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Approval> {
     let state: String = row.get(10)?;
     let action: String = row.get(11)?;
     let via: Option<String> = row.get(13)?;
-    // An action this build does not know is read as a tombstone, the action that covers the
-    // least (no logs call can pick it up).
-    let action = Action::parse(&action).unwrap_or(Action::Tombstone);
     Ok(Approval {
-        action,
+        // An action this build does not know is `None`: no call of this build can pick it up.
+        action: Action::parse(&action),
         detail: row.get(12)?,
         answered_via: via.as_deref().and_then(AnsweredVia::parse),
         id: row.get(0)?,

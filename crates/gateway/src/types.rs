@@ -7,9 +7,7 @@ pub use phonelogs_policy::Action;
 pub use crate::render::{LineView, ReportView, TextShown};
 
 /// What a `phone_logs` call reads.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LogsKind {
     /// The app's log lines (the default).
@@ -28,18 +26,19 @@ impl LogsKind {
         }
     }
 
-    /// Reads `logs` or `crashes` (case-insensitive); anything else is an error naming both.
-    pub fn parse(text: &str) -> Result<LogsKind, String> {
+    /// Reads `logs` or `crashes` (case-insensitive; empty is `logs`); `None` for anything else
+    /// ([`crate::catalog::kind_error`] words the refusal).
+    pub fn parse(text: &str) -> Option<LogsKind> {
         match text.trim().to_ascii_lowercase().as_str() {
-            "" | "logs" => Ok(LogsKind::Logs),
-            "crashes" => Ok(LogsKind::Crashes),
-            _ => Err(crate::catalog::kind_error(text)),
+            "" | "logs" => Some(LogsKind::Logs),
+            "crashes" => Some(LogsKind::Crashes),
+            _ => None,
         }
     }
 }
 
 /// One `phone_logs` call, as the agent made it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogsRequest {
     /// The app's package name or bundle id.
     pub app: String,
@@ -78,7 +77,7 @@ impl LogsRequest {
 }
 
 /// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The text is there.
@@ -128,7 +127,7 @@ impl Status {
 }
 
 /// The whole answer to a `phone_logs` call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LogsResponse {
     /// How it ended.
     pub status: Status,
@@ -174,7 +173,7 @@ impl LogsResponse {
 }
 
 /// The person's answer to an approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     /// Allow once: this call.
@@ -208,11 +207,6 @@ impl Answer {
             _ => None,
         }
     }
-
-    /// The button's label ("Allow once", …).
-    pub fn label(self) -> &'static str {
-        crate::catalog::answer_label(self)
-    }
 }
 
 /// Where the person answered a question, as the history records it.
@@ -223,14 +217,17 @@ pub enum AnsweredVia {
     ClientDialog,
     /// The person answered on their side: the `phonelogs` command line or an embedding program.
     CommandLine,
+    /// The person answered on the page `phonelogs ui` serves on their computer.
+    Page,
 }
 
 impl AnsweredVia {
-    /// `client_dialog` or `command_line`.
+    /// `client_dialog`, `command_line` or `page`.
     pub fn as_str(self) -> &'static str {
         match self {
             AnsweredVia::ClientDialog => "client_dialog",
             AnsweredVia::CommandLine => "command_line",
+            AnsweredVia::Page => "page",
         }
     }
 
@@ -238,13 +235,14 @@ impl AnsweredVia {
         match text {
             "client_dialog" => Some(AnsweredVia::ClientDialog),
             "command_line" => Some(AnsweredVia::CommandLine),
+            "page" => Some(AnsweredVia::Page),
             _ => None,
         }
     }
 }
 
 /// Where an approval stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalState {
     /// Waiting for the person.
@@ -293,8 +291,8 @@ pub struct Approval {
     pub app: String,
     /// The app's name as people know it.
     pub app_label: String,
-    /// What it allows.
-    pub action: Action,
+    /// What it allows; `None` for an action this build does not know (it allows nothing here).
+    pub action: Option<Action>,
     /// What exactly, beyond the app, the question named ("pid 1224", "pid 1224 to run1/x.txt";
     /// empty for logs): an answer is picked up only by a call that asks for the same.
     pub detail: String,
@@ -313,7 +311,7 @@ pub struct Approval {
 }
 
 /// Which history steps to list.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryFilter {
     /// Only this task's steps.
     pub task_id: Option<String>,
@@ -321,12 +319,16 @@ pub struct HistoryFilter {
     pub agent: Option<String>,
     /// Only steps about this app.
     pub app: Option<String>,
+    /// Only steps on this phone (its id).
+    pub device: Option<String>,
+    /// Only steps that ended so.
+    pub status: Option<Status>,
     /// At most this many steps (the newest); all when left out.
     pub limit: Option<usize>,
 }
 
 /// What a step was asked for: never the text it read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepArgs {
     /// The app's id.
     pub app: String,
@@ -343,7 +345,7 @@ pub struct StepArgs {
 }
 
 /// One step of the history: what was read, in the spec's words, never the text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HistoryStep {
     /// Its number, rising.
     pub id: i64,

@@ -34,6 +34,7 @@ impl AppLogger for Forgetful {
             debugger: false,
             log_history: true,
             line_uids: true,
+            reports_name_package: true,
         }
     }
 

@@ -17,6 +17,11 @@ use phonelogs_gateway::{
 };
 use phonelogs_policy::{Agent, Mode};
 
+/// A debugging aid's data as the MCP frontend sends it.
+fn data_json(data: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(data).unwrap()
+}
+
 const RELEASE_PID: i64 = 5151;
 
 /// The standard fake phone, plus a process of the release build that debuggerd can dump.
@@ -90,7 +95,7 @@ fn pending_id(response: &DebugResponse) -> String {
         DebugStatus::ApprovalPending,
         "{response:?}"
     );
-    response.data.as_ref().unwrap()["approval_id"]
+    response.data.as_ref().map(data_json).unwrap()["approval_id"]
         .as_str()
         .unwrap()
         .to_owned()
@@ -122,7 +127,7 @@ async fn a_logs_answer_never_covers_a_backtrace_or_a_tombstone() {
     let backtrace_id = pending_id(&response);
     assert_ne!(backtrace_id, logs_id);
     let approval = gateway.store().approval(&backtrace_id).unwrap().unwrap();
-    assert_eq!(approval.action, Action::Backtrace);
+    assert_eq!(approval.action, Some(Action::Backtrace));
     assert_eq!(
         approval.question,
         "Capture a native backtrace of Example (pid 5151)? It shows the native call stack of every thread of the app."
@@ -449,7 +454,7 @@ fn a_version_1_database_migrates_and_its_grants_stay_logs_grants() {
     assert_eq!(rules.len(), 1);
     assert_eq!(rules[0].action, Action::Logs);
     let approval = store.approval("ap-old").unwrap().unwrap();
-    assert_eq!(approval.action, Action::Logs);
+    assert_eq!(approval.action, Some(Action::Logs));
     assert_eq!(approval.detail, "");
     assert_eq!(approval.answered_via, None);
     store.answer("ap-old", Answer::Task).unwrap();
@@ -543,4 +548,71 @@ async fn a_release_build_installed_over_the_debug_build_asks_in_the_same_call() 
     let read = session.logs(request).await;
     assert_eq!(read.status, Status::Ok, "{}", read.message);
     assert!(read.log.contains("started"), "{}", read.log);
+}
+
+// --- Review findings: a clone's process, and what a task leaves behind. ---
+
+#[tokio::test]
+async fn a_process_of_the_apps_copy_in_another_user_is_never_debugged() {
+    let phone = debug_phone();
+    let device = device();
+    // The development build's clone in user 10: the same package, uid 10 × 100000 + 10123.
+    const CLONE_PID: i64 = 6161;
+    phone.add_process(&device, CLONE_PID, 1_010_123, DEV_APP);
+    phone.set_jdwp_pids(&device, vec![CLONE_PID]);
+    let root = tempfile::tempdir().unwrap();
+    let gateway = builder(&phone)
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let session = session(&gateway, Mode::Full);
+    for request in [
+        backtrace(CLONE_PID, None),
+        tombstone(CLONE_PID, "clone.txt", None),
+    ] {
+        let response = session.debug(request).await;
+        assert_eq!(
+            response.error.as_ref().map(|e| e.code),
+            Some(ErrorCode::PolicyDenied),
+            "{response:?}"
+        );
+        assert!(!response.message.contains(DEV_APP), "{}", response.message);
+    }
+    assert!(!debuggerd_ran(&phone), "{:?}", phone.calls());
+    assert!(!root.path().join("tombstones").join("clone.txt").exists());
+    // Nor is it named in a JDWP listing as the app's.
+    let listing = session
+        .debug(DebugRequest::ListJdwpProcesses {
+            serial: DEVICE.into(),
+        })
+        .await;
+    let data = serde_json::to_value(listing.data.unwrap()).unwrap();
+    assert_eq!(data["pids"], serde_json::json!([CLONE_PID]));
+    assert_eq!(data["packages"], serde_json::json!([]), "{data}");
+    let steps = gateway.store().history(HistoryFilter::default()).unwrap();
+    assert!(
+        steps.iter().any(|s| s.step.contains("another user's copy")),
+        "{steps:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_ended_task_can_use_nothing_it_was_allowed() {
+    let phone = debug_phone();
+    let gateway = gateway(&phone);
+    let session = session(&gateway, Mode::Full);
+    let task_id = pending_id(&session.debug(backtrace(RELEASE_PID, None)).await);
+    gateway.store().answer(&task_id, Answer::Task).unwrap();
+    let once_id = session.logs(logs(RELEASE_APP)).await.approval_id.unwrap();
+    gateway.store().answer(&once_id, Answer::Once).unwrap();
+    let clone = session.clone();
+    session.end().await;
+    let response = clone.debug(backtrace(RELEASE_PID, None)).await;
+    assert_eq!(response.status, DebugStatus::Error, "{response:?}");
+    assert!(!debuggerd_ran(&phone));
+    let read = clone.logs(logs(RELEASE_APP)).await;
+    assert_eq!(read.status, Status::Error);
+    // The unused "Allow once" expired with the task.
+    let once = gateway.store().approval(&once_id).unwrap().unwrap();
+    assert_eq!(once.state, phonelogs_gateway::ApprovalState::Expired);
 }

@@ -215,3 +215,77 @@ fn a_killed_writer_loses_nothing_acknowledged() {
         );
     }
 }
+
+/// The history filters by phone and by status, alone and with the other filters (the person's
+/// page filters by app, agent, phone and status).
+#[test]
+fn the_history_filters_by_device_and_status() {
+    use phonelogs_gateway::Status;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    // Steps are written the way the gateway writes them; the gateway's writer is private, so
+    // the rows go in through SQLite directly.
+    let connection = rusqlite::Connection::open(dir.path().join(DB_FILE)).unwrap();
+    for (agent, device, status, app) in [
+        ("claude", Some("emulator-5554"), "ok", "com.example.store"),
+        (
+            "claude",
+            Some("emulator-5554"),
+            "denied",
+            "com.example.store",
+        ),
+        ("codex", Some("00008110-A"), "ok", "dev.phonelogs.crashtest"),
+        ("codex", None, "scope_denied", "com.example.other"),
+    ] {
+        connection
+            .execute(
+                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind)
+                 VALUES ('2026-01-01T00:00:00Z', 'task-1', ?1, ?2, ?3, 'a step', ?4, 'logs')",
+                rusqlite::params![agent, device, status, app],
+            )
+            .unwrap();
+    }
+    let count = |filter: HistoryFilter| store.history(filter).unwrap().len();
+    assert_eq!(count(HistoryFilter::default()), 4);
+    let on_emulator = HistoryFilter {
+        device: Some("emulator-5554".into()),
+        ..HistoryFilter::default()
+    };
+    assert_eq!(count(on_emulator.clone()), 2);
+    let ok = HistoryFilter {
+        status: Some(Status::Ok),
+        ..HistoryFilter::default()
+    };
+    assert_eq!(count(ok.clone()), 2);
+    let steps = store
+        .history(HistoryFilter {
+            status: Some(Status::Ok),
+            ..on_emulator.clone()
+        })
+        .unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].status, Status::Ok);
+    assert_eq!(steps[0].device.as_deref(), Some("emulator-5554"));
+    assert_eq!(
+        count(HistoryFilter {
+            agent: Some("codex".into()),
+            ..ok
+        }),
+        1
+    );
+    assert_eq!(
+        count(HistoryFilter {
+            status: Some(Status::ScopeDenied),
+            app: Some("com.example.other".into()),
+            ..HistoryFilter::default()
+        }),
+        1
+    );
+    assert_eq!(
+        count(HistoryFilter {
+            device: Some("no-such-phone".into()),
+            ..HistoryFilter::default()
+        }),
+        0
+    );
+}

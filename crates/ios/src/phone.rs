@@ -170,6 +170,7 @@ impl AppLogger for LockdownPhone {
             log_history: false,
             // os_trace lines carry a pid, not a uid: the follower picks processes by pid.
             line_uids: false,
+            reports_name_package: false,
         }
     }
 

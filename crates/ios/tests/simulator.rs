@@ -386,9 +386,9 @@ async fn trust_states_and_unplugging_are_what_a_phone_shows() {
     assert_eq!(error.kind(), ErrorKind::DeviceNotFound, "{error}");
 }
 
-/// Figures: os_trace entries per second from the simulator through the follower (TLS-free
-/// service socket over loopback, as over USB), and the follower's memory at 20,000 lines.
-/// `cargo test -p phonelogs-ios --test simulator twenty -- --nocapture`, line `MEASURE`.
+/// 20,000 entries reach the follower whole (its cap); how fast, and its memory then, are
+/// measured by the release bench `cargo bench -p phonelogs-demo --bench follower_vs_logcat`
+/// (`docs/iossim.md`), not here: a debug test's timing would say nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_thousand_entries_through_the_follower() {
     let phone = SimPhone::default_phone();
@@ -406,7 +406,6 @@ async fn twenty_thousand_entries_through_the_follower() {
         phone.streamed_pids().contains(&i64::from(pid))
     })
     .await;
-    let start = std::time::Instant::now();
     let total = 20_000u64;
     for i in 0..total {
         phone.log(
@@ -431,15 +430,12 @@ async fn twenty_thousand_entries_through_the_follower() {
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    let elapsed = start.elapsed();
-    let memory = driver.follower_memory(&device, &app).unwrap_or(0);
-    println!(
-        "MEASURE os_trace entries through the follower: {held} in {elapsed:?} = {:.0}/s; follower memory at {held} lines: {:.2} MiB (sent by the phone: {})",
-        held as f64 / elapsed.as_secs_f64(),
-        memory as f64 / (1024.0 * 1024.0),
-        phone.entries_sent()
-    );
     assert!(held >= 19_000, "only {held} of {total} arrived");
+    assert!(
+        held <= 20_000,
+        "the follower keeps at most 20,000 lines, not {held}"
+    );
+    assert!(phone.entries_sent() >= total);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -492,4 +488,120 @@ async fn a_stream_cut_mid_entry_is_reopened() {
         !texts.iter().any(|t| t.contains("cut in half")),
         "{texts:?}"
     );
+}
+
+/// The simulator's Unix socket listener (as `/var/run/usbmuxd` is): idevice reaches the phone
+/// through a socket path, the same phone as over loopback, and the file is gone once the
+/// simulator stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_unix_socket_serves_the_same_phone() {
+    let dir = std::env::temp_dir().join(format!("phonelogs-iossim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("usbmuxd");
+    let phone = SimPhone::default_phone();
+    phone.set_report_delays(Duration::ZERO, Duration::from_millis(20));
+    let mut sim = IosSim::new(phone.clone()).unwrap();
+    sim.listen_unix(&socket).await.unwrap();
+    assert_eq!(sim.addr(), socket.display().to_string());
+    assert!(sim.tcp_addr().is_none());
+    let driver = LockdownPhone::new(Arc::new(UsbmuxdBackend::with_addr(
+        UsbmuxdAddr::UnixSocket(socket.display().to_string()),
+    )));
+    let listed = driver.devices().await.unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].id, DeviceId::new(UDID));
+
+    // A whole read through lockdown, TLS and AFC over the socket: the app's own report.
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let pid = phone.launch(app.as_str()).unwrap();
+    phone.crash(
+        pid,
+        phonelogs_iossim::CrashKind::Exception("over the socket".into()),
+    );
+    let mut reports = Vec::new();
+    for _ in 0..100 {
+        reports = driver
+            .app_crashes(&listed[0].id, &app, since, 3)
+            .await
+            .unwrap();
+        if !reports.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(
+        reports[0].summary.contains("over the socket"),
+        "{reports:?}"
+    );
+    assert!(driver.dev_build(&listed[0].id, &app).await.unwrap());
+
+    sim.shutdown().await;
+    assert!(!socket.exists(), "the socket file outlived the simulator");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A service that accepts its connection and never answers (`Fault::StallService`): every
+/// device call has a timeout, so a read that needs the service fails with a timeout that names
+/// what it waited for, within the call's time limit; a stalled crash mover only delays the
+/// read by its limit (it is asked so that the newest reports show; what is there is still
+/// read); and the driver works again once the service answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_service_is_a_clear_timeout_not_a_hang() {
+    let phone = SimPhone::default_phone();
+    phone.set_report_delays(Duration::ZERO, Duration::from_millis(20));
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let addr = sim.tcp_addr().unwrap();
+    let call_timeout = Duration::from_millis(800);
+    let driver = LockdownPhone::with_config(
+        Arc::new(UsbmuxdBackend::with_addr(UsbmuxdAddr::TcpSocket(addr))),
+        phonelogs_ios::PhoneConfig {
+            call_timeout,
+            ..phonelogs_ios::PhoneConfig::default()
+        },
+    );
+    let device = DeviceId::new(UDID);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    // A call makes several steps (connect, look up, list, read), each under the limit.
+    let bound = call_timeout * 4 + Duration::from_secs(2);
+    let stalled = |service: &str| {
+        phone.clear_faults();
+        phone.inject_fault(phonelogs_iossim::Fault::StallService(service.into()));
+    };
+
+    for service in [
+        "com.apple.mobile.installation_proxy",
+        "com.apple.crashreportcopymobile",
+    ] {
+        stalled(service);
+        let error = tokio::time::timeout(bound, async {
+            if service.contains("installation_proxy") {
+                driver.dev_build(&device, &app).await.map(drop)
+            } else {
+                driver.app_crashes(&device, &app, since, 3).await.map(drop)
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("a call with {service} stalled hung past {bound:?}"))
+        .expect_err("a stalled service cannot answer");
+        assert_eq!(error.kind(), ErrorKind::Timeout, "{service}: {error}");
+        assert!(
+            error.to_string().contains("timed out after"),
+            "{service}: {error}"
+        );
+    }
+
+    stalled("com.apple.crashreportmover");
+    let started = std::time::Instant::now();
+    tokio::time::timeout(bound, driver.app_crashes(&device, &app, since, 3))
+        .await
+        .unwrap_or_else(|_| panic!("a read with the mover stalled hung past {bound:?}"))
+        .expect("reports are read without the mover");
+    assert!(started.elapsed() >= call_timeout, "{:?}", started.elapsed());
+
+    phone.clear_faults();
+    assert!(driver.dev_build(&device, &app).await.unwrap());
+    driver.app_crashes(&device, &app, since, 3).await.unwrap();
 }

@@ -8,7 +8,8 @@
 //! The files go one way: [`model`] is the phone (apps, processes, os_log, crash reports,
 //! trust, faults; no I/O), `ips` writes its crash reports, [`pairing`] makes its pair record;
 //! `services` serves lockdownd and each service over the model; `usbmuxd` is the wire on
-//! top. See `docs/iossim.md` for what each piece answers and where the formats come from.
+//! top; [`control`] is a line protocol over the model for another process to play things on the
+//! phone (`phonelogs sim --ios --control`). See `docs/iossim.md` for what each piece answers and where the formats come from.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), phonelogs_iossim::Error> {
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::task::JoinHandle;
 
+pub mod control;
 mod ips;
 pub mod life;
 pub mod model;

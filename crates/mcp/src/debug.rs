@@ -1,10 +1,10 @@
 //! The six debugging aids: turning each tool's arguments into the gateway's request, and its
 //! answer into the `{status, message, data, error}` envelope.
 
-use phonelogs_gateway::{DebugRequest, DebugResponse, DebugStatus, Session};
+use phonelogs_gateway::{DebugRequest, DebugResponse, DebugStatus, ErrorCode, Session};
 
 use crate::args::{BacktraceArgs, ExitHistoryArgs, SerialArgs, SetDebugAppArgs, TombstoneArgs};
-use crate::output::{DebugEnvelope, DebugErrorOut};
+use crate::output::{DebugEnvelope, DebugErrorOut, DebugStatusOut, ErrorCodeOut};
 
 /// One call of a debugging aid, as the agent made it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,27 +92,41 @@ pub async fn run(session: &Session, call: &DebugCall) -> DebugEnvelope {
     envelope(session.debug(call.request()).await)
 }
 
-/// The gateway's answer as the tool's envelope.
+/// The gateway's answer as the tool's envelope: the one place its typed values become JSON.
 pub fn envelope(response: DebugResponse) -> DebugEnvelope {
     DebugEnvelope {
         status: match response.status {
-            DebugStatus::Success => "success",
-            DebugStatus::ApprovalPending => "approval_pending",
-            DebugStatus::Error => "error",
-        }
-        .to_owned(),
+            DebugStatus::Success => DebugStatusOut::Success,
+            DebugStatus::ApprovalPending => DebugStatusOut::ApprovalPending,
+            DebugStatus::Error => DebugStatusOut::Error,
+        },
         message: response.message,
-        data: response.data,
+        // Our own plain values always serialize; a failure would show as a null `data`.
+        data: response
+            .data
+            .map(|data| serde_json::to_value(data).unwrap_or(serde_json::Value::Null)),
         error: response.error.map(|e| DebugErrorOut {
-            code: e.code.as_str().to_owned(),
+            code: error_code(e.code),
             message: e.message,
         }),
     }
 }
 
+/// The gateway's error code as the envelope spells it.
+pub fn error_code(code: ErrorCode) -> ErrorCodeOut {
+    match code {
+        ErrorCode::InvalidArgument => ErrorCodeOut::InvalidArgument,
+        ErrorCode::DeviceNotFound => ErrorCodeOut::DeviceNotFound,
+        ErrorCode::AdbUnavailable => ErrorCodeOut::AdbUnavailable,
+        ErrorCode::PermissionDenied => ErrorCodeOut::PermissionDenied,
+        ErrorCode::PolicyDenied => ErrorCodeOut::PolicyDenied,
+        ErrorCode::BackendError => ErrorCodeOut::BackendError,
+    }
+}
+
 /// The approval to ask about, when the envelope is `approval_pending`.
 pub fn pending_approval_id(envelope: &DebugEnvelope) -> Option<String> {
-    if envelope.status != "approval_pending" {
+    if envelope.status != DebugStatusOut::ApprovalPending {
         return None;
     }
     envelope
@@ -126,13 +140,13 @@ pub fn pending_approval_id(envelope: &DebugEnvelope) -> Option<String> {
 /// The envelope for an echoed state that failed verification.
 pub fn refused_state(message: &str) -> DebugEnvelope {
     DebugEnvelope {
-        status: "error".into(),
+        status: DebugStatusOut::Error,
         message: format!(
             "The echoed request state was refused ({message}); call again without it."
         ),
         data: None,
         error: Some(DebugErrorOut {
-            code: "INVALID_ARGUMENT".into(),
+            code: ErrorCodeOut::InvalidArgument,
             message: message.to_owned(),
         }),
     }

@@ -27,15 +27,15 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use phonelogs_driver::{DeviceId, conformance::Scenario};
-//! use phonelogs_fake::FakePhone;
+//! use phonelogs_driver::{AppId, DeviceId};
+//! use phonelogs_fake::{FakeApp, FakePhone};
 //! use phonelogs_gateway::{Agent, Gateway, Mode, TaskSpec};
 //! use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
 //!
-//! let phone = FakePhone::with_scenario(&Scenario::standard(
-//!     DeviceId::new("emulator-5554"),
-//!     time::OffsetDateTime::now_utc(),
-//! ));
+//! let phone = FakePhone::new();
+//! let device = DeviceId::new("emulator-5554");
+//! phone.add_device(&device, "Pixel 8");
+//! phone.add_app(&device, FakeApp::new(AppId::new("dev.phonelogs.crashtest")).uid(10123).dev_build(true));
 //! let gateway = Gateway::builder().driver(Arc::new(phone)).build()?;
 //! let task = TaskSpec::new(Agent::new("my-agent", Mode::ReadOnly));
 //! let server = PhoneLogsServer::new(gateway, task, ServerOptions::default())?;

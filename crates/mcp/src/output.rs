@@ -107,15 +107,55 @@ pub struct DeviceOut {
     pub state: String,
 }
 
+/// How a `list_devices` call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DevicesStatus {
+    /// The list is there.
+    Ok,
+    /// No driver could list its phones; the message says why.
+    Error,
+}
+
 /// The `structuredContent` of `list_devices`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DevicesOutput {
     /// ok or error.
-    pub status: String,
+    pub status: DevicesStatus,
     /// What was found, in one sentence.
     pub message: String,
     /// Every Android and iOS device, in any state.
     pub devices: Vec<DeviceOut>,
+}
+
+/// The spec's error codes, as the envelope spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCodeOut {
+    /// A bad argument, refused before anything ran.
+    InvalidArgument,
+    /// No such device.
+    DeviceNotFound,
+    /// adb (or the device's service) cannot be reached.
+    AdbUnavailable,
+    /// The device refused.
+    PermissionDenied,
+    /// phonelogs' policy refused (scope, blocks, local_root).
+    PolicyDenied,
+    /// Anything else.
+    BackendError,
+}
+
+/// How a debugging tool's call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DebugStatusOut {
+    /// The aid ran; `data` holds its result.
+    Success,
+    /// The person has not answered yet; `data.approval_id` names the question.
+    ApprovalPending,
+    /// It failed; `error` says why.
+    Error,
 }
 
 /// The error of a debugging tool's envelope.
@@ -123,7 +163,7 @@ pub struct DevicesOutput {
 pub struct DebugErrorOut {
     /// INVALID_ARGUMENT, DEVICE_NOT_FOUND, ADB_UNAVAILABLE, PERMISSION_DENIED, POLICY_DENIED or
     /// BACKEND_ERROR.
-    pub code: String,
+    pub code: ErrorCodeOut,
     /// What went wrong.
     pub message: String,
 }
@@ -132,7 +172,7 @@ pub struct DebugErrorOut {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DebugEnvelope {
     /// success, error, or approval_pending (then `data.approval_id` names the question).
-    pub status: String,
+    pub status: DebugStatusOut,
     /// What happened, in one sentence.
     pub message: String,
     /// The tool's result on success (see docs/mcp.md for each tool's fields), the approval on

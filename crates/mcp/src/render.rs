@@ -11,7 +11,9 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::output::{DebugEnvelope, DevicesOutput, LogsStatus, PhoneLogsOutput};
+use crate::output::{
+    DebugEnvelope, DebugStatusOut, DevicesOutput, DevicesStatus, LogsStatus, PhoneLogsOutput,
+};
 
 /// The text content of a `phone_logs` result: the message, then a blank line and the log when
 /// there is one.
@@ -54,7 +56,7 @@ pub fn devices_result(output: &DevicesOutput) -> CallToolResult {
         ));
     }
     let structured = serde_json::to_value(output).unwrap_or(serde_json::Value::Null);
-    let mut result = if output.status == "ok" {
+    let mut result = if output.status == DevicesStatus::Ok {
         CallToolResult::success(vec![ContentBlock::text(text)])
     } else {
         CallToolResult::error(vec![ContentBlock::text(text)])
@@ -70,7 +72,7 @@ pub fn devices_result(output: &DevicesOutput) -> CallToolResult {
 pub fn debug_result(envelope: DebugEnvelope) -> CallToolResult {
     let text = serde_json::to_string(&envelope).unwrap_or_else(|_| envelope.message.clone());
     let structured = serde_json::to_value(&envelope).unwrap_or(serde_json::Value::Null);
-    let mut result = if envelope.status == "error" {
+    let mut result = if envelope.status == DebugStatusOut::Error {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
         CallToolResult::success(vec![ContentBlock::text(text)])
@@ -153,7 +155,7 @@ mod tests {
     #[test]
     fn a_debug_envelope_is_the_same_json_in_both_forms() {
         let envelope = DebugEnvelope {
-            status: "success".into(),
+            status: DebugStatusOut::Success,
             message: "capture_native_backtrace completed successfully.".into(),
             data: Some(
                 serde_json::json!({"serial": "emulator-5554", "pid": 1224, "text": "#00 pc 0000 libc.so\n"}),

@@ -28,8 +28,8 @@ use crate::args::{
 use crate::ask::{self, Decision, Outcome, PendingState, Sealer};
 use crate::debug::{self, DebugCall};
 use crate::output::{
-    DebugEnvelope, DeviceOut, DevicesOutput, LogsStatus, PhoneLogsOutput, ReportHeading,
-    TextShownOut,
+    DebugEnvelope, DeviceOut, DevicesOutput, DevicesStatus, LogsStatus, PhoneLogsOutput,
+    ReportHeading, TextShownOut,
 };
 use crate::render;
 
@@ -48,12 +48,16 @@ Ask for less (since, level, filter, limit) rather than reading everything.";
 pub struct ServerOptions {
     /// How long an elicitation waits for the person before the call returns `approval_pending`.
     pub ask_timeout: Duration,
+    /// A sentence added to the server's instructions (e.g. a demo naming the phones it serves),
+    /// written by whoever starts the server, never by the agent.
+    pub instructions_note: Option<String>,
 }
 
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             ask_timeout: Duration::from_secs(300),
+            instructions_note: None,
         }
     }
 }
@@ -148,32 +152,57 @@ impl PhoneLogsServer {
             .protocol_version()
             .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         if modern {
-            let can_ask = context
-                .client_capabilities()
-                .is_some_and(|caps| caps.elicitation.is_some());
-            if !can_ask {
+            self.ask_for_input(context, tool, arguments, approval_id, question)
+        } else {
+            self.ask_by_elicitation(context, approval_id, question)
+                .await
+        }
+    }
+
+    /// A 2026-07-28 client: an `input_required` result with the form and a sealed state, which
+    /// its retry echoes.
+    fn ask_for_input(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tool: &str,
+        arguments: &serde_json::Value,
+        approval_id: &str,
+        question: String,
+    ) -> Asked {
+        let can_ask = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.elicitation.is_some());
+        if !can_ask {
+            return Asked::Pending;
+        }
+        let state = PendingState {
+            approval_id: approval_id.to_owned(),
+            tool: tool.to_owned(),
+        };
+        let binding = ask::binding(self.inner.session.task_id(), tool, arguments);
+        let sealed = match self.inner.sealer.seal(&state, &binding) {
+            Ok(sealed) => sealed,
+            Err(error) => {
+                tracing::warn!(%error, "could not seal the request state; leaving the approval pending");
                 return Asked::Pending;
             }
-            let state = PendingState {
-                approval_id: approval_id.to_owned(),
-                tool: tool.to_owned(),
-            };
-            let binding = ask::binding(self.inner.session.task_id(), tool, arguments);
-            let sealed = match self.inner.sealer.seal(&state, &binding) {
-                Ok(sealed) => sealed,
-                Err(error) => {
-                    tracing::warn!(%error, "could not seal the request state; leaving the approval pending");
-                    return Asked::Pending;
-                }
-            };
-            let mut requests = InputRequests::new();
-            requests.insert(
-                ask::INPUT_KEY.to_owned(),
-                InputRequest::Elicitation(ElicitRequest::new(form(question))),
-            );
-            return Asked::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed)));
-        }
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(
+            ask::INPUT_KEY.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(form(question))),
+        );
+        Asked::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed)))
+    }
 
+    /// A client with form elicitation: the dialog, while the person may also answer on their
+    /// side; the first answer wins.
+    async fn ask_by_elicitation(
+        &self,
+        context: &RequestContext<RoleServer>,
+        approval_id: &str,
+        question: String,
+    ) -> Asked {
         if !context
             .peer
             .supported_elicitation_modes()
@@ -185,9 +214,8 @@ impl PhoneLogsServer {
         let elicitation = context
             .peer
             .create_elicitation_with_timeout(form(question), Some(timeout));
-        // The person may answer on the command line while the client's dialog is open: the
-        // first answer wins. Polling that finds nothing never ends the wait by itself; the
-        // elicitation's own timeout does.
+        // Polling that finds nothing never ends the wait by itself; the elicitation's own
+        // timeout does.
         let command_line = async {
             match self
                 .inner
@@ -255,9 +283,11 @@ impl PhoneLogsServer {
             .ok()
             .flatten()
         {
+            // The app's id beside its label: the label is the app's own choice and may pass for
+            // another app's name.
             Some(approval) => format!(
-                "{}\n\nAsked by agent \u{201c}{}\u{201d} for phone {} ({}).",
-                approval.question, approval.agent, approval.device, approval.rule
+                "{}\n\nApp {}. Asked by agent \u{201c}{}\u{201d} for phone {} ({}).",
+                approval.question, approval.app, approval.agent, approval.device, approval.rule
             ),
             None => fallback,
         }
@@ -406,37 +436,13 @@ impl PhoneLogsServer {
     )]
     async fn phone_logs(
         &self,
-        Parameters(mut args): Parameters<PhoneLogsArgs>,
+        Parameters(args): Parameters<PhoneLogsArgs>,
         context: RequestContext<RoleServer>,
         RequestState(state): RequestState,
         InputResponses(responses): InputResponses,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = phone_logs_arguments(&args);
-        let retried = state.is_some();
-        match self.take_retry("phone_logs", &arguments, state, responses) {
-            Ok(Some(approval_id)) => args.approval_id = Some(approval_id),
-            Ok(None) => {}
-            Err(message) => return Ok(refused_state(message).into()),
-        }
-        let response = self.run_logs(&args).await;
-        if response.status != Status::ApprovalPending || retried {
-            return Ok(logs_result(response).into());
-        }
-        let Some(approval_id) = response.approval_id.clone() else {
-            return Ok(logs_result(response).into());
-        };
-        let fallback = format!("Read the logs of {}?", args.app);
-        match self
-            .ask(&context, "phone_logs", &arguments, &approval_id, fallback)
+        self.answer_call(ToolCall::Logs(args), context, state, responses)
             .await
-        {
-            Asked::Pending => Ok(logs_result(response).into()),
-            Asked::InputRequired(input) => Ok(input.into()),
-            Asked::Answered => {
-                args.approval_id = Some(approval_id);
-                Ok(logs_result(self.run_logs(&args).await).into())
-            }
-        }
     }
 
     /// `list_devices`: every phone the drivers see.
@@ -449,7 +455,7 @@ impl PhoneLogsServer {
     async fn list_devices(&self, Parameters(_args): Parameters<ListDevicesArgs>) -> CallToolResult {
         let output = match self.inner.gateway.devices().await {
             Ok(devices) => DevicesOutput {
-                status: "ok".into(),
+                status: DevicesStatus::Ok,
                 message: catalog::devices_message(devices.len()),
                 devices: devices
                     .into_iter()
@@ -462,7 +468,7 @@ impl PhoneLogsServer {
                     .collect(),
             },
             Err(error) => DevicesOutput {
-                status: "error".into(),
+                status: DevicesStatus::Error,
                 message: catalog::devices_error(&error.to_string()),
                 devices: Vec::new(),
             },
@@ -582,41 +588,137 @@ impl PhoneLogsServer {
 }
 
 impl PhoneLogsServer {
-    /// The shared body of the six debugging tools: run, ask the person when the gateway says so,
-    /// run again with the answer.
+    /// The shared body of the six debugging tools.
     async fn debug_tool(
         &self,
-        tool: &str,
-        mut call: DebugCall,
+        tool: &'static str,
+        call: DebugCall,
+        context: RequestContext<RoleServer>,
+        state: Option<String>,
+        responses: Option<rmcp::model::InputResponses>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.answer_call(ToolCall::Debug(tool, call), context, state, responses)
+            .await
+    }
+
+    /// The shared body of every tool that may stop for the person: take a 2026-07-28 retry's
+    /// answer, run the call, ask the person when the gateway says a question is waiting, and
+    /// run it again with the answer.
+    async fn answer_call(
+        &self,
+        mut call: ToolCall,
         context: RequestContext<RoleServer>,
         state: Option<String>,
         responses: Option<rmcp::model::InputResponses>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = call.arguments();
         let retried = state.is_some();
-        match self.take_retry(tool, &arguments, state, responses) {
+        match self.take_retry(call.tool(), &arguments, state, responses) {
             Ok(Some(approval_id)) => call.set_approval_id(approval_id),
             Ok(None) => {}
-            Err(message) => {
-                return Ok(render::debug_result(debug::refused_state(&message)).into());
-            }
+            Err(message) => return Ok(call.refused(&message).into()),
         }
-        let envelope = self.run_debug(&call).await;
-        let pending_id = debug::pending_approval_id(&envelope);
-        let (Some(approval_id), false) = (pending_id, retried) else {
-            return Ok(render::debug_result(envelope).into());
+        let answer = self.run(&call).await;
+        let (Some(approval_id), false) = (answer.pending_id(), retried) else {
+            return Ok(answer.into_result().into());
         };
-        let fallback = format!("Let the agent use {tool} on {}?", call.subject());
-        match self
-            .ask(&context, tool, &arguments, &approval_id, fallback)
-            .await
-        {
-            Asked::Pending => Ok(render::debug_result(envelope).into()),
+        let asked = self
+            .ask(
+                &context,
+                call.tool(),
+                &arguments,
+                &approval_id,
+                call.fallback_question(),
+            )
+            .await;
+        match asked {
+            Asked::Pending => Ok(answer.into_result().into()),
             Asked::InputRequired(input) => Ok(input.into()),
             Asked::Answered => {
                 call.set_approval_id(approval_id);
-                Ok(render::debug_result(self.run_debug(&call).await).into())
+                Ok(self.run(&call).await.into_result().into())
             }
+        }
+    }
+
+    async fn run(&self, call: &ToolCall) -> ToolAnswer {
+        match call {
+            ToolCall::Logs(args) => ToolAnswer::Logs(self.run_logs(args).await),
+            ToolCall::Debug(_, call) => ToolAnswer::Debug(self.run_debug(call).await),
+        }
+    }
+}
+
+/// A call of a tool that may ask the person.
+enum ToolCall {
+    Logs(PhoneLogsArgs),
+    Debug(&'static str, DebugCall),
+}
+
+impl ToolCall {
+    fn tool(&self) -> &'static str {
+        match self {
+            ToolCall::Logs(_) => "phone_logs",
+            ToolCall::Debug(tool, _) => tool,
+        }
+    }
+
+    /// The arguments a sealed state is bound to (everything but `approval_id`).
+    fn arguments(&self) -> serde_json::Value {
+        match self {
+            ToolCall::Logs(args) => phone_logs_arguments(args),
+            ToolCall::Debug(_, call) => call.arguments(),
+        }
+    }
+
+    fn set_approval_id(&mut self, approval_id: String) {
+        match self {
+            ToolCall::Logs(args) => args.approval_id = Some(approval_id),
+            ToolCall::Debug(_, call) => call.set_approval_id(approval_id),
+        }
+    }
+
+    /// The question when the store no longer has the gateway's own words for it.
+    fn fallback_question(&self) -> String {
+        match self {
+            ToolCall::Logs(args) => format!("Read the logs of {}?", args.app),
+            ToolCall::Debug(tool, call) => {
+                format!("Let the agent use {tool} on {}?", call.subject())
+            }
+        }
+    }
+
+    /// The result for a retry whose echoed state was refused.
+    fn refused(&self, message: &str) -> CallToolResult {
+        match self {
+            ToolCall::Logs(_) => refused_state(message.to_owned()),
+            ToolCall::Debug(..) => render::debug_result(debug::refused_state(message)),
+        }
+    }
+}
+
+/// What a [`ToolCall`] answered.
+enum ToolAnswer {
+    Logs(LogsResponse),
+    Debug(DebugEnvelope),
+}
+
+impl ToolAnswer {
+    /// The question waiting for the person, if the call stopped for one.
+    fn pending_id(&self) -> Option<String> {
+        match self {
+            ToolAnswer::Logs(response) if response.status == Status::ApprovalPending => {
+                response.approval_id.clone()
+            }
+            ToolAnswer::Logs(_) => None,
+            ToolAnswer::Debug(envelope) => debug::pending_approval_id(envelope),
+        }
+    }
+
+    fn into_result(self) -> CallToolResult {
+        match self {
+            ToolAnswer::Logs(response) => logs_result(response),
+            ToolAnswer::Debug(envelope) => render::debug_result(envelope),
         }
     }
 }
@@ -650,6 +752,9 @@ impl ServerHandler for PhoneLogsServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("phonelogs", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(match &self.inner.options.instructions_note {
+                Some(note) => format!("{INSTRUCTIONS} {note}"),
+                None => INSTRUCTIONS.to_owned(),
+            })
     }
 }

@@ -12,7 +12,7 @@
 //! versioned and extendable by configuration.
 //!
 //! ```
-//! use phonelogs_driver::{AppId, AppInfo};
+//! use phonelogs_driver::{AppId, AppInfo, ProcessOwner};
 //! use phonelogs_policy::{Agent, Decision, Mode, Policy, Rule};
 //!
 //! let policy: Policy = Policy::from_json(r#"{ "block": [ { "name": "Chat apps", "apps": ["com.whatsapp"] } ] }"#)?;
@@ -36,7 +36,7 @@ mod standing;
 
 use std::fmt;
 
-use phonelogs_driver::{AppId, AppInfo};
+use phonelogs_driver::{AppId, AppInfo, ProcessOwner};
 use serde::{Deserialize, Serialize};
 
 pub use standing::StandingRule;
@@ -443,6 +443,16 @@ impl Policy {
         match self.blocking_rule(app) {
             Some(rule) => Decision::Blocked(rule),
             None => Decision::Allowed,
+        }
+    }
+
+    /// The app a process belongs to, when it is one app's: a process of a system uid (an app id
+    /// below the first app's), of a uid several packages share, or of no installed package
+    /// (isolated processes) is one of the phone's own, whose dumps show other apps' data.
+    pub fn process_app<'a>(&self, owner: &'a ProcessOwner) -> Result<&'a AppId, Rule> {
+        match owner.packages.as_slice() {
+            [app] if !owner.is_system_uid() => Ok(app),
+            _ => Err(Rule::PhoneOwnApps),
         }
     }
 

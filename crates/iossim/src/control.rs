@@ -1,0 +1,228 @@
+//! A line protocol to play things on the phone from another process: what a person does with
+//! the phone in hand (install a build, open the app, tap Crash) and what only a simulator can
+//! tell (whether a stream is open yet). `phonelogs sim --ios --control` reads one command per
+//! line on standard input and prints one answer line for each; `cargo xtask emulator-test
+//! --sim-ios` drives the phone with it.
+//!
+//! It sits on top of the model, as the services do, and only calls the model's actions.
+//!
+//! | command | answer |
+//! | --- | --- |
+//! | `sign BUNDLE development\|store` | `ok`: the app reinstalled with that signing (its processes end) |
+//! | `launch BUNDLE` | `pid N` |
+//! | `extension BUNDLE EXTENSION_BUNDLE` | `pid N` |
+//! | `log PID default\|info\|debug\|error\|fault SUBSYSTEM CATEGORY TEXT…` | `ok` |
+//! | `crash PID exception\|watchdog\|swift-trap TEXT…` | `report PATH` (the `.ips` file written) |
+//! | `exit PID` | `ok` |
+//! | `streamed PID` | `yes` or `no`: whether an os_trace stream for that pid was started |
+//! | `udid` | `udid UDID`: the phone's, as usbmuxd lists it |
+//!
+//! Anything else answers `error: …`.
+//!
+//! ```
+//! use phonelogs_iossim::{SimPhone, control};
+//!
+//! let phone = SimPhone::default_phone();
+//! let answer = control::run(&phone, "launch dev.phonelogs.crashtest");
+//! assert!(answer.starts_with("pid "), "{answer}");
+//! assert!(control::run(&phone, "launch com.nowhere").starts_with("error: "));
+//! ```
+
+use crate::model::{CrashKind, Level, Signing, SimPhone};
+
+/// Runs one command line and returns its answer line (without a newline).
+pub fn run(phone: &SimPhone, line: &str) -> String {
+    match command(phone, line.trim()) {
+        Ok(answer) => answer,
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
+    let mut words = line.split_whitespace();
+    let verb = words.next().ok_or("an empty command")?;
+    let mut next = |what: &str| {
+        words
+            .next()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("{verb} needs {what}"))
+    };
+    match verb {
+        "sign" => {
+            let bundle = next("a bundle id")?;
+            let signing = match next("development or store")?.as_str() {
+                "development" => Signing::Development,
+                "store" => Signing::Store,
+                other => return Err(format!("{other:?} is not development or store")),
+            };
+            let mut app = phone
+                .app(&bundle)
+                .ok_or_else(|| format!("{bundle} is not installed"))?;
+            app.signing = signing;
+            // A new build replaces the old one: its processes end, as an install does.
+            phone.uninstall(&bundle);
+            phone.install(app);
+            Ok("ok".into())
+        }
+        "launch" => {
+            let bundle = next("a bundle id")?;
+            let pid = phone
+                .launch(&bundle)
+                .ok_or_else(|| format!("{bundle} is not installed"))?;
+            Ok(format!("pid {pid}"))
+        }
+        "extension" => {
+            let bundle = next("a bundle id")?;
+            let extension = next("an extension's bundle id")?;
+            let pid = phone
+                .launch_extension(&bundle, &extension)
+                .ok_or_else(|| format!("{bundle} has no extension {extension}"))?;
+            Ok(format!("pid {pid}"))
+        }
+        "log" => {
+            let pid = pid(&next("a pid")?)?;
+            let level = match next("a level")?.as_str() {
+                "default" => Level::Default,
+                "info" => Level::Info,
+                "debug" => Level::Debug,
+                "error" => Level::Error,
+                "fault" => Level::Fault,
+                other => return Err(format!("{other:?} is not an os_log level")),
+            };
+            let subsystem = next("a subsystem")?;
+            let category = next("a category")?;
+            let text = rest(line, 5).ok_or("log needs a text")?;
+            running(phone, pid)?;
+            phone.log(pid, level, Some((&subsystem, &category)), text);
+            Ok("ok".into())
+        }
+        "crash" => {
+            let pid = pid(&next("a pid")?)?;
+            let kind = next("a kind")?;
+            let text = rest(line, 3).unwrap_or_default().to_owned();
+            let kind = match kind.as_str() {
+                "exception" => CrashKind::Exception(text),
+                "watchdog" => CrashKind::Watchdog(text),
+                "swift-trap" => CrashKind::SwiftTrap(text),
+                other => {
+                    return Err(format!(
+                        "{other:?} is not exception, watchdog or swift-trap"
+                    ));
+                }
+            };
+            let path = phone
+                .crash(pid, kind)
+                .ok_or_else(|| format!("no process {pid}"))?;
+            Ok(format!("report {path}"))
+        }
+        "exit" => {
+            let pid = pid(&next("a pid")?)?;
+            running(phone, pid)?;
+            phone.exit(pid);
+            Ok("ok".into())
+        }
+        "streamed" => {
+            let pid = pid(&next("a pid")?)?;
+            let streamed = phone.streamed_pids().contains(&i64::from(pid));
+            Ok(if streamed { "yes" } else { "no" }.into())
+        }
+        "udid" => Ok(format!("udid {}", phone.profile().udid)),
+        other => Err(format!("unknown command {other:?}")),
+    }
+}
+
+fn pid(word: &str) -> Result<u32, String> {
+    word.parse()
+        .map_err(|_| format!("{word:?} is not a process id"))
+}
+
+fn running(phone: &SimPhone, pid: u32) -> Result<(), String> {
+    if phone.processes().iter().any(|p| p.pid == pid) {
+        Ok(())
+    } else {
+        Err(format!("no process {pid}"))
+    }
+}
+
+/// The text after the first `skip` words, as written (inner spaces kept).
+fn rest(line: &str, skip: usize) -> Option<&str> {
+    let mut rest = line;
+    for _ in 0..skip {
+        rest = rest.trim_start();
+        let end = rest.find(char::is_whitespace)?;
+        rest = &rest[end..];
+    }
+    let rest = rest.trim();
+    (!rest.is_empty()).then_some(rest)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plays_the_crash_test_story() {
+        let phone = SimPhone::default_phone();
+        phone.set_report_delays(std::time::Duration::ZERO, std::time::Duration::ZERO);
+        assert_eq!(run(&phone, "udid"), "udid 00008101-000A1234567890AB");
+        assert_eq!(run(&phone, "sign dev.phonelogs.crashtest store"), "ok");
+        assert_eq!(
+            phone.app("dev.phonelogs.crashtest").unwrap().signing,
+            Signing::Store
+        );
+        let answer = run(&phone, "launch dev.phonelogs.crashtest");
+        let pid: u32 = answer.strip_prefix("pid ").unwrap().parse().unwrap();
+        let widget = run(
+            &phone,
+            "extension dev.phonelogs.crashtest dev.phonelogs.crashtest.widget",
+        );
+        assert!(widget.starts_with("pid "), "{widget}");
+        assert_eq!(
+            run(
+                &phone,
+                &format!("log {pid} error dev.phonelogs.crashtest CrashTest  two  spaces")
+            ),
+            "ok"
+        );
+        assert_eq!(run(&phone, &format!("streamed {pid}")), "no");
+        let report = run(
+            &phone,
+            &format!("crash {pid} watchdog scene-update watchdog"),
+        );
+        assert!(
+            report.starts_with("report ") && report.contains("CrashTest-"),
+            "{report}"
+        );
+        assert!(run(&phone, &format!("exit {pid}")).starts_with("error: no process"));
+    }
+
+    #[test]
+    fn bad_commands_say_why() {
+        let phone = SimPhone::default_phone();
+        for (line, why) in [
+            ("", "empty"),
+            ("frobnicate", "unknown command"),
+            ("launch", "needs a bundle id"),
+            ("log x info a b text", "not a process id"),
+            ("log 1 loud a b text", "not an os_log level"),
+            (
+                "sign dev.phonelogs.crashtest adhoc",
+                "not development or store",
+            ),
+            ("crash 99999 exception boom", "no process 99999"),
+        ] {
+            let answer = run(&phone, line);
+            assert!(
+                answer.starts_with("error: ") && answer.contains(why),
+                "{line}: {answer}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_text_keeps_its_inner_spaces() {
+        assert_eq!(rest("log 1 info a b  x  y ", 5), Some("x  y"));
+        assert_eq!(rest("log 1 info a b", 5), None);
+    }
+}
