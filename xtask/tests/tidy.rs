@@ -411,8 +411,10 @@ fn module_graph(
 fn the_files_of_a_crate_depend_on_each_other_one_way() {
     let root = workspace_root();
     let mut cycles = Vec::new();
+    // adbsim's files still reach each other (its commands, shell and phone model); it is the
+    // one crate left to layer, so it is not listed yet.
     for krate in [
-        "gateway", "mcp", "policy", "driver", "android", "ios", "crash",
+        "gateway", "mcp", "policy", "driver", "android", "ios", "crash", "iossim",
     ] {
         let graph = module_graph(&root.join("crates").join(krate).join("src"));
         // A depth-first search from every module; a module met again on the path is a cycle.

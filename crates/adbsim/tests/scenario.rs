@@ -51,11 +51,15 @@ async fn scenario_actions_leave_their_traces() {
 #[tokio::test]
 async fn exit_info_prints_one_section_per_user() {
     let phone = phonelogs_adbsim::SimPhone::default_phone();
-    phone.crash("com.whatsapp", "java.lang.IllegalStateException", "a").unwrap();
+    phone
+        .crash("com.whatsapp", "java.lang.IllegalStateException", "a")
+        .unwrap();
     phone
         .crash_as_user("com.whatsapp", 10, "java.lang.IllegalStateException", "b")
         .unwrap();
-    phone.crash("com.whatsapp", "java.lang.IllegalStateException", "c").unwrap();
+    phone
+        .crash("com.whatsapp", "java.lang.IllegalStateException", "c")
+        .unwrap();
     let exits = run_shell(&phone, "dumpsys activity exit-info com.whatsapp").await;
     let exits = String::from_utf8(exits.stdout).unwrap();
     let sections: Vec<&str> = exits
@@ -71,7 +75,11 @@ async fn exit_info_prints_one_section_per_user() {
         "{exits}"
     );
     let clone_section = &exits[exits.find("uid=1010145\n").unwrap()..];
-    assert_eq!(clone_section.matches("ApplicationExitInfo #").count(), 1, "{exits}");
+    assert_eq!(
+        clone_section.matches("ApplicationExitInfo #").count(),
+        1,
+        "{exits}"
+    );
     assert!(clone_section.contains("packageUid=1010145 definingUid=1010145 user=10"));
     assert_eq!(exits.matches("ApplicationExitInfo #").count(), 3, "{exits}");
 }

@@ -492,7 +492,11 @@ fn pid_owner(evidence: &[&[u8]], pid: u32, when: OffsetDateTime, uid: u32) -> Pi
             let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
                 continue;
             };
-            if time < when - EVIDENCE_BEFORE || time > when + EVIDENCE_AFTER {
+            // Checked: a time read from the phone can lie near the `time` crate's limits, where
+            // plain arithmetic panics; a window past a limit just ends there.
+            let from = when.checked_sub(EVIDENCE_BEFORE);
+            let to = when.checked_add(EVIDENCE_AFTER);
+            if from.is_some_and(|from| time < from) || to.is_some_and(|to| time > to) {
                 continue;
             }
             match line.uid.as_ref().and_then(|field| field.as_number()) {
@@ -618,7 +622,11 @@ pub(crate) fn app_crashes(
             if !DROPBOX_TAGS.contains(&entry.tag) {
                 continue;
             }
-            let names_uid = entry.header("UID").is_some();
+            // Only a `UID:` that parses decides by itself (`matches` falls back to the process
+            // and package names otherwise, which another user's copy shares).
+            let names_uid = entry
+                .header("UID")
+                .is_some_and(|value| value.trim().parse::<u32>().is_ok());
             if !entry.matches(&AppMatch {
                 uid: Some(uid),
                 package,
@@ -636,7 +644,8 @@ pub(crate) fn app_crashes(
             // `SAME_CRASH` before it can still be the drop box's copy of a crash buffer crash
             // after `since`, which it then hides (as the eager reading did), so it is read too.
             let earliest = if entry.tag == DROPBOX_TAGS[0] {
-                since - SAME_CRASH
+                // Checked, like every sum on a time: `since` may lie at the `time` crate's limit.
+                since.checked_sub(SAME_CRASH).unwrap_or(since)
             } else {
                 since
             };
@@ -713,7 +722,8 @@ pub(crate) fn app_crashes(
         .into_iter()
         .filter_map(|report| {
             let Some(time) = report.time else {
-                tracing::warn!(summary = %report.summary, "a crash report without a readable time is left out");
+                // The summary is the app's own text (its exception message): never logged.
+                tracing::warn!(kind = ?report.kind, pid = ?report.pid, "a crash report without a readable time is left out");
                 return None;
             };
             (time >= since).then(|| CrashReport {
@@ -748,6 +758,28 @@ fn crash_kind(kind: ReportKind) -> CrashKind {
 mod tests {
     use super::*;
     use time::macros::datetime;
+
+    proptest::proptest! {
+        /// A report's time and a line's time near the `time` crate's limits (a phone's clock or
+        /// a damaged dump can say year 9999 or year 1) never make the evidence window panic.
+        #[test]
+        fn evidence_near_the_limits_of_time_never_panics(
+            at_the_end in proptest::bool::ANY,
+            report_margin in 0i64..200,
+            line_margin in 0i64..200,
+        ) {
+            let (limit, sign) = if at_the_end {
+                (time::PrimitiveDateTime::MAX.assume_utc(), -1)
+            } else {
+                (time::PrimitiveDateTime::MIN.assume_utc(), 1)
+            };
+            let when = limit + time::Duration::seconds(sign * report_margin);
+            let line_time = limit.unix_timestamp() + sign * line_margin;
+            let line = format!("{line_time:>19}.000  1010123  4242  4242 I CrashTest: x\n");
+            let owner = pid_owner(&[line.as_bytes()], 4242, when, 10123);
+            proptest::prop_assert!(owner != PidOwner::App);
+        }
+    }
 
     #[test]
     fn sections_carry_their_exit_codes() {
@@ -997,6 +1029,23 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         assert!(found.reports.iter().all(|r| !r.text.contains("CLONE")));
         // Pid 4400 (nobody) and pid 4500 (both uids around its time) cannot be confirmed.
         assert_eq!(found.unconfirmed, 2);
+        // A `UID:` that does not parse says nothing: the clone's ANR is still told by its pid.
+        let malformed = anr.replace(
+            "Process: dev.phonelogs.crashtest\n",
+            "Process: dev.phonelogs.crashtest\nUID: u10_a123\n",
+        );
+        let with_malformed_uid = app_crashes(
+            &["", "", &malformed],
+            b"",
+            &[crash_buffer.as_bytes(), main.as_bytes()],
+            owner,
+            &clock,
+            datetime!(2025-11-30 9:00 UTC),
+            10,
+        );
+        let pids: Vec<Option<u32>> = with_malformed_uid.reports.iter().map(|r| r.pid).collect();
+        assert_eq!(pids, [Some(4300)], "{:#?}", with_malformed_uid.reports);
+        assert_eq!(with_malformed_uid.unconfirmed, 2);
         // On a phone with one user, the same entries are the app's by their process.
         let alone = app_crashes(
             &[&anr],
@@ -1223,7 +1272,9 @@ mod lazy_matches_eager {
                 if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
                     continue;
                 }
-                let names_uid = entry.header("UID").is_some();
+                let names_uid = entry
+                    .header("UID")
+                    .is_some_and(|value| value.trim().parse::<u32>().is_ok());
                 if !entry.matches(&AppMatch {
                     uid: Some(uid),
                     package,

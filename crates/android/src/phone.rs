@@ -531,7 +531,10 @@ impl AppLogger for AdbPhone {
             if facts.other_users {
                 // Another user has the app too: a drop box entry without `UID:` could be that
                 // copy's, and the lines its pid logged around its time tell whose it is.
-                let from = since - crate::logs::EVIDENCE_WINDOW;
+                // Checked: a `since` at the `time` crate's limit must not panic.
+                let from = since
+                    .checked_sub(crate::logs::EVIDENCE_WINDOW)
+                    .unwrap_or(since);
                 commands.push(logcat_command(
                     &[facts.uid],
                     &LogQuery::since(from, 1),
@@ -980,16 +983,18 @@ fn said_error(output: &ShellOutput) -> bool {
     })
 }
 
-/// The first line the device printed, for error messages.
+/// The first line the device printed on stderr, for error messages.
+///
+/// Never stdout: it is the dump of a process whose owner the dump itself was to confirm (a pid
+/// can be reused between the owner check and `debuggerd`), so its first line can be another
+/// app's (see [`command_failure`]).
 fn first_words(output: &ShellOutput) -> String {
     let stderr = output.stderr_text();
-    let stdout = output.stdout_text();
     let line = stderr
         .lines()
-        .chain(stdout.lines())
         .map(str::trim)
         .find(|line| !line.is_empty())
-        .unwrap_or("no output");
+        .unwrap_or("nothing on stderr");
     line.chars().take(300).collect()
 }
 
@@ -1015,6 +1020,17 @@ mod tests {
         let error = command_failure("logcat", &failed, "");
         assert!(!error.to_string().contains("OTHER-APP-SECRET"), "{error}");
         assert!(error.to_string().contains("bad option"));
+        // debuggerd's answer for a pid nobody checked yet: its stdout stays out too.
+        let dumped = output(
+            "----- pid 4242 at 2026-11-30 -----\nCmd line: OTHER-APP-SECRET\n",
+            "",
+            0,
+        );
+        assert!(!first_words(&dumped).contains("OTHER-APP-SECRET"));
+        assert_eq!(
+            first_words(&output("x", "debuggerd: timed out\n", 1)),
+            "debuggerd: timed out"
+        );
     }
 
     #[test]
@@ -1041,7 +1057,10 @@ mod tests {
         // A record that says no owner, or another package's section, is left out.
         let bare = "    ApplicationExitInfo #0:\n      pid=12\n      reason=6 (ANR)\n";
         assert_eq!(own_exit_records(bare, package, Some(10127)).1, 1);
-        let other = dump.replace("package: com.example.crashtest", "package: com.example.other");
+        let other = dump.replace(
+            "package: com.example.crashtest",
+            "package: com.example.other",
+        );
         assert_eq!(own_exit_records(&other, package, Some(10127)).1, 3);
     }
 

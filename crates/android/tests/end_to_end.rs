@@ -417,7 +417,12 @@ async fn exit_history_is_the_apps_own_not_its_clones() {
         .unwrap();
     let clone = front
         .phone
-        .crash_as_user("com.whatsapp", 10, "java.lang.IllegalStateException", "clone")
+        .crash_as_user(
+            "com.whatsapp",
+            10,
+            "java.lang.IllegalStateException",
+            "clone",
+        )
         .unwrap();
     let debugger = front.driver.debugger().unwrap();
     let history = debugger
@@ -433,7 +438,12 @@ async fn exit_history_is_the_apps_own_not_its_clones() {
         [(Some(i64::from(own)), Some(10145))],
         "{history:?}"
     );
-    assert!(history.records.iter().all(|r| r.pid != Some(i64::from(clone))));
+    assert!(
+        history
+            .records
+            .iter()
+            .all(|r| r.pid != Some(i64::from(clone)))
+    );
     assert_eq!((history.count, history.left_out_other_users), (1, 1));
 }
 

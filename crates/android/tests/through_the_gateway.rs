@@ -58,12 +58,11 @@ async fn a_release_build_installed_over_a_debug_build_is_asked_about_before_debu
     );
     let commands = phone.commands_run();
     assert!(
-        commands.iter().all(|command| !command.contains("debuggerd")),
+        commands
+            .iter()
+            .all(|command| !command.contains("debuggerd")),
         "debuggerd ran before anyone was asked: {commands:?}"
     );
     // What the agent is told is about the release build, never its threads.
-    assert!(
-        !format!("{second:?}").contains("sysTid"),
-        "{second:?}"
-    );
+    assert!(!format!("{second:?}").contains("sysTid"), "{second:?}");
 }

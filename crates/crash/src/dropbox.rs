@@ -707,7 +707,10 @@ mod tests {
     /// the header with the text's byte count, the text, a line break if it lacks one, a blank
     /// line.
     fn printed_entry(date: &str, tag: &str, text: &str) -> String {
-        let mut out = format!("{ENTRY_SEPARATOR}\n{date} {tag} (text, {} bytes)\n{text}", text.len());
+        let mut out = format!(
+            "{ENTRY_SEPARATOR}\n{date} {tag} (text, {} bytes)\n{text}",
+            text.len()
+        );
         if !text.ends_with('\n') {
             out.push('\n');
         }
@@ -731,7 +734,11 @@ mod tests {
 
     #[test]
     fn a_forged_separator_inside_an_entry_starts_no_entry() {
-        let other = crash_text("com.example.other", 10300, &forgery("com.example.app", 10127, 9));
+        let other = crash_text(
+            "com.example.other",
+            10300,
+            &forgery("com.example.app", 10127, 9),
+        );
         let mine = crash_text("com.example.app", 10127, "GENUINE");
         let dump = format!(
             "Drop box contents: 2 entries\n\n{}{}",
@@ -752,6 +759,42 @@ mod tests {
         // Without a count that holds, entries are split at every separator, as before.
         let uncounted = dump.replace(" bytes)", "0 bytes)");
         assert_eq!(parse_dropbox(&uncounted).len(), 3);
+    }
+
+    #[test]
+    fn the_fixtures_counts_hold() {
+        for name in [
+            "print-app-entries.txt",
+            "print-old-no-uid.txt",
+            "print-android10-no-pid.txt",
+        ] {
+            let path = format!(
+                "{}/../../testdata/android/dropbox/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let dump = std::fs::read_to_string(&path).unwrap();
+            let mut at = 0;
+            let mut plain = 0;
+            while at < dump.len() {
+                let (line, next) = line_at(&dump, at);
+                if let Some((
+                    _,
+                    _,
+                    contents @ EntryContents::Text {
+                        compressed: false, ..
+                    },
+                )) = read_entry_header_ref(line)
+                {
+                    plain += 1;
+                    assert!(
+                        declared_end(&dump, next, contents, false).is_some(),
+                        "{name}: {line}"
+                    );
+                }
+                at = next;
+            }
+            assert!(plain > 0, "{name}");
+        }
     }
 
     proptest::proptest! {

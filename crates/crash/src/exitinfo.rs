@@ -349,9 +349,15 @@ mod tests {
         assert_eq!(entry(Some(10127), Some(1_010_127), None, None), None);
         assert_eq!(entry(Some(10127), Some(10127), None, Some(10)), None);
         assert_eq!(entry(Some(10127), None, None, Some(0)), Some(10127));
-        assert_eq!(entry(None, Some(1_010_127), None, Some(10)), Some(1_010_127));
+        assert_eq!(
+            entry(None, Some(1_010_127), None, Some(10)),
+            Some(1_010_127)
+        );
         // An isolated process: realUid is its own, the section and packageUid the app's.
-        assert_eq!(entry(Some(10127), Some(10127), Some(99_000), Some(0)), Some(10127));
+        assert_eq!(
+            entry(Some(10127), Some(10127), Some(99_000), Some(0)),
+            Some(10127)
+        );
         assert_eq!(entry(None, None, Some(10127), None), Some(10127));
         // A section line that does not parse says nothing.
         let dump = "  package: a.b\n    Historical Process Exit for uid=x\n        ApplicationExitInfo #0:\n          pid=1\n";

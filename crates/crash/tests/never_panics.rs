@@ -45,6 +45,12 @@ fn run_all(bytes: &[u8]) {
         let _ = logcat::epoch_uid_field(line);
     }
     let _ = crashbuf::parse_crash_buffer(&text, &clock);
+    // A phone east of UTC: an instant near the end of year 9999 must not panic in `to_offset`.
+    let east = PhoneClock {
+        offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+        year: Some(2026),
+    };
+    let _ = crashbuf::parse_crash_buffer(&text, &east);
     let app = dropbox::AppMatch {
         uid: Some(10127),
         package: "com.example.crashtest",
@@ -66,6 +72,9 @@ fn run_all(bytes: &[u8]) {
     let _ = tombstone::parse_tombstone_header(&text);
     let _ = tombstone::parse_backtrace(&text);
     let _ = exitinfo::parse_exit_info(&text);
+    for entry in exitinfo::parse_exit_entries(&text) {
+        let _ = entry.owner_uid();
+    }
     let _ = android::parse_dumpsys_package(&text, "com.example.crashtest");
     let _ = android::parse_pm_list_packages(&text);
     let _ = android::parse_jdwp(&text);
@@ -301,6 +310,11 @@ proptest! {
         let report = ips::ips_report(file.as_bytes()).unwrap().unwrap();
         prop_assert!(report.text.len() <= ips::MAX_CUT_BYTES, "{}", report.text.len());
     }
+}
+
+#[test]
+fn the_last_instant_of_9999_east_of_utc_does_not_panic() {
+    run_all(b"          253402300799.500 10127  1  1 E AndroidRuntime: FATAL EXCEPTION: main\n");
 }
 
 #[test]

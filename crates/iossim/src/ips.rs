@@ -3,12 +3,13 @@
 //! text report). Layouts follow `shared/notes/ios-formats.md` §3-§5 and the fixtures in
 //! `testdata/ios/` (see `testdata/iossim/README.md`).
 
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::model::{App, CrashKind, Process, Profile};
+use crate::model::{App, CrashKind, Crashed, Process, Profile, ReportFile, ReportForm, SimPhone};
 
 /// What one report is about.
 pub(crate) struct Report<'a> {
@@ -400,4 +401,68 @@ EOF\n",
         slice_hex = slice.replace('-', "").to_lowercase(),
     ));
     text.into_bytes()
+}
+/// ReportCrash: a process that crashes leaves the model's process list, and its report is
+/// written here, over the model, in the form the phone's profile says.
+impl SimPhone {
+    /// The process crashes now: it leaves the process list and ReportCrash writes its report,
+    /// which the mover makes visible once written. Returns the report's path.
+    pub fn crash(&self, pid: u32, kind: CrashKind) -> Option<String> {
+        self.crash_at(pid, kind, SystemTime::now(), false)
+    }
+
+    /// As [`SimPhone::crash`], stamped `time`; `retired` puts it in `Retired/` at once, visible.
+    pub fn crash_at(
+        &self,
+        pid: u32,
+        kind: CrashKind,
+        time: SystemTime,
+        retired: bool,
+    ) -> Option<String> {
+        let Crashed {
+            process,
+            app,
+            profile,
+            serial: count,
+            write_delay,
+        } = self.take_crashed(pid)?;
+        let report = Report {
+            process: &process,
+            app: app.as_ref(),
+            bundle_id: process.bundle_id.as_deref(),
+            kind: &kind,
+            time,
+            profile: &profile,
+            serial: count,
+        };
+        let bytes = match profile.report_form {
+            ReportForm::Json309 => json_309(&report),
+            ReportForm::Text109 => text_109(&report),
+        };
+        let name = format!(
+            "{}-{}.ips",
+            process.name(),
+            file_stamp(time, profile.utc_offset_minutes)
+        );
+        let path = if retired {
+            format!("Retired/{name}")
+        } else {
+            name
+        };
+        let message = match &kind {
+            CrashKind::Watchdog(_) => "scene-update watchdog transgression",
+            _ => "Process crashed",
+        };
+        self.file_report(
+            ReportFile {
+                path: path.clone(),
+                bytes: Arc::new(bytes),
+                written: time,
+                visible: retired,
+                ready_at: Instant::now() + write_delay,
+            },
+            &format!("[FBSceneManager] {message}: {} ({pid})", process.name()),
+        );
+        Some(path)
+    }
 }

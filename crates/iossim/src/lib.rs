@@ -35,6 +35,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::task::JoinHandle;
 
 pub mod control;
+mod error;
 mod ips;
 pub mod life;
 pub mod model;
@@ -42,6 +43,7 @@ pub mod pairing;
 mod services;
 mod usbmuxd;
 
+pub use error::Error;
 pub use life::Background;
 pub use model::{
     App, CrashKind, Fault, Level, Opened, Process, Profile, ReportFile, ReportForm, Signing,
@@ -51,24 +53,6 @@ pub use pairing::Pairing;
 pub use services::os_trace::encode_entry;
 pub use services::syslog::syslog_line;
 pub use services::{LOCKDOWN_PORT, SERVICES};
-
-/// What can go wrong starting the simulator.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A socket could not be bound.
-    #[error("binding {what}: {source}")]
-    Bind {
-        /// What was bound.
-        what: String,
-        /// Why not.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The pair record's certificates or the TLS server could not be made.
-    #[error("making the pair record: {0}")]
-    Tls(String),
-}
 
 /// A running simulator: usbmuxd listening, the phone behind it. Dropping it (or
 /// [`IosSim::shutdown`]) stops the listeners and every connection.

@@ -10,8 +10,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use plist::{Dictionary, Value};
 use tokio::sync::{broadcast, watch};
 
-use crate::ips;
-
 /// Where iOS puts third-party apps: one container per install.
 pub const CONTAINERS: &str = "/private/var/containers/Bundle/Application";
 
@@ -347,6 +345,16 @@ pub struct ReportFile {
     pub visible: bool,
     /// When ReportCrash finishes writing it (the mover cannot move it before).
     pub ready_at: Instant,
+}
+
+/// A crashed process and what its report needs ([`SimPhone::take_crashed`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Crashed {
+    pub(crate) process: Process,
+    pub(crate) app: Option<App>,
+    pub(crate) profile: Profile,
+    pub(crate) serial: u64,
+    pub(crate) write_delay: Duration,
 }
 
 /// A lockdown trust state.
@@ -721,70 +729,34 @@ impl SimPhone {
         self.inner.entries_sent.load(Ordering::Relaxed)
     }
 
-    /// The process crashes now: it leaves the process list and ReportCrash writes its report,
-    /// which the mover makes visible once written. Returns the report's path.
-    pub fn crash(&self, pid: u32, kind: CrashKind) -> Option<String> {
-        self.crash_at(pid, kind, SystemTime::now(), false)
-    }
-
-    /// As [`SimPhone::crash`], stamped `time`; `retired` puts it in `Retired/` at once, visible.
-    pub fn crash_at(
-        &self,
-        pid: u32,
-        kind: CrashKind,
-        time: SystemTime,
-        retired: bool,
-    ) -> Option<String> {
+    /// Takes a crashed process out of the process list, with what its report needs: its app
+    /// (or the app whose extension it is), the phone's profile, the report's serial number and
+    /// how long ReportCrash takes to write it. `None` when no such process runs.
+    pub(crate) fn take_crashed(&self, pid: u32) -> Option<Crashed> {
         let process = self.lock().processes.remove(&pid)?;
         let app = process
             .bundle_id
             .as_deref()
             .and_then(|b| self.app(b).or_else(|| self.app_of_extension(b)));
-        let (profile, count, write_delay) = {
-            let mut state = self.lock();
-            state.crash_count += 1;
-            (state.profile.clone(), state.crash_count, state.write_delay)
-        };
-        let report = ips::Report {
-            process: &process,
-            app: app.as_ref(),
-            bundle_id: process.bundle_id.as_deref(),
-            kind: &kind,
-            time,
-            profile: &profile,
-            serial: count,
-        };
-        let bytes = match profile.report_form {
-            ReportForm::Json309 => ips::json_309(&report),
-            ReportForm::Text109 => ips::text_109(&report),
-        };
-        let name = format!(
-            "{}-{}.ips",
-            process.name(),
-            ips::file_stamp(time, profile.utc_offset_minutes)
-        );
-        let path = if retired {
-            format!("Retired/{name}")
-        } else {
-            name
-        };
-        let message = match &kind {
-            CrashKind::Watchdog(_) => "scene-update watchdog transgression",
-            _ => "Process crashed",
-        };
+        let mut state = self.lock();
+        state.crash_count += 1;
+        Some(Crashed {
+            process,
+            app,
+            profile: state.profile.clone(),
+            serial: state.crash_count,
+            write_delay: state.write_delay,
+        })
+    }
+
+    /// Files a report ReportCrash wrote, and SpringBoard's line about the crash.
+    pub(crate) fn file_report(&self, report: ReportFile, springboard_line: &str) {
         self.log_system(
             "/System/Library/CoreServices/SpringBoard.app/SpringBoard",
             Level::Default,
-            &format!("[FBSceneManager] {message}: {} ({pid})", process.name()),
+            springboard_line,
         );
-        self.lock().reports.push(ReportFile {
-            path: path.clone(),
-            bytes: Arc::new(bytes),
-            written: time,
-            visible: retired,
-            ready_at: Instant::now() + write_delay,
-        });
-        Some(path)
+        self.lock().reports.push(report);
     }
 
     fn app_of_extension(&self, bundle_id: &str) -> Option<App> {
