@@ -393,6 +393,180 @@ fn is_refusal(said: &str) -> bool {
     .any(|word| lower.contains(word))
 }
 
+/// What one try of a read found: the result, or that the read must be made again (the app was
+/// reinstalled, or logcat turned out to lack `--uid`).
+enum Attempt<T> {
+    Done(T),
+    Again,
+}
+
+impl AdbPhone {
+    /// Runs a read's round trip until it is done, at most three times: a reinstall noticed, a
+    /// logcat without `--uid` noticed, then the real read. The one loop both reads share.
+    async fn retrying<T, F, Fut>(&self, app: &AppId, what: &str, mut attempt: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<Attempt<T>>>,
+    {
+        for _ in 0..3 {
+            if let Attempt::Done(found) = attempt().await? {
+                return Ok(found);
+            }
+        }
+        Err(Error::backend(format!(
+            "the facts of {app} kept changing while reading its {what}"
+        )))
+    }
+
+    /// One try of `app_logs`: the logcat dump with the package's uid and flags in the same
+    /// round trip. `Again` when the round trip found the app reinstalled or logcat without
+    /// `--uid`.
+    async fn logs_once(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Attempt<LogResult>> {
+        let (device_facts, facts) = self.readable_facts(device, app).await?;
+        let marker = new_marker();
+        let commands = [
+            logcat_command(&[facts.uid], query, device_facts.uid_option),
+            format!("pm list packages -U {}", quote(app.as_str())),
+            // The flags again, in the same round trip: a release build installed over a
+            // development build keeps the uid, and must not be read as one.
+            format!("dumpsys package {}", quote(app.as_str())),
+        ];
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, 3)?;
+        if !self.same_install(device, app, &sections[1], &facts)? {
+            return Ok(Attempt::Again);
+        }
+        self.fresh_flags(device, app, &sections[2], &facts)?;
+        let logs = &sections[0];
+        if logs.exit_code != Some(0) {
+            if device_facts.uid_option
+                && logcat_lacks_uid_option(&output.stderr_text(), &text(logs))
+            {
+                tracing::info!(%device, "logcat has no --uid; reading every line and keeping the app's");
+                self.set_uid_option(device, false);
+                return Ok(Attempt::Again);
+            }
+            return Err(command_failure("logcat", &output, ""));
+        }
+        let (result, foreign) =
+            crate::logs::app_lines_and_foreign(logs.output, &[facts.uid], query);
+        if device_facts.uid_option && foreign {
+            // Nothing of theirs is passed on (app_lines checks every uid); say so for
+            // whoever debugs a phone whose logcat ignores `--uid`.
+            tracing::warn!(%device, "logcat returned other uids' lines despite --uid; they are dropped");
+        }
+        Ok(Attempt::Done(result))
+    }
+
+    /// One try of `app_crash_result`: the phone's offset, the drop box, the crash buffer and the
+    /// package's uid and flags in one round trip. `Again` as for [`AdbPhone::logs_once`].
+    async fn crashes_once(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Attempt<CrashResult>> {
+        let (device_facts, facts) = self.readable_facts(device, app).await?;
+        let marker = new_marker();
+        let mut commands = vec![
+            // The phone's offset, read in the same shell as the dumps whose local times it
+            // turns into instants.
+            "date +%z".to_owned(),
+            format!("pm list packages -U {}", quote(app.as_str())),
+        ];
+        // The drop box ANDs its search words, so each tag is asked for on its own.
+        commands.extend(
+            DROPBOX_TAGS
+                .iter()
+                .map(|tag| format!("dumpsys dropbox --print {tag}")),
+        );
+        commands.push(crash_buffer_command(&[facts.uid], device_facts.uid_option));
+        // The flags again, in the same round trip (see `app_logs`).
+        commands.push(format!("dumpsys package {}", quote(app.as_str())));
+        if facts.other_users {
+            // Another user has the app too: a drop box entry without `UID:` could be that
+            // copy's, and the lines its pid logged around its time tell whose it is.
+            // Checked: a `since` at the `time` crate's limit must not panic.
+            let from = since
+                .checked_sub(crate::logs::EVIDENCE_WINDOW)
+                .unwrap_or(since);
+            commands.push(logcat_command(
+                &[facts.uid],
+                &LogQuery::since(from, 1),
+                device_facts.uid_option,
+            ));
+        }
+        let output = self.shell(device, &script(&commands, &marker)).await?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
+        if !self.same_install(device, app, &sections[1], &facts)? {
+            return Ok(Attempt::Again);
+        }
+        self.fresh_flags(device, app, &sections[6], &facts)?;
+        let crash_buffer = &sections[5];
+        if crash_buffer.exit_code != Some(0) {
+            if device_facts.uid_option
+                && logcat_lacks_uid_option(&output.stderr_text(), &text(crash_buffer))
+            {
+                self.set_uid_option(device, false);
+                return Ok(Attempt::Again);
+            }
+            return Err(command_failure("logcat -b crash", &output, ""));
+        }
+        for section in &sections[2..5] {
+            if section.exit_code != Some(0) {
+                return Err(command_failure("dumpsys dropbox", &output, ""));
+            }
+        }
+        let mut evidence: Vec<&[u8]> = vec![crash_buffer.output];
+        if let Some(lines) = sections.get(7).filter(|_| facts.other_users) {
+            if lines.exit_code != Some(0) {
+                return Err(command_failure("logcat", &output, ""));
+            }
+            evidence.push(lines.output);
+        }
+        let offset = parse_date_offset(&text(&sections[0])).unwrap_or_else(|| {
+            tracing::warn!(said = %text(&sections[0]).trim(), "unreadable `date +%z`; reading local times as UTC");
+            time::UtcOffset::UTC
+        });
+        let clock = PhoneClock { offset, year: None };
+        // Borrowed, not copied, when valid UTF-8: the drop box dumps can be megabytes.
+        let dumps: Vec<std::borrow::Cow<'_, str>> = sections[2..5]
+            .iter()
+            .map(|section| crate::logs::line_text(section.output))
+            .collect();
+        let dumps: Vec<&str> = dumps.iter().map(|dump| dump.as_ref()).collect();
+        let FoundCrashes {
+            reports,
+            unconfirmed,
+        } = crate::logs::app_crashes(
+            &dumps,
+            crash_buffer.output,
+            &evidence,
+            Owner {
+                package: app.as_str(),
+                uid: facts.uid,
+                other_users: facts.other_users,
+            },
+            &clock,
+            since,
+            limit,
+        );
+        if unconfirmed > 0 {
+            tracing::info!(%app, unconfirmed, "crash reports left out: their owner could not be confirmed");
+        }
+        Ok(Attempt::Done(CrashResult {
+            reports,
+            unconfirmed,
+        }))
+    }
+}
+
 #[async_trait]
 impl AppLogger for AdbPhone {
     fn capabilities(&self) -> Capabilities {
@@ -447,46 +621,8 @@ impl AppLogger for AdbPhone {
         query: &LogQuery,
     ) -> Result<LogResult> {
         let app = checked_app(app)?;
-        // At most: a reinstall noticed, a logcat without --uid noticed, then the real read.
-        for _ in 0..3 {
-            let (device_facts, facts) = self.readable_facts(device, &app).await?;
-            let marker = new_marker();
-            let commands = [
-                logcat_command(&[facts.uid], query, device_facts.uid_option),
-                format!("pm list packages -U {}", quote(app.as_str())),
-                // The flags again, in the same round trip: a release build installed over a
-                // development build keeps the uid, and must not be read as one.
-                format!("dumpsys package {}", quote(app.as_str())),
-            ];
-            let output = self.shell(device, &script(&commands, &marker)).await?;
-            let sections = expect_sections(&output, &marker, 3)?;
-            if !self.same_install(device, &app, &sections[1], &facts)? {
-                continue;
-            }
-            self.fresh_flags(device, &app, &sections[2], &facts)?;
-            let logs = &sections[0];
-            if logs.exit_code != Some(0) {
-                if device_facts.uid_option
-                    && logcat_lacks_uid_option(&output.stderr_text(), &text(logs))
-                {
-                    tracing::info!(%device, "logcat has no --uid; reading every line and keeping the app's");
-                    self.set_uid_option(device, false);
-                    continue;
-                }
-                return Err(command_failure("logcat", &output, ""));
-            }
-            let (result, foreign) =
-                crate::logs::app_lines_and_foreign(logs.output, &[facts.uid], query);
-            if device_facts.uid_option && foreign {
-                // Nothing of theirs is passed on (app_lines checks every uid); say so for
-                // whoever debugs a phone whose logcat ignores `--uid`.
-                tracing::warn!(%device, "logcat returned other uids' lines despite --uid; they are dropped");
-            }
-            return Ok(result);
-        }
-        Err(Error::backend(format!(
-            "the facts of {app} kept changing while reading its logs"
-        )))
+        self.retrying(&app, "logs", || self.logs_once(device, &app, query))
+            .await
     }
 
     async fn app_crashes(
@@ -510,103 +646,10 @@ impl AppLogger for AdbPhone {
         limit: usize,
     ) -> Result<CrashResult> {
         let app = checked_app(app)?;
-        for _ in 0..3 {
-            let (device_facts, facts) = self.readable_facts(device, &app).await?;
-            let marker = new_marker();
-            let mut commands = vec![
-                // The phone's offset, read in the same shell as the dumps whose local times it
-                // turns into instants.
-                "date +%z".to_owned(),
-                format!("pm list packages -U {}", quote(app.as_str())),
-            ];
-            // The drop box ANDs its search words, so each tag is asked for on its own.
-            commands.extend(
-                DROPBOX_TAGS
-                    .iter()
-                    .map(|tag| format!("dumpsys dropbox --print {tag}")),
-            );
-            commands.push(crash_buffer_command(&[facts.uid], device_facts.uid_option));
-            // The flags again, in the same round trip (see `app_logs`).
-            commands.push(format!("dumpsys package {}", quote(app.as_str())));
-            if facts.other_users {
-                // Another user has the app too: a drop box entry without `UID:` could be that
-                // copy's, and the lines its pid logged around its time tell whose it is.
-                // Checked: a `since` at the `time` crate's limit must not panic.
-                let from = since
-                    .checked_sub(crate::logs::EVIDENCE_WINDOW)
-                    .unwrap_or(since);
-                commands.push(logcat_command(
-                    &[facts.uid],
-                    &LogQuery::since(from, 1),
-                    device_facts.uid_option,
-                ));
-            }
-            let output = self.shell(device, &script(&commands, &marker)).await?;
-            let sections = expect_sections(&output, &marker, commands.len())?;
-            if !self.same_install(device, &app, &sections[1], &facts)? {
-                continue;
-            }
-            self.fresh_flags(device, &app, &sections[6], &facts)?;
-            let crash_buffer = &sections[5];
-            if crash_buffer.exit_code != Some(0) {
-                if device_facts.uid_option
-                    && logcat_lacks_uid_option(&output.stderr_text(), &text(crash_buffer))
-                {
-                    self.set_uid_option(device, false);
-                    continue;
-                }
-                return Err(command_failure("logcat -b crash", &output, ""));
-            }
-            for section in &sections[2..5] {
-                if section.exit_code != Some(0) {
-                    return Err(command_failure("dumpsys dropbox", &output, ""));
-                }
-            }
-            let mut evidence: Vec<&[u8]> = vec![crash_buffer.output];
-            if let Some(lines) = sections.get(7).filter(|_| facts.other_users) {
-                if lines.exit_code != Some(0) {
-                    return Err(command_failure("logcat", &output, ""));
-                }
-                evidence.push(lines.output);
-            }
-            let offset = parse_date_offset(&text(&sections[0])).unwrap_or_else(|| {
-                tracing::warn!(said = %text(&sections[0]).trim(), "unreadable `date +%z`; reading local times as UTC");
-                time::UtcOffset::UTC
-            });
-            let clock = PhoneClock { offset, year: None };
-            // Borrowed, not copied, when valid UTF-8: the drop box dumps can be megabytes.
-            let dumps: Vec<std::borrow::Cow<'_, str>> = sections[2..5]
-                .iter()
-                .map(|section| crate::logs::line_text(section.output))
-                .collect();
-            let dumps: Vec<&str> = dumps.iter().map(|dump| dump.as_ref()).collect();
-            let FoundCrashes {
-                reports,
-                unconfirmed,
-            } = crate::logs::app_crashes(
-                &dumps,
-                crash_buffer.output,
-                &evidence,
-                Owner {
-                    package: app.as_str(),
-                    uid: facts.uid,
-                    other_users: facts.other_users,
-                },
-                &clock,
-                since,
-                limit,
-            );
-            if unconfirmed > 0 {
-                tracing::info!(%app, unconfirmed, "crash reports left out: their owner could not be confirmed");
-            }
-            return Ok(CrashResult {
-                reports,
-                unconfirmed,
-            });
-        }
-        Err(Error::backend(format!(
-            "the facts of {app} kept changing while reading its crashes"
-        )))
+        self.retrying(&app, "crashes", || {
+            self.crashes_once(device, &app, since, limit)
+        })
+        .await
     }
 
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {

@@ -5,8 +5,11 @@
 //! judged before anything is read: iOS names a report after the process's executable
 //! (`<name>-YYYY-MM-DD-HHMMSS….ips`), so a file is a candidate only when its name's process is
 //! exactly the app's executable (`CFBundleExecutable`): `Example` never matches
-//! `ExampleHelper-…` or `Example.appx-…`. Another app's reports are thus never pulled to the
-//! computer, and on a busy phone the app's own are not crowded out by everyone else's. A file
+//! `ExampleHelper-…` or `Example.appx-…`. Another app's reports are thus not pulled to the
+//! computer unless its executable has the very same name (Flutter apps are all `Runner`); such
+//! a report is copied, then dropped by its header's bundle id before anything reaches the
+//! agent, and it counts against the 50 reads. On a busy phone the app's own reports are not
+//! crowded out by everyone else's. A file
 //! name's time is the phone's local time with no zone, so files up to 14 hours older than
 //! `since` are kept (no zone is further than that from UTC), newest first, and at most 50 are
 //! read per call. A file whose first-line header also names the app's bundle id is parsed and
