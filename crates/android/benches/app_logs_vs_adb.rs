@@ -7,8 +7,9 @@
 //!
 //! Run: `cargo bench -p phonelogs-android --bench app_logs_vs_adb` (needs `/usr/bin/adb`).
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use phonelogs_adbsim::{Buffer, SimPhone, Simulator};
@@ -42,22 +43,9 @@ fn main() {
 }
 
 async fn run(adb: &Path) {
-    let home = tempfile::tempdir().expect("a temporary HOME");
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        listener.local_addr().expect("its address").port()
-    };
-    let adb_cmd = |args: &[&str]| {
-        Command::new(adb)
-            .arg("-P")
-            .arg(port.to_string())
-            .args(args)
-            .env("HOME", home.path())
-            .env("ANDROID_USER_HOME", home.path().join(".android"))
-            .output()
-            .expect("adb runs")
-    };
-    assert!(adb_cmd(&["start-server"]).status.success());
+    let server = common::PrivateAdb::start(adb);
+    let port = server.port;
+    let adb_cmd = |args: &[&str]| server.cmd(args);
 
     let own = SimPhone::default_phone();
     own.set_noise_rate(0.0);
@@ -83,7 +71,6 @@ async fn run(adb: &Path) {
         &adb_cmd,
     )
     .await;
-    let _ = adb_cmd(&["kill-server"]);
 }
 
 /// Serves `phone`, connects it to the adb server on `port`, and measures one scenario.

@@ -7,8 +7,9 @@
 //!
 //! Run: `cargo bench -p phonelogs-android --bench crashes_vs_adb` (needs `/usr/bin/adb`).
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use phonelogs_adbsim::{DropBoxEntry, SimPhone, Simulator};
@@ -124,22 +125,9 @@ async fn fill(phone: &SimPhone) {
 }
 
 async fn run(adb: &Path) {
-    let home = tempfile::tempdir().expect("a temporary HOME");
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        listener.local_addr().expect("its address").port()
-    };
-    let adb_cmd = |args: &[&str]| {
-        Command::new(adb)
-            .arg("-P")
-            .arg(port.to_string())
-            .args(args)
-            .env("HOME", home.path())
-            .env("ANDROID_USER_HOME", home.path().join(".android"))
-            .output()
-            .expect("adb runs")
-    };
-    assert!(adb_cmd(&["start-server"]).status.success());
+    let server = common::PrivateAdb::start(adb);
+    let port = server.port;
+    let adb_cmd = |args: &[&str]| server.cmd(args);
 
     let phone = SimPhone::default_phone();
     phone.set_noise_rate(0.0);
@@ -251,5 +239,4 @@ async fn run(adb: &Path) {
         "ratio app_crash_result / adb shell = {:.2}x (goal: 1.1x or less)",
         warm.as_secs_f64() / cli.as_secs_f64()
     );
-    let _ = adb_cmd(&["kill-server"]);
 }
