@@ -16,7 +16,8 @@ pub const LOCAL_ROOT_ENV: &str = "ADB_AUTOMATION_LOCAL_ROOT";
 pub use phonelogs_gateway::STATE_DIR_ENV;
 
 /// The phonelogs MCP server: lets a coding agent read one app's own logs and crash reports from
-/// a connected phone, under rules a person controls. Speaks MCP on stdio.
+/// a connected phone, under rules a person controls. Speaks MCP on stdio, or Streamable HTTP
+/// with `--http ADDR`.
 #[derive(Debug, Parser)]
 #[command(name = "phonelogs-mcp", version)]
 pub struct Args {
@@ -49,7 +50,7 @@ pub struct Args {
     #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
     pub task_apps: Option<Vec<String>>,
     /// A TOML file with the same keys (state_dir, agent, agent_mode, agent_apps, task_apps,
-    /// local_root, result_cap) and the block rules and extra refused apps under [policy].
+    /// local_root, result_cap, symbols_dir, adb_servers, usbmuxd) and the block rules and extra refused apps under [policy].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Where capture_native_tombstone may write (under tombstones/). Default:
@@ -61,6 +62,24 @@ pub struct Args {
     /// spec's 64 KB.
     #[arg(long, value_name = "BYTES")]
     pub result_cap: Option<usize>,
+    /// A symbols directory (`DIR/<app>/<versionCode or CFBundleVersion>/`: mapping.txt,
+    /// unstripped .so files, .dSYMs) applied to crash reports and stack lines, locally. Default:
+    /// none.
+    #[arg(long = "symbols", value_name = "DIR")]
+    pub symbols: Option<PathBuf>,
+    /// An adb server to read Android phones through, `HOST:PORT` (repeat for several: a device
+    /// lab, a farm's remote server). Never started from here. Default: adb's own rule
+    /// ($ADB_SERVER_SOCKET, $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037).
+    #[arg(long = "adb-server", value_name = "HOST:PORT")]
+    pub adb_server: Vec<String>,
+    /// A usbmuxd to read iPhones through: `HOST:PORT` (a shared usbmuxd: socat, netmuxd) or a
+    /// socket path (repeat for several). Default: $USBMUXD_SOCKET_ADDRESS, else the platform's
+    /// socket.
+    #[arg(long = "usbmuxd", value_name = "ADDR")]
+    pub usbmuxd: Vec<String>,
+    /// Streamable HTTP instead of stdio (`--http ADDR` and its flags).
+    #[command(flatten)]
+    pub http: crate::http::HttpArgs,
 }
 
 /// Which simulated phones `--demo` serves.
@@ -94,6 +113,12 @@ pub struct FileConfig {
     pub local_root: Option<PathBuf>,
     /// As `--result-cap`.
     pub result_cap: Option<usize>,
+    /// As `--symbols`.
+    pub symbols_dir: Option<PathBuf>,
+    /// As `--adb-server`, one entry per server.
+    pub adb_servers: Option<Vec<String>>,
+    /// As `--usbmuxd`, one entry per address.
+    pub usbmuxd: Option<Vec<String>>,
     /// Block rules and extra refused apps (`block`, `finance_apps`, `password_managers`,
     /// `phone_apps`, `helpers`, `agents`).
     #[serde(default)]
@@ -115,8 +140,16 @@ pub struct Settings {
     pub local_root: Option<PathBuf>,
     /// The result cap, in bytes, for the gateway to lay results out within.
     pub result_cap: usize,
+    /// The symbols directory, when one was given.
+    pub symbols_dir: Option<PathBuf>,
     /// The policy.
     pub policy: Policy,
+    /// The adb servers (`host:port`); empty: adb's own rule.
+    pub adb_servers: Vec<String>,
+    /// The usbmuxd addresses; empty: `USBMUXD_SOCKET_ADDRESS`, else the platform's socket.
+    pub usbmuxd: Vec<String>,
+    /// Streamable HTTP, when `--http` is given; stdio otherwise.
+    pub http: Option<crate::http::HttpSettings>,
 }
 
 impl Settings {
@@ -135,6 +168,7 @@ impl Settings {
         file: FileConfig,
         env: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> anyhow::Result<Settings> {
+        let http = args.http.settings()?;
         let policy = file.policy;
         policy
             .validate()
@@ -192,8 +226,21 @@ impl Settings {
             task_apps,
             local_root,
             result_cap,
+            symbols_dir: args.symbols.or(file.symbols_dir),
             policy,
+            http,
+            adb_servers: flag_or_file(args.adb_server, file.adb_servers),
+            usbmuxd: flag_or_file(args.usbmuxd, file.usbmuxd),
         })
+    }
+}
+
+/// The flag's entries when it was given, else the file's.
+fn flag_or_file(flags: Vec<String>, file: Option<Vec<String>>) -> Vec<String> {
+    if flags.is_empty() {
+        file.unwrap_or_default()
+    } else {
+        flags
     }
 }
 
@@ -308,6 +355,32 @@ mod tests {
     }
 
     #[test]
+    fn adb_servers_and_usbmuxd_addresses_come_from_flags_or_the_file() {
+        let file = || -> FileConfig {
+            toml::from_str(
+                r#"
+                adb_servers = ["lab-1:5037", "lab-2:5037"]
+                usbmuxd = ["10.0.0.9:27015"]
+                "#,
+            )
+            .unwrap()
+        };
+        let s = Settings::merge(args(&[]), file(), env(&[("HOME", "/h")])).unwrap();
+        assert_eq!(s.adb_servers, ["lab-1:5037", "lab-2:5037"]);
+        assert_eq!(s.usbmuxd, ["10.0.0.9:27015"]);
+        let s = Settings::merge(
+            args(&["--adb-server", "a:1", "--adb-server", "b:2"]),
+            file(),
+            env(&[("HOME", "/h")]),
+        )
+        .unwrap();
+        assert_eq!(s.adb_servers, ["a:1", "b:2"]);
+        assert_eq!(s.usbmuxd, ["10.0.0.9:27015"]);
+        let s = Settings::merge(args(&[]), FileConfig::default(), env(&[("HOME", "/h")])).unwrap();
+        assert!(s.adb_servers.is_empty() && s.usbmuxd.is_empty());
+    }
+
+    #[test]
     fn demo_takes_an_optional_kind() {
         assert_eq!(args(&["--demo"]).demo, Some(DemoKind::Both));
         assert_eq!(args(&["--demo=both"]).demo, Some(DemoKind::Both));
@@ -341,6 +414,14 @@ mod tests {
             .is_err()
         );
         assert!(toml::from_str::<FileConfig>("unknown_key = 1").is_err());
+    }
+
+    #[test]
+    fn the_symbols_directory_comes_from_the_flag_or_the_file() {
+        let file: FileConfig = toml::from_str("symbols_dir = \"/file/symbols\"").unwrap();
+        assert_eq!(file.symbols_dir, Some(PathBuf::from("/file/symbols")));
+        let args = Args::try_parse_from(["phonelogs-mcp", "--symbols", "/flag/symbols"]).unwrap();
+        assert_eq!(args.symbols, Some(PathBuf::from("/flag/symbols")));
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! keys from a TOML `--config FILE`), picks the phones to serve (with `--demo` the built-in
 //! simulated Android phone and iPhone, else Android through the adb server and iPhones through
 //! usbmuxd), builds the gateway and serves one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
-//! diagnostics go to standard error.
+//! diagnostics go to standard error. With `--http ADDR` it serves Streamable HTTP instead
+//! (`http`): many sessions, each a task of the agent its bearer token names.
 
 mod config;
 mod demo;
+mod http;
 
 use std::sync::Arc;
 
@@ -43,6 +45,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         .state_dir(&settings.state_dir)
         .local_root(settings.local_root.clone())
         .result_cap(settings.result_cap);
+    if let Some(dir) = &settings.symbols_dir {
+        builder = builder.symbols_dir(dir);
+    }
     // Keeps the simulated phones running while the session lasts.
     let mut _demo = None;
     if let Some(kind) = settings.demo {
@@ -53,16 +58,26 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         tracing::info!(devices = ?demo.devices, "demo phones");
         _demo = Some(demo);
     } else {
-        // Android through the adb server (ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT or
-        // 127.0.0.1:5037, as adb's own tools find it).
-        builder = builder.driver(Arc::new(phonelogs_android::AdbPhone::from_env()));
-        // iPhones through the host's usbmuxd (USBMUXD_SOCKET_ADDRESS, else the default socket).
-        let usbmuxd = phonelogs_ios::UsbmuxdBackend::from_env();
-        builder = builder.driver(Arc::new(phonelogs_ios::LockdownPhone::new(Arc::new(
-            usbmuxd,
-        ))));
+        for driver in phone_drivers(&settings)? {
+            builder = builder.driver(driver);
+        }
     }
     let gateway = builder.build().context("opening the phonelogs state")?;
+    let options = ServerOptions {
+        instructions_note: demo_note(_demo.as_ref()),
+        ..ServerOptions::default()
+    };
+    if let Some(http) = settings.http.clone() {
+        let serve = http::Serve {
+            gateway,
+            default_agent: settings.agent.clone(),
+            policy: settings.policy.clone(),
+            task_apps: settings.task_apps.clone(),
+            state_dir: settings.state_dir.clone(),
+            options,
+        };
+        return http::serve(serve, http).await;
+    }
     let task = TaskSpec {
         agent: settings.agent.clone(),
         apps: settings.task_apps.clone(),
@@ -74,23 +89,50 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         demo = ?settings.demo,
         "phonelogs-mcp serving on stdio"
     );
-    // A demo names its phones in the instructions, so an agent's first call can name one.
-    let options = ServerOptions {
-        instructions_note: _demo
-            .as_ref()
-            .filter(|demo| demo.devices.len() > 1)
-            .map(|demo| {
-                format!(
-                    "This is phonelogs' demo: it serves simulated phones {}; name one with `device`.",
-                    demo.devices.join(" and ")
-                )
-            }),
-        ..ServerOptions::default()
-    };
     let server = PhoneLogsServer::new(gateway, task, options).context("starting the MCP server")?;
     server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await
         .context("serving MCP on stdio")?;
     Ok(())
+}
+
+/// A demo names its phones in the instructions, so an agent's first call can name one.
+fn demo_note(demo: Option<&demo::Demo>) -> Option<String> {
+    demo.filter(|demo| demo.devices.len() > 1).map(|demo| {
+        format!(
+            "This is phonelogs' demo: it serves simulated phones {}; name one with `device`.",
+            demo.devices.join(" and ")
+        )
+    })
+}
+
+/// Android through each adb server (`--adb-server`, `adb_servers`; else adb's own rule:
+/// ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT, 127.0.0.1:5037) and iPhones through each usbmuxd
+/// (`--usbmuxd`, `usbmuxd`; else USBMUXD_SOCKET_ADDRESS or the platform's socket): one driver
+/// each, so one server going down fails only its own phones.
+fn phone_drivers(settings: &Settings) -> anyhow::Result<Vec<Arc<dyn phonelogs_driver::AppLogger>>> {
+    let mut drivers: Vec<Arc<dyn phonelogs_driver::AppLogger>> = Vec::new();
+    if settings.adb_servers.is_empty() {
+        drivers.push(Arc::new(phonelogs_android::AdbPhone::from_env()));
+    }
+    for address in &settings.adb_servers {
+        let config = phonelogs_android::AdbConfig::from_address(address)
+            .with_context(|| format!("--adb-server {address}"))?;
+        drivers.push(Arc::new(phonelogs_android::AdbPhone::new(config)));
+    }
+    let mut muxes = Vec::new();
+    if settings.usbmuxd.is_empty() {
+        muxes.push(phonelogs_ios::UsbmuxdBackend::from_env());
+    }
+    for address in &settings.usbmuxd {
+        muxes.push(
+            phonelogs_ios::UsbmuxdBackend::parse(address)
+                .with_context(|| format!("--usbmuxd {address}"))?,
+        );
+    }
+    for mux in muxes {
+        drivers.push(Arc::new(phonelogs_ios::LockdownPhone::new(Arc::new(mux))));
+    }
+    Ok(drivers)
 }

@@ -67,31 +67,38 @@ pub fn check_adb_binary() -> Finding {
     }
 }
 
-/// Checks that an adb server answers on its port.
-pub fn check_adb_server() -> Finding {
-    // The same address the Android driver uses (`ADB_SERVER_SOCKET`, `ANDROID_ADB_SERVER_PORT`).
-    let text = phonelogs_android::AdbConfig::from_env().address();
+/// Checks that the adb server `config` names answers on its port.
+pub fn check_adb_server_at(config: &phonelogs_android::AdbConfig) -> Finding {
+    let text = config.address();
     let Some(address) = text.to_socket_addrs().ok().and_then(|mut all| all.next()) else {
         return Finding::bad(
             "adb server",
             format!("cannot resolve the adb server address {text}"),
-            "fix ADB_SERVER_SOCKET (tcp:host:port) or ANDROID_ADB_SERVER_PORT",
+            "fix --adb-server, adb_servers, ADB_SERVER_SOCKET (tcp:host:port) or ANDROID_ADB_SERVER_PORT",
         );
+    };
+    let fix = if config.start_server {
+        "run `adb start-server` (phonelogs also starts it when it needs it and `adb` is installed)"
+    } else {
+        "start that server (`adb -a -P PORT nodaemon server` on its host) or fix the address: phonelogs never starts a server it is pointed at"
     };
     match TcpStream::connect_timeout(&address, Duration::from_millis(500)) {
         Ok(_) => Finding::ok("adb server", format!("answering on {text}")),
         Err(error) => Finding::bad(
             "adb server",
             format!("nothing answers on {text} ({error})"),
-            "run `adb start-server` (phonelogs also starts it when it needs it and `adb` is installed)",
+            fix,
         ),
     }
 }
 
-/// Checks that usbmuxd's socket is reachable (`USBMUXD_SOCKET_ADDRESS`, else the platform's
-/// default path).
-pub fn check_usbmuxd() -> Finding {
-    if let Ok(address) = std::env::var("USBMUXD_SOCKET_ADDRESS") {
+/// Checks that a usbmuxd answers: at `address` (`host:port` or a socket path, as `--usbmuxd`
+/// takes it), else at `USBMUXD_SOCKET_ADDRESS` or the platform's default path.
+pub fn check_usbmuxd_at(address: Option<&str>) -> Finding {
+    let given = address
+        .map(str::to_owned)
+        .or_else(|| std::env::var("USBMUXD_SOCKET_ADDRESS").ok());
+    if let Some(address) = given {
         let target = address.strip_prefix("UNIX:").unwrap_or(&address);
         if let Ok(mut resolved) = target.to_socket_addrs()
             && let Some(socket) = resolved.next()
@@ -101,7 +108,7 @@ pub fn check_usbmuxd() -> Finding {
                 Err(error) => Finding::bad(
                     "usbmuxd",
                     format!("nothing answers on {address} ({error})"),
-                    "start usbmuxd, or fix USBMUXD_SOCKET_ADDRESS",
+                    "start usbmuxd (or the socat/netmuxd that shares it), or fix --usbmuxd / USBMUXD_SOCKET_ADDRESS",
                 ),
             };
         }

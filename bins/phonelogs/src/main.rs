@@ -7,8 +7,11 @@
 
 mod demo;
 mod doctor;
+mod logs_cmd;
+mod phones;
 mod report;
 mod state;
+mod symbols;
 mod ui;
 
 use std::path::PathBuf;
@@ -68,6 +71,28 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
     },
+    /// Read one app's own log lines yourself, under the same rules and refused lists as an
+    /// agent (you are not asked; the history records it as your read).
+    Logs {
+        /// The app: an Android package name or an iOS bundle id.
+        app: String,
+        /// The phone (serial or UDID), when more than one is connected.
+        #[arg(long)]
+        device: Option<String>,
+        /// Keep printing new lines until Ctrl-C.
+        #[arg(long)]
+        follow: bool,
+        /// From when: RFC 3339, a date and time, a time of day, or 10m, 2h, 1d (default: 10m).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only lines of this level or more severe: verbose, debug, info, warn, error, fatal.
+        #[arg(long)]
+        level: Option<String>,
+        #[command(flatten)]
+        state: StateArgs,
+        #[command(flatten)]
+        phones: phones::PhoneArgs,
+    },
     /// Answer and review the agents' questions.
     #[command(subcommand)]
     Approvals(ApprovalsCommand),
@@ -96,14 +121,21 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        phones: phones::PhoneArgs,
     },
     /// What works and what does not, each with its fix.
     Doctor {
         #[command(flatten)]
         state: StateArgs,
+        /// Also say what symbols this directory holds for each app version.
+        #[arg(long, value_name = "DIR", env = "PHONELOGS_SYMBOLS_DIR")]
+        symbols: Option<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        phones: phones::PhoneArgs,
     },
     /// Run the simulated Android phone on loopback until stopped.
     ///
@@ -163,7 +195,37 @@ enum Command {
         /// exit_info, ips.
         #[arg(long, value_name = "FORMAT")]
         format: Option<String>,
+        /// Apply the symbols in this directory (mappings, unstripped .so, .dSYM; see
+        /// docs/symbols.md) and group reports by fingerprint.
+        #[arg(long, value_name = "DIR", env = "PHONELOGS_SYMBOLS_DIR")]
+        symbols: Option<PathBuf>,
+        /// With --symbols: the app's versionCode or CFBundleVersion, when the report does not
+        /// say it and the app has several version folders.
+        #[arg(long, value_name = "VERSION", requires = "symbols")]
+        app_version: Option<String>,
         /// The files to read.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+    /// File symbol files (R8/ProGuard mappings, unstripped .so, .dSYM) in the symbols directory.
+    #[command(subcommand)]
+    Symbols(SymbolsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum SymbolsCommand {
+    /// File each FILE for APP (package or bundle id) and VERSION (versionCode or
+    /// CFBundleVersion): a mapping as mapping.txt, a .so by its GNU build id, a .dSYM as it is.
+    Add {
+        /// The symbols directory (created if missing).
+        #[arg(long, value_name = "DIR", env = "PHONELOGS_SYMBOLS_DIR")]
+        dir: PathBuf,
+        /// The app's package name or bundle id.
+        app: String,
+        /// The app's versionCode (Android) or CFBundleVersion (iPhone).
+        #[arg(value_name = "VERSION")]
+        app_version: String,
+        /// The files (or .dSYM bundles) to file.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
     },
@@ -240,41 +302,54 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-async fn devices(json: bool) -> anyhow::Result<()> {
-    use phonelogs_driver::AppLogger;
-    let android = phonelogs_android::AdbPhone::from_env();
-    let mut all = Vec::new();
-    let mut problems = Vec::new();
-    match android.devices().await {
-        Ok(list) => all.extend(list),
-        Err(error) => problems.push(format!("Android: {error}")),
-    }
-    let ios = phonelogs_ios::LockdownPhone::new(std::sync::Arc::new(
-        phonelogs_ios::UsbmuxdBackend::from_env(),
-    ));
-    match ios.devices().await {
-        Ok(list) => all.extend(list),
-        Err(error) => problems.push(format!("iPhone: {error}")),
-    }
+async fn devices(json: bool, phones: phones::PhoneArgs) -> anyhow::Result<()> {
+    let list = phones.phones()?.list().await?;
+    let problems: Vec<String> = list
+        .failures
+        .iter()
+        .map(|failure| {
+            let platform = match failure.platform {
+                phonelogs_driver::Platform::Android => "Android",
+                phonelogs_driver::Platform::Ios => "iPhone",
+            };
+            match &failure.source {
+                Some(source) => format!("{platform} ({source}): {}", failure.error),
+                None => format!("{platform}: {}", failure.error),
+            }
+        })
+        .collect();
     if json {
+        let devices: Vec<serde_json::Value> = list
+            .devices
+            .iter()
+            .map(|device| {
+                let mut value = serde_json::to_value(&device.info).unwrap_or_default();
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("source".into(), serde_json::json!(device.source));
+                    object.insert("serial".into(), serde_json::json!(device.serial));
+                }
+                value
+            })
+            .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({ "devices": all, "problems": problems })
+                &serde_json::json!({ "devices": devices, "problems": problems })
             )?
         );
         return Ok(());
     }
-    if all.is_empty() {
+    if list.devices.is_empty() {
         println!("No devices.");
     }
-    for device in &all {
+    for device in &list.devices {
         println!(
-            "{}  {}  {}  {:?}",
-            device.id,
-            device.platform,
-            device.model.as_deref().unwrap_or("?"),
-            device.state
+            "{}  {}  {}  {:?}  via {}",
+            device.info.id,
+            device.info.platform,
+            device.info.model.as_deref().unwrap_or("?"),
+            device.info.state,
+            device.source.as_deref().unwrap_or("?")
         );
     }
     for problem in &problems {
@@ -283,8 +358,19 @@ async fn devices(json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
-    let findings = doctor_findings(state.state_dir).await;
+async fn doctor(
+    state: StateArgs,
+    symbols: Option<PathBuf>,
+    json: bool,
+    phones: phones::PhoneArgs,
+) -> anyhow::Result<bool> {
+    let mut findings = doctor_findings_with(state.state_dir, &phones.phones()?).await;
+    findings.extend(
+        symbols
+            .as_deref()
+            .map(symbols::doctor_findings)
+            .unwrap_or_default(),
+    );
     let all_ok = findings.iter().all(|f| f.ok);
     if json {
         println!("{}", serde_json::to_string_pretty(&findings)?);
@@ -294,24 +380,68 @@ async fn doctor(state: StateArgs, json: bool) -> anyhow::Result<bool> {
     Ok(all_ok)
 }
 
-/// What `phonelogs doctor` finds, for the command and the page's Phones view.
+/// What `phonelogs doctor` finds with adb's and usbmuxd's default addresses, for the page's
+/// Phones view.
 async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
+    match phones::PhoneArgs::default().phones() {
+        Ok(phones) => doctor_findings_with(state_dir, &phones).await,
+        Err(error) => vec![doctor::Finding {
+            check: "phones".into(),
+            ok: false,
+            detail: format!("{error:#}"),
+            fix: Some("fix ADB_SERVER_SOCKET or USBMUXD_SOCKET_ADDRESS".into()),
+        }],
+    }
+}
+
+/// What `phonelogs doctor` finds for these adb servers and usbmuxd addresses.
+async fn doctor_findings_with(
+    state_dir: Option<PathBuf>,
+    phones: &phones::Phones,
+) -> Vec<doctor::Finding> {
+    use phonelogs_driver::AppLogger;
+    let mut findings = vec![doctor::check_adb_binary()];
+    let several = phones.android.len() > 1;
+    for android in &phones.android {
+        findings.push(doctor::check_adb_server_at(android.server().config()));
+    }
+    for ios in &phones.ios {
+        findings.push(doctor::check_usbmuxd_at(ios.source().as_deref()));
+    }
+    for android in &phones.android {
+        findings.extend(android_findings(android, several).await);
+    }
+    for ios in &phones.ios {
+        findings.extend(ios_findings(ios).await);
+    }
+    findings.push(state_finding(state_dir));
+    findings
+}
+
+/// The phones of one adb server, each with whether its log can be read.
+async fn android_findings(
+    android: &phonelogs_android::AdbPhone,
+    several: bool,
+) -> Vec<doctor::Finding> {
     use phonelogs_driver::{AppLogger, DeviceState};
-    let mut findings = vec![
-        doctor::check_adb_binary(),
-        doctor::check_adb_server(),
-        doctor::check_usbmuxd(),
-    ];
-    let android = phonelogs_android::AdbPhone::from_env();
+    let mut findings = Vec::new();
+    let address = android.server().config().address();
+    let check = |what: &str| {
+        if several {
+            format!("{what} ({address})")
+        } else {
+            what.to_owned()
+        }
+    };
     match android.devices().await {
         Ok(list) if list.is_empty() => findings.push(doctor::Finding {
-            check: "Android devices".into(),
+            check: check("Android devices"),
             ok: false,
             detail: "none connected".into(),
             fix: Some("plug in a phone with USB debugging on, start an emulator, or `adb connect HOST:PORT` (try `phonelogs sim`)".into()),
         }),
         Ok(list) => {
-            let server = phonelogs_android::AdbServer::new(phonelogs_android::AdbConfig::from_env());
+            let server = android.server();
             for device in list {
                 let online = device.state == DeviceState::Online;
                 // Whether it can be read: one line of its log, the smallest real read.
@@ -325,8 +455,13 @@ async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
                     "cannot be read until it is online".to_owned()
                 };
                 let ok = online && readable == "its logs can be read";
+                let name = if several {
+                    phonelogs_driver::DeviceId::qualified(&address, device.id.as_str())
+                } else {
+                    device.id.clone()
+                };
                 findings.push(doctor::Finding {
-                    check: format!("device {}", device.id),
+                    check: format!("device {name}"),
                     ok,
                     detail: format!("{} {}, {:?}; {readable}", device.platform, device.model.as_deref().unwrap_or("?"), device.state),
                     fix: (!ok).then(|| match device.state {
@@ -338,15 +473,19 @@ async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
             }
         }
         Err(error) => findings.push(doctor::Finding {
-            check: "Android devices".into(),
+            check: check("Android devices"),
             ok: false,
             detail: error.to_string(),
             fix: Some("see the adb lines above".into()),
         }),
     }
-    let ios = phonelogs_ios::LockdownPhone::new(std::sync::Arc::new(
-        phonelogs_ios::UsbmuxdBackend::from_env(),
-    ));
+    findings
+}
+
+/// The iPhones of one usbmuxd.
+async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<doctor::Finding> {
+    use phonelogs_driver::{AppLogger, DeviceState};
+    let mut findings = Vec::new();
     // usbmuxd's own reachability is reported above; list iPhones only when it answers.
     if let Ok(list) = ios.devices().await {
         for device in list {
@@ -367,7 +506,12 @@ async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
             });
         }
     }
-    let state_finding = match state::state_dir(state_dir) {
+    findings
+}
+
+/// Whether the state directory opens.
+fn state_finding(state_dir: Option<PathBuf>) -> doctor::Finding {
+    match state::state_dir(state_dir) {
         Err(error) => doctor::Finding {
             check: "state directory".into(),
             ok: false,
@@ -394,9 +538,7 @@ async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
                 ),
             },
         },
-    };
-    findings.push(state_finding);
-    findings
+    }
 }
 
 /// `phonelogs sim --ios`: the simulated iPhone until stopped (Ctrl-C, SIGTERM, or with
@@ -466,13 +608,52 @@ fn main() -> ExitCode {
         Command::Report {
             json,
             format,
+            symbols: Some(dir),
+            app_version,
             files,
+        } => symbols::report(
+            &dir,
+            &files,
+            format.as_deref(),
+            json,
+            app_version.as_deref(),
+        ),
+        Command::Report {
+            json,
+            format,
+            files,
+            ..
         } => report::run(&files, format.as_deref(), json),
+        Command::Symbols(SymbolsCommand::Add {
+            dir,
+            app,
+            app_version,
+            files,
+        }) => symbols::add(&dir, &app, &app_version, &files),
         Command::Demo { state_dir } => (|| {
             let temporary = tempfile::tempdir()?;
             let dir = state_dir.unwrap_or_else(|| temporary.path().to_path_buf());
             runtime()?.block_on(demo::run(&dir, local_offset))
         })(),
+        Command::Logs {
+            app,
+            device,
+            follow,
+            since,
+            level,
+            state,
+            phones,
+        } => state::state_dir(state.state_dir).and_then(|dir| {
+            let request = logs_cmd::Request {
+                app,
+                device,
+                follow,
+                since: since.or_else(|| Some("10m".into())),
+                level,
+            };
+            let offset = local_offset.unwrap_or(time::UtcOffset::UTC);
+            runtime()?.block_on(logs_cmd::run(request, phones, dir, offset))
+        }),
         Command::Approvals(ApprovalsCommand::List { state, json }) => {
             store(state).and_then(|s| state::approvals_list(&s, json))
         }
@@ -502,7 +683,9 @@ fn main() -> ExitCode {
         Command::Rules(RulesCommand::Unblock { state, app }) => {
             store(state).and_then(|s| state::rules_block(&s, &app, false))
         }
-        Command::Devices { json } => runtime().and_then(|rt| rt.block_on(devices(json))),
+        Command::Devices { json, phones } => {
+            runtime().and_then(|rt| rt.block_on(devices(json, phones)))
+        }
         Command::Ui { state, port, open } => state::state_dir(state.state_dir).and_then(|dir| {
             let options = ui::Options {
                 state_dir: dir,
@@ -512,13 +695,16 @@ fn main() -> ExitCode {
             };
             runtime()?.block_on(ui::run(options))
         }),
-        Command::Doctor { state, json } => {
-            match runtime().and_then(|rt| rt.block_on(doctor(state, json))) {
-                Ok(true) => Ok(()),
-                Ok(false) => return ExitCode::FAILURE,
-                Err(error) => Err(error),
-            }
-        }
+        Command::Doctor {
+            state,
+            symbols,
+            json,
+            phones,
+        } => match runtime().and_then(|rt| rt.block_on(doctor(state, symbols, json, phones))) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(error) => Err(error),
+        },
         Command::Sim {
             ios: true,
             port,

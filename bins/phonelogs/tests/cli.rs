@@ -478,7 +478,12 @@ fn sim_ios_serves_the_simulated_iphone() {
             .map(|all| all.iter().filter(|d| d["platform"] == "ios").collect())
             .unwrap_or_default();
         assert_eq!(ios.len(), 1, "{usbmuxd}: {listed}");
-        assert_eq!(ios[0]["id"], UDID, "{listed}");
+        // A usbmuxd named by USBMUXD_SOCKET_ADDRESS on a loopback port is not the platform's
+        // own socket, so its phone is named with it (docs/farms.md).
+        assert_eq!(ios[0]["serial"], UDID, "{listed}");
+        let source = ios[0]["source"].as_str().unwrap_or_default();
+        assert!(source.contains(usbmuxd.trim_start_matches("UNIX:")), "{listed}");
+        assert_eq!(ios[0]["id"], format!("{source}/{UDID}"), "{listed}");
         assert_eq!(ios[0]["state"], "online", "{listed}");
     }
     if let Some(idevice_id) = ios_tool("idevice_id") {

@@ -1,7 +1,8 @@
-//! Installed apps the simulated phone plays: `adb install` (adb 29's streamed install,
+//! The commands of installed apps: `adb install` (adb 29's streamed install,
 //! `exec:cmd package install -S <size>` followed by the APK's bytes), `pm uninstall`,
-//! `am start -W`, `am force-stop`, `uiautomator dump`, `cat`/`rm` of the files it writes, and
-//! `input tap` on the app's buttons.
+//! `am start -W`, `uiautomator dump` (the file it writes is read by `cat` in `procfs.rs`), and
+//! `input tap` on the app's buttons. Part of the commands layer: `commands::run`'s table names
+//! them; they change the model (`phone.rs`: the apps' screen and files) and nothing above.
 //!
 //! An APK's manifest and string resources are read with [`crate::apk`]; its code is not run. The
 //! phone knows one app's behaviour, Crash Test's (`crashtest/` in the workspace): its screen has
@@ -11,15 +12,13 @@
 //! hang scenario action). Every text comes from the installed APK's `strings` resources, so the
 //! phone says what the app would say.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::apk::{self, ApkInfo};
 use crate::model::{AndroidVersion, Package, Priority};
 use crate::phone::{Request, SimPhone};
-use crate::service::Service;
-use crate::shell::{Closed, Sink};
+use crate::sink::{Closed, Sink};
 
 /// The largest APK the simulated phone accepts.
 pub(crate) const MAX_APK_BYTES: u64 = 256 * 1024 * 1024;
@@ -27,19 +26,6 @@ pub(crate) const MAX_APK_BYTES: u64 = 256 * 1024 * 1024;
 const INPUT_DISPATCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// Where `uiautomator dump` writes when it is given no file.
 const DEFAULT_DUMP: &str = "/sdcard/window_dump.xml";
-
-/// The apps' part of the phone's state.
-#[derive(Debug, Default)]
-pub(crate) struct AppsState {
-    /// What each APK-installed package's APK said.
-    models: HashMap<String, ApkInfo>,
-    /// Files written on the phone (by `uiautomator dump`).
-    files: BTreeMap<String, Vec<u8>>,
-    /// The package whose activity is on screen; `None` is the home screen.
-    foreground: Option<String>,
-    /// A package whose main thread is blocked: its pid, and whether an ANR is on its way.
-    hung: Option<(String, u32, bool)>,
-}
 
 /// Words of a command line as adb quotes them (`'word'`, `'\''` for a quote).
 fn words(line: &str) -> Vec<String> {
@@ -78,8 +64,9 @@ fn words(line: &str) -> Vec<String> {
     words
 }
 
-/// `exec:cmd package install … -S <size>` (or the same through `shell:`): a streamed install.
-pub(crate) fn parse_install_service(service: &str) -> Option<Service> {
+/// `exec:cmd package install … -S <size>` (or the same through `shell:`): a streamed install,
+/// as its command line and the APK's size.
+pub(crate) fn streamed_install(service: &str) -> Option<(String, u64)> {
     let command = service.strip_prefix("exec:").or_else(|| {
         service
             .strip_prefix("shell")
@@ -100,11 +87,7 @@ pub(crate) fn parse_install_service(service: &str) -> Option<Service> {
         .position(|arg| arg == "-S")
         .and_then(|at| rest.get(at + 1))
         .and_then(|size| size.parse::<u64>().ok())?;
-    Some(Service::Install {
-        command: command.to_string(),
-        size,
-        apk: Vec::new(),
-    })
+    Some((command.to_string(), size))
 }
 
 /// The package manager's answer to a streamed install, after the APK's bytes arrived.
@@ -179,79 +162,17 @@ fn install_answer(phone: &SimPhone, command: &str, apk_bytes: &[u8], size: u64) 
         };
     }
     // Replacing a package stops its process, as the package manager does.
-    stop(phone, &name);
+    phone.stop_package(&name);
     phone.install(package);
     phone.lock().apps.models.insert(name, info);
     "Success\n".to_string()
 }
 
-/// Stops every process of `package` and forgets it is on screen or hung.
-fn stop(phone: &SimPhone, package: &str) {
-    let pids: Vec<u32> = phone
-        .processes()
-        .iter()
-        .filter(|process| process.package.as_deref() == Some(package))
-        .map(|process| process.pid)
-        .collect();
-    for pid in pids {
-        phone.remove_process(pid);
-    }
-    forget_screen(phone, package);
-}
-
-fn forget_screen(phone: &SimPhone, package: &str) {
-    let mut state = phone.lock();
-    if state.apps.foreground.as_deref() == Some(package) {
-        state.apps.foreground = None;
-    }
-    if state
-        .apps
-        .hung
-        .as_ref()
-        .is_some_and(|(hung, _, _)| hung == package)
-    {
-        state.apps.hung = None;
-    }
-}
-
-/// Runs the commands this module owns; `None` leaves the command to the rest of the shell.
-pub(crate) async fn run(phone: &SimPhone, args: &[String], sink: &Sink) -> Option<u8> {
-    let name = args.first()?.as_str();
-    let rest = &args[1..];
-    let result = match (name, rest.first().map(String::as_str)) {
-        ("pm", Some("uninstall")) => uninstall(phone, &rest[1..], sink).await,
-        ("cmd", Some("package")) if rest.get(1).map(String::as_str) == Some("uninstall") => {
-            uninstall(phone, &rest[2..], sink).await
-        }
-        ("am", Some("start" | "start-activity")) => am_start(phone, &rest[1..], sink).await,
-        ("am", Some("force-stop")) => {
-            if let Some(package) = rest.get(1) {
-                forget_screen(phone, package);
-            }
-            // The rest of the shell stops the process and writes the exit record.
-            return None;
-        }
-        ("uiautomator", _) => uiautomator(phone, rest, sink).await,
-        ("input", _) => input(phone, rest, sink).await,
-        ("rm", _) => rm(phone, rest, sink).await,
-        ("cat", Some(path)) => {
-            let file = phone.lock().apps.files.get(path).cloned();
-            match file {
-                Some(bytes) => sink.out(bytes).await.map(|()| 0),
-                None if path.starts_with("/data/local/tmp/") || path.starts_with("/sdcard/") => {
-                    sink.err(format!("cat: {path}: No such file or directory\n"))
-                        .await
-                        .map(|()| 1)
-                }
-                None => return None,
-            }
-        }
-        _ => return None,
-    };
-    Some(result.unwrap_or(1))
-}
-
-async fn uninstall(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
+pub(crate) async fn uninstall(
+    phone: &SimPhone,
+    args: &[String],
+    sink: &Sink,
+) -> Result<u8, Closed> {
     let mut package = None;
     let mut skip_value = false;
     for arg in args {
@@ -278,7 +199,7 @@ async fn uninstall(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8,
         sink.out("Failure [DELETE_FAILED_INTERNAL_ERROR]\n").await?;
         return Ok(1);
     }
-    stop(phone, &package);
+    phone.stop_package(&package);
     sink.out("Success\n").await?;
     Ok(0)
 }
@@ -292,7 +213,7 @@ fn text(info: &ApkInfo, name: &str) -> Option<String> {
     info.strings.get(name).cloned()
 }
 
-async fn am_start(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
+pub(crate) async fn am_start(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
     let mut wait = false;
     let mut component = None;
     let mut index = 0;
@@ -336,7 +257,7 @@ async fn am_start(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, 
         return Ok(1);
     }
     let cold = phone.pid_of(package).is_none();
-    forget_screen(phone, package);
+    phone.forget_screen(package);
     if phone.launch(package).is_err() {
         sink.err(format!(
             "Error: Activity class {{{component}}} does not exist.\n"
@@ -539,7 +460,11 @@ fn dump_xml(package: &str, nodes: &[Node]) -> String {
     out
 }
 
-async fn uiautomator(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
+pub(crate) async fn uiautomator(
+    phone: &SimPhone,
+    args: &[String],
+    sink: &Sink,
+) -> Result<u8, Closed> {
     if args.first().map(String::as_str) != Some("dump") {
         sink.err("Usage: uiautomator <subcommand> [options]\n\nAvailable subcommands:\n\nhelp: displays help message\n\nruntest: executes UI automation tests\n\ndump: creates an XML dump of current UI hierarchy\n\nevents: prints out accessibility events until terminated\n")
             .await?;
@@ -568,23 +493,7 @@ async fn uiautomator(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u
     Ok(0)
 }
 
-async fn rm(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
-    let force = args
-        .iter()
-        .any(|arg| arg.starts_with('-') && arg.contains('f'));
-    let mut status = 0;
-    for path in args.iter().filter(|arg| !arg.starts_with('-')) {
-        let removed = phone.lock().apps.files.remove(path).is_some();
-        if !removed && !force {
-            sink.err(format!("rm: {path}: No such file or directory\n"))
-                .await?;
-            status = 1;
-        }
-    }
-    Ok(status)
-}
-
-async fn input(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
+pub(crate) async fn input(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
     // `input [touchscreen] tap X Y`; other events (keyevent, text, swipe) only count as input.
     let args: Vec<&str> = args
         .iter()
@@ -625,7 +534,7 @@ async fn input(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Clo
                     .is_some_and(|(hung, hung_pid, _)| *hung == package && *hung_pid == pid);
                 if still && phone.pid_of(&package) == Some(pid) {
                     let _ = phone.hang(&package);
-                    forget_screen(&phone, &package);
+                    phone.forget_screen(&package);
                 }
             });
         }
@@ -646,7 +555,7 @@ async fn input(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Clo
     if id.ends_with(":id/crash") {
         let message = text(&info, "crash_message").unwrap_or_default();
         let _ = phone.crash(&package, "java.lang.IllegalStateException", &message);
-        forget_screen(phone, &package);
+        phone.forget_screen(&package);
     } else if id.ends_with(":id/hang") {
         if let Some(line) = text(&info, "hang_line") {
             let _ = phone.log(&package, Priority::Info, &tag, &line);
@@ -674,14 +583,12 @@ mod tests {
 
     #[test]
     fn recognises_adb_29_streamed_install() {
-        let service = parse_install_service("exec:cmd package 'install' '-r' -S 12756").unwrap();
-        assert!(matches!(service, Service::Install { size: 12756, .. }));
-        assert!(parse_install_service("shell,v2,raw:pm install -S 10").is_some());
-        assert!(
-            parse_install_service("exec:cmd package install -r /data/local/tmp/a.apk").is_none()
-        );
-        assert!(parse_install_service("exec:cat x").is_none());
-        assert!(parse_install_service("exec:cmd package install -S x").is_none());
+        let (_, size) = streamed_install("exec:cmd package 'install' '-r' -S 12756").unwrap();
+        assert_eq!(size, 12756);
+        assert!(streamed_install("shell,v2,raw:pm install -S 10").is_some());
+        assert!(streamed_install("exec:cmd package install -r /data/local/tmp/a.apk").is_none());
+        assert!(streamed_install("exec:cat x").is_none());
+        assert!(streamed_install("exec:cmd package install -S x").is_none());
     }
 
     #[test]

@@ -1,48 +1,62 @@
-//! The commands of the simulated phone's shell: `logcat`, `pm`, `dumpsys`, `am`, `debuggerd`,
-//! `date`, `getprop`, and a few small helpers (`echo`, `id`, `pidof`, `sleep`, `true`, `false`).
+//! The commands of the simulated phone's shell, in one dispatch table ([`run`]): `logcat`
+//! (`logcat.rs`), `pm`, `dumpsys`, `am`, `debuggerd`, `date`, `getprop`, the installed apps'
+//! commands (`apps.rs`: `am start`, `pm uninstall`, `uiautomator`, `input`), the files
+//! (`procfs.rs`: `cat`, `stat`, `rm`), and a few small helpers (`echo`, `id`, `pidof`, `sleep`,
+//! `true`, `false`, `exit`).
 //!
-//! Each takes its argument words and writes to a `Sink`, returning the exit status.
+//! Each takes its argument words and writes to a `Sink`, returning the exit status. The
+//! commands sit over the model and the formats; the shell, above, calls [`run`].
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::format::{self, LineFormat};
-use crate::model::{AndroidVersion, Buffer, BuildType, LogEntry, Priority};
+use crate::format;
+use crate::model::{AndroidVersion, BuildType};
 use crate::phone::{DebugApp, SimPhone};
-use crate::shell::{Closed, Sink};
+use crate::sink::{Closed, Sink};
+use crate::{apps, logcat, procfs};
 
-/// Runs one command; unknown commands answer as mksh does.
+/// Runs one command; unknown commands answer as mksh does. This table is the one place that
+/// says which command is answered where.
 pub(crate) async fn run(phone: &SimPhone, args: &[String], sink: &Sink) -> u8 {
-    if let Some(status) = crate::apps::run(phone, args, sink).await {
-        return status;
-    }
-    let name = args[0].as_str();
+    let Some(name) = args.first().map(String::as_str) else {
+        return 0;
+    };
     let rest = &args[1..];
-    let result = match name {
-        "echo" => echo(rest, sink).await,
-        "true" | ":" => Ok(0),
-        "false" => Ok(1),
-        "exit" => Ok(rest.first().and_then(|code| code.parse::<i64>().ok()).map(|code| code as u8).unwrap_or(0)),
-        "sleep" => {
+    let sub = rest.first().map(String::as_str);
+    let result = match (name, sub) {
+        ("echo", _) => echo(rest, sink).await,
+        ("true" | ":", _) => Ok(0),
+        ("false", _) => Ok(1),
+        ("exit", _) => Ok(rest.first().and_then(|code| code.parse::<i64>().ok()).map(|code| code as u8).unwrap_or(0)),
+        ("sleep", _) => {
             let seconds = rest.first().and_then(|value| value.parse::<f64>().ok()).unwrap_or(0.0);
             tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 3600.0))).await;
             Ok(0)
         }
-        "id" => sink
+        ("id", _) => sink
             .out("uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),1015(sdcard_rw),1028(sdcard_r),3001(net_bt_admin),3002(net_bt),3003(inet),3006(net_bw_stats),3009(readproc),3011(uhid) context=u:r:shell:s0\n")
             .await
             .map(|_| 0),
-        "getprop" => getprop(phone, rest, sink).await,
-        "date" => date(phone, rest, sink).await,
-        "pidof" => pidof(phone, rest, sink).await,
-        "logcat" => logcat(phone, rest, sink).await,
-        "pm" => pm(phone, rest, sink).await,
-        "cmd" if rest.first().map(String::as_str) == Some("package") => pm(phone, &rest[1..], sink).await,
-        "dumpsys" => dumpsys(phone, rest, sink).await,
-        "am" => am(phone, rest, sink).await,
-        "debuggerd" => debuggerd(phone, rest, sink).await,
-        "stat" => crate::procfs::stat(phone, rest, sink).await,
-        "cat" => crate::procfs::cat(phone, rest, sink).await,
+        ("getprop", _) => getprop(phone, rest, sink).await,
+        ("date", _) => date(phone, rest, sink).await,
+        ("pidof", _) => pidof(phone, rest, sink).await,
+        ("logcat", _) => logcat::logcat(phone, rest, sink).await,
+        ("pm", Some("uninstall")) => apps::uninstall(phone, &rest[1..], sink).await,
+        ("cmd", Some("package")) if rest.get(1).map(String::as_str) == Some("uninstall") => {
+            apps::uninstall(phone, &rest[2..], sink).await
+        }
+        ("pm", _) => pm(phone, rest, sink).await,
+        ("cmd", Some("package")) => pm(phone, &rest[1..], sink).await,
+        ("dumpsys", _) => dumpsys(phone, rest, sink).await,
+        ("am", Some("start" | "start-activity")) => apps::am_start(phone, &rest[1..], sink).await,
+        ("am", _) => am(phone, rest, sink).await,
+        ("uiautomator", _) => apps::uiautomator(phone, rest, sink).await,
+        ("input", _) => apps::input(phone, rest, sink).await,
+        ("debuggerd", _) => debuggerd(phone, rest, sink).await,
+        ("stat", _) => procfs::stat(phone, rest, sink).await,
+        ("cat", _) => procfs::cat(phone, rest, sink).await,
+        ("rm", _) => procfs::rm(phone, rest, sink).await,
         _ => sink
             .err(format!("/system/bin/sh: {name}: inaccessible or not found\n"))
             .await
@@ -209,492 +223,6 @@ async fn pidof(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Clo
     }
     sink.out(format!("{}\n", pids.join(" "))).await?;
     Ok(0)
-}
-
-/// The parsed options of one `logcat` call.
-#[derive(Debug, Default)]
-struct LogcatOptions {
-    dump: bool,
-    clear: bool,
-    get_size: bool,
-    set_size: Option<usize>,
-    dividers: bool,
-    buffers: Vec<Buffer>,
-    format: LineFormat,
-    tail_count: Option<usize>,
-    tail_time_ns: Option<i128>,
-    uids: Option<Vec<u32>>,
-    pid: Option<u32>,
-    max_count: Option<usize>,
-    silent_default: bool,
-    filters: Vec<(String, Option<Priority>)>,
-}
-
-fn parse_size(text: &str) -> Option<usize> {
-    let (digits, multiplier) = match text.chars().last()? {
-        'K' | 'k' => (&text[..text.len() - 1], 1024),
-        'M' | 'm' => (&text[..text.len() - 1], 1024 * 1024),
-        _ => (text, 1),
-    };
-    digits.parse::<usize>().ok().map(|value| value * multiplier)
-}
-
-/// Parses `MM-DD hh:mm:ss.mmm` (this year, local time) or `sssss.mmm` (epoch) as logcat's `-t`.
-fn parse_tail_time(text: &str, phone: &SimPhone) -> Option<i128> {
-    if let Some((seconds, fraction)) = text.split_once('.')
-        && !seconds.contains(' ')
-        && !seconds.contains(':')
-    {
-        let seconds: i128 = seconds.parse().ok()?;
-        let digits = fraction.len().min(9);
-        let fraction: i128 = fraction.get(..digits)?.parse().ok()?;
-        let scale = 10i128.pow(9 - digits as u32);
-        return Some(seconds * 1_000_000_000 + fraction * scale);
-    }
-    let profile = phone.profile();
-    let now = format::civil(phone.now_ns(), profile.utc_offset_minutes);
-    let (date_part, time_part) = text.split_once(' ')?;
-    let (month, day) = date_part.split_once('-')?;
-    let mut fields = time_part.split([':', '.']);
-    let hour: u8 = fields.next()?.parse().ok()?;
-    let minute: u8 = fields.next()?.parse().ok()?;
-    let second: u8 = fields.next()?.parse().ok()?;
-    let millis: u32 = fields.next().unwrap_or("0").parse().ok()?;
-    let month = time::Month::try_from(month.parse::<u8>().ok()?).ok()?;
-    let date = time::Date::from_calendar_date(now.year(), month, day.parse().ok()?).ok()?;
-    let clock = time::Time::from_hms_milli(hour, minute, second, millis as u16).ok()?;
-    let local = time::PrimitiveDateTime::new(date, clock).assume_offset(now.offset());
-    Some(local.unix_timestamp_nanos())
-}
-
-enum LogcatParse {
-    Options(LogcatOptions),
-    Fail(String, u8),
-}
-
-/// The separators logcat accepts inside `-b`, `-v` and `--uid` lists.
-const LIST_DELIMITERS: &[char] = &[',', ':', ';', ' ', '\t', '\n', '\r', '\x0c'];
-
-/// What Android 10's logcat prints for an option it does not know: getopt leaves `optopt` at 0,
-/// so `"Unrecognized Option %c\n"` writes a NUL byte, then the usage follows (from AOSP source).
-const ANDROID10_UNRECOGNIZED: &str = "Unrecognized Option \0\nUsage: logcat [options] [filterspecs]\noptions include:\n  -s              Set default filter to silent. Equivalent to filterspec '*:S'\n";
-
-fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
-    let profile = phone.profile();
-    let android10 = profile.android == AndroidVersion::Android10;
-    let mut options = LogcatOptions::default();
-    let mut index = 0;
-    // Messages follow AOSP logcat's `error(EXIT_FAILURE, 0, …)`: "logcat: " + text, exit 1.
-    let fail = |message: String| LogcatParse::Fail(format!("logcat: {message}\n"), 1);
-    let mut got_t = false;
-    while index < args.len() {
-        let arg = args[index].clone();
-        // The option's value: attached (`-tN`, `--uid=N`) or the next word.
-        let mut value_of = |attached: Option<String>| -> Option<String> {
-            if let Some(value) = attached {
-                return Some(value);
-            }
-            index += 1;
-            args.get(index).cloned()
-        };
-        if let Some(long) = arg.strip_prefix("--") {
-            let (name, attached) = match long.split_once('=') {
-                Some((name, value)) => (name.to_string(), Some(value.to_string())),
-                None => (long.to_string(), None),
-            };
-            let known = matches!(
-                name.as_str(),
-                "pid"
-                    | "dump"
-                    | "clear"
-                    | "dividers"
-                    | "buffer"
-                    | "format"
-                    | "max-count"
-                    | "tail"
-                    | "head"
-            ) || (name == "uid" && !android10);
-            if !known {
-                if android10 {
-                    return LogcatParse::Fail(ANDROID10_UNRECOGNIZED.to_string(), 1);
-                }
-                return fail(format!("Unknown option '{arg}'."));
-            }
-            let needs_value = !matches!(name.as_str(), "dump" | "clear" | "dividers");
-            let value = if needs_value {
-                match value_of(attached) {
-                    Some(value) => value,
-                    None => return fail(format!("Option '{arg}' needs an argument.")),
-                }
-            } else {
-                String::new()
-            };
-            match name.as_str() {
-                "uid" => {
-                    let mut uids = Vec::new();
-                    for part in value.split(LIST_DELIMITERS).filter(|part| !part.is_empty()) {
-                        match part.parse::<u32>() {
-                            Ok(uid) => uids.push(uid),
-                            Err(_) => return fail(format!("Unable to parse UID '{part}'")),
-                        }
-                    }
-                    options.uids.get_or_insert_with(Vec::new).extend(uids);
-                }
-                "pid" => {
-                    if options.pid.is_some() {
-                        return fail("Only one --pid argument can be provided.".to_string());
-                    }
-                    match value.parse::<u32>() {
-                        Ok(pid) if pid >= 1 => options.pid = Some(pid),
-                        _ => return fail(format!("pid '{value}' out of range.")),
-                    }
-                }
-                "dump" => options.dump = true,
-                "clear" => options.clear = true,
-                "dividers" => options.dividers = true,
-                "buffer" => {
-                    if let Err(message) = add_buffers(&mut options, &value) {
-                        return fail(message);
-                    }
-                }
-                "format" => {
-                    if let Err(message) = set_formats(&mut options.format, &value) {
-                        return fail(message);
-                    }
-                }
-                "tail" => {
-                    got_t = true;
-                    options.dump = true;
-                    if let Err(message) = set_tail(&mut options, &value, 't', phone) {
-                        return fail(message);
-                    }
-                }
-                _ => match value.parse::<usize>() {
-                    Ok(count) if count >= 1 => options.max_count = Some(count),
-                    _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
-                },
-            }
-        } else if arg.starts_with('-') && arg.len() >= 2 {
-            let flag = arg.chars().nth(1).unwrap_or('-');
-            // What follows the flag letter, split on a character boundary so any input is safe.
-            let rest: String = arg.chars().skip(2).collect();
-            let attached = if rest.is_empty() { None } else { Some(rest) };
-            let takes_value = matches!(
-                flag,
-                'b' | 'v' | 't' | 'T' | 'G' | 'm' | 'e' | 'f' | 'r' | 'n' | 'P'
-            );
-            let value = if takes_value {
-                match value_of(attached) {
-                    Some(value) => value,
-                    None => return fail(format!("Option '{arg}' needs an argument.")),
-                }
-            } else {
-                String::new()
-            };
-            match flag {
-                'd' => options.dump = true,
-                'c' => options.clear = true,
-                'g' => options.get_size = true,
-                'D' => options.dividers = true,
-                's' => options.silent_default = true,
-                'G' => match parse_size(&value) {
-                    Some(size) if size >= 1 => options.set_size = Some(size),
-                    _ => return fail("-G must be specified as <num><multiplier>.".to_string()),
-                },
-                'b' => {
-                    if let Err(message) = add_buffers(&mut options, &value) {
-                        return fail(message);
-                    }
-                }
-                'v' => {
-                    if let Err(message) = set_formats(&mut options.format, &value) {
-                        return fail(message);
-                    }
-                }
-                't' | 'T' => {
-                    if flag == 't' {
-                        got_t = true;
-                        options.dump = true;
-                    }
-                    if let Err(message) = set_tail(&mut options, &value, flag, phone) {
-                        return fail(message);
-                    }
-                }
-                'm' => match value.parse::<usize>() {
-                    Ok(count) if count >= 1 => options.max_count = Some(count),
-                    _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
-                },
-                'e' | 'f' | 'r' | 'n' | 'P' => {
-                    return fail(format!(
-                        "Option '-{flag}' is not modelled by the simulator."
-                    ));
-                }
-                _ if android10 => {
-                    return LogcatParse::Fail(
-                        ANDROID10_UNRECOGNIZED.replace('\0', &flag.to_string()),
-                        1,
-                    );
-                }
-                _ => return fail(format!("Unknown option '{arg}'.")),
-            }
-        } else {
-            // A filterspec: TAG[:PRIORITY].
-            let (tag, level) = match arg.rsplit_once(':') {
-                Some((tag, level)) => (tag.to_string(), level.to_string()),
-                None => (arg.clone(), "V".to_string()),
-            };
-            let mut letters = level.chars();
-            let priority = match (
-                letters.next().map(|c| c.to_ascii_uppercase()),
-                letters.next(),
-            ) {
-                (Some('S'), None) => None,
-                (Some(letter), None) => match Priority::from_letter(letter) {
-                    Some(priority) => Some(priority),
-                    None => return fail(format!("Invalid filter expression '{arg}'.")),
-                },
-                _ => return fail(format!("Invalid filter expression '{arg}'.")),
-            };
-            options.filters.push((tag, priority));
-        }
-        index += 1;
-    }
-    if options.buffers.is_empty() {
-        options.buffers = vec![Buffer::Main, Buffer::System, Buffer::Crash];
-    }
-    if options.max_count.is_some() && got_t {
-        return fail("Cannot use -m (--max-count) and -t together.".to_string());
-    }
-    LogcatParse::Options(options)
-}
-
-/// Applies `-t`/`-T`: a count, or a time.
-fn set_tail(
-    options: &mut LogcatOptions,
-    value: &str,
-    flag: char,
-    phone: &SimPhone,
-) -> Result<(), String> {
-    if !value.is_empty() && value.chars().all(|c| c.is_ascii_digit()) {
-        // logcat warns and uses 1 for a zero or out-of-range count; the warning goes to stderr,
-        // which the simulator does not model here.
-        options.tail_count = Some(
-            value
-                .parse::<usize>()
-                .ok()
-                .filter(|count| *count >= 1)
-                .unwrap_or(1),
-        );
-        Ok(())
-    } else if let Some(time) = parse_tail_time(value, phone) {
-        options.tail_time_ns = Some(time);
-        Ok(())
-    } else {
-        Err(format!("-{flag} '{value}' not in time format."))
-    }
-}
-
-fn add_buffers(options: &mut LogcatOptions, value: &str) -> Result<(), String> {
-    for name in value.split(LIST_DELIMITERS).filter(|name| !name.is_empty()) {
-        match name {
-            "all" => options.buffers = Buffer::ALL.to_vec(),
-            "default" => {
-                for buffer in [Buffer::Main, Buffer::System, Buffer::Crash] {
-                    if !options.buffers.contains(&buffer) {
-                        options.buffers.push(buffer);
-                    }
-                }
-            }
-            other => match Buffer::from_name(other) {
-                Some(buffer) => {
-                    if !options.buffers.contains(&buffer) {
-                        options.buffers.push(buffer);
-                    }
-                }
-                None => return Err(format!("Unknown -b buffer '{other}'.")),
-            },
-        }
-    }
-    Ok(())
-}
-
-fn set_formats(format: &mut LineFormat, value: &str) -> Result<(), String> {
-    for name in value.split(LIST_DELIMITERS).filter(|name| !name.is_empty()) {
-        if !set_format(format, name) {
-            return Err(format!("Invalid -v '{name}'."));
-        }
-    }
-    Ok(())
-}
-
-fn set_format(format: &mut LineFormat, value: &str) -> bool {
-    match value {
-        "threadtime" => format.brief = false,
-        "brief" => format.brief = true,
-        "epoch" => format.epoch = true,
-        "uid" => format.uid = true,
-        "year" => format.year = true,
-        "zone" => format.zone = true,
-        "printable" | "color" | "descriptive" | "UTC" => {}
-        _ => return false,
-    }
-    true
-}
-
-fn priority_allows(options: &LogcatOptions, entry: &LogEntry) -> bool {
-    let rule = options
-        .filters
-        .iter()
-        .rev()
-        .find(|(tag, _)| tag != "*" && *tag == entry.tag);
-    let threshold = match rule {
-        Some((_, priority)) => *priority,
-        None => match options.filters.iter().rev().find(|(tag, _)| tag == "*") {
-            Some((_, priority)) => *priority,
-            None if options.silent_default => None,
-            None => Some(Priority::Verbose),
-        },
-    };
-    threshold.is_some_and(|threshold| entry.priority >= threshold)
-}
-
-/// Collects the entries logd sends (buffers, pid, tail), then applies logcat's own `--uid`
-/// filter. AOSP logcat filters uids on the client side after logd applied `-t N`, so a tail
-/// counts everyone's lines; the same holds for the priority filter applied later.
-fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> Vec<LogEntry> {
-    let mut state = phone.lock();
-    state.catch_up_noise();
-    let ignore_uid = state.profile.logcat_ignores_uid;
-    let mut entries: Vec<LogEntry> = Vec::new();
-    for buffer in &options.buffers {
-        for entry in &state.buffers[buffer.index()] {
-            if entry.seq <= after_seq {
-                continue;
-            }
-            if options.pid.is_some_and(|pid| pid != entry.pid) {
-                continue;
-            }
-            if options
-                .tail_time_ns
-                .is_some_and(|time| entry.time_ns < time)
-            {
-                continue;
-            }
-            entries.push(entry.clone());
-        }
-    }
-    drop(state);
-    entries.sort_by(|a, b| a.time_ns.cmp(&b.time_ns).then(a.seq.cmp(&b.seq)));
-    if let Some(count) = options.tail_count {
-        let skip = entries.len().saturating_sub(count);
-        entries.drain(..skip);
-    }
-    if let Some(uids) = options.uids.as_ref().filter(|_| !ignore_uid) {
-        entries.retain(|entry| uids.contains(&entry.uid));
-    }
-    entries
-}
-
-async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
-    let mut options = match parse_logcat(phone, args) {
-        LogcatParse::Options(options) => options,
-        LogcatParse::Fail(message, code) => {
-            sink.err(message).await?;
-            return Ok(code);
-        }
-    };
-    if options.clear || options.set_size.is_some() {
-        let mut state = phone.lock();
-        for buffer in &options.buffers {
-            if options.clear {
-                state.clear_buffer(*buffer);
-            }
-            if let Some(size) = options.set_size {
-                state.set_capacity(*buffer, size);
-            }
-        }
-        return Ok(0);
-    }
-    if options.get_size {
-        let mut out = String::new();
-        {
-            let state = phone.lock();
-            for buffer in &options.buffers {
-                let capacity = state.buffer_capacity[buffer.index()] / 1024;
-                let used = state.buffer_used(*buffer) / 1024;
-                let _ = writeln!(
-                    out,
-                    "{}: ring buffer is {capacity} KiB ({used} KiB consumed), max entry is 5120 B, max payload is 4068 B",
-                    buffer.name()
-                );
-            }
-        }
-        sink.out(out).await?;
-        return Ok(0);
-    }
-    let utc_offset = phone.profile().utc_offset_minutes;
-    let mut printed_start = [false; 5];
-    let mut last_buffer: Option<Buffer> = None;
-    let mut printed = 0usize;
-    let mut last_seq = 0u64;
-    loop {
-        let entries = select_entries(phone, &options, last_seq);
-        let mut out: Vec<u8> = Vec::with_capacity(256 * 1024);
-        for entry in &entries {
-            last_seq = last_seq.max(entry.seq);
-            if !priority_allows(&options, entry) {
-                continue;
-            }
-            // Dividers are printed only before a line that is printed, as AOSP logcat does.
-            if last_buffer != Some(entry.buffer) {
-                let index = entry.buffer.index();
-                if !printed_start[index] || options.dividers {
-                    let word = if printed_start[index] {
-                        "switch to"
-                    } else {
-                        "beginning of"
-                    };
-                    let _ = writeln!(
-                        DisplayVec(&mut out),
-                        "--------- {word} {}",
-                        entry.buffer.name()
-                    );
-                }
-                printed_start[index] = true;
-                last_buffer = Some(entry.buffer);
-            }
-            format::push_log_line(&mut out, entry, options.format, utc_offset);
-            printed += 1;
-            if options.max_count.is_some_and(|max| printed >= max) {
-                sink.out(out).await?;
-                return Ok(0);
-            }
-            if out.len() >= 256 * 1024 {
-                sink.out(std::mem::take(&mut out)).await?;
-            }
-        }
-        sink.out(out).await?;
-        if options.dump {
-            return Ok(0);
-        }
-        // After the first read a follower prints every new line: the tail applies once.
-        options.tail_count = None;
-        // Following: poll for new lines until the host closes the stream.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        if sink.is_closed() {
-            return Ok(0);
-        }
-    }
-}
-
-/// `write!` into a byte vector.
-struct DisplayVec<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for DisplayVec<'_> {
-    fn write_str(&mut self, text: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(text.as_bytes());
-        Ok(())
-    }
 }
 
 async fn pm(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
@@ -961,38 +489,9 @@ async fn am(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed
             sink.out("0\n").await?;
             Ok(0)
         }
-        Some("start") => {
-            let component = args.iter().skip_while(|arg| *arg != "-n").nth(1).cloned();
-            let package = component
-                .as_deref()
-                .and_then(|component| component.split('/').next())
-                .map(str::to_string);
-            match package {
-                Some(package) => match phone.launch(&package) {
-                    Ok(_) => {
-                        let component = component.unwrap_or_default();
-                        sink.out(format!("Starting: Intent {{ cmp={component} }}\n"))
-                            .await?;
-                        Ok(0)
-                    }
-                    Err(_) => {
-                        sink.err(format!(
-                            "Error: Activity class {{{}}} does not exist.\n",
-                            component.unwrap_or_default()
-                        ))
-                        .await?;
-                        Ok(255)
-                    }
-                },
-                None => {
-                    sink.err("Error: Intent does not match any activities\n")
-                        .await?;
-                    Ok(255)
-                }
-            }
-        }
         Some("force-stop") => {
             if let Some(package) = args.get(1) {
+                phone.forget_screen(package);
                 let pid = phone.pid_of(package);
                 if let Some(pid) = pid {
                     let mut state = phone.lock();

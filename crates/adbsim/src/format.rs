@@ -2,6 +2,9 @@
 //! texts, `dumpsys package`, `dumpsys activity exit-info`.
 //!
 //! Every layout follows `shared/notes/android-formats.md`; the section numbers below refer to it.
+//!
+//! The formats sit over the model (they read only `model.rs` values); the crashes and the
+//! commands print through them.
 
 use std::fmt::Write as _;
 
@@ -218,10 +221,14 @@ pub fn dropbox_dump(
             }
             out.push('\n');
         } else {
-            let preview: String = entry.text.chars().take(70).collect();
-            let truncated = preview.chars().count() == 70;
+            // `Entry.getText(70)`: the first 70 bytes, decoded by ART, which puts one U+FFFD
+            // for each maximal ill-formed part as `from_utf8_lossy` does; ` ...` when that is
+            // 70 UTF-16 units; Java's `trim` (testdata/README.md).
+            let bytes = entry.text.as_bytes();
+            let preview = String::from_utf8_lossy(bytes.get(..70).unwrap_or(bytes));
+            let truncated = preview.encode_utf16().count() == 70;
             out.push_str("    ");
-            out.push_str(&preview.trim().replace('\n', "/"));
+            out.push_str(&preview.trim_matches(|c: char| c <= ' ').replace('\n', "/"));
             if truncated {
                 out.push_str(" ...");
             }

@@ -4,6 +4,10 @@
 //! Requests are `%04x` + text; answers are `OKAY` or `FAIL` + `%04x` + message. After
 //! `host:transport:<serial>` the next request on the same socket is a device service, whose
 //! output then flows raw until the socket closes.
+//!
+//! The top of the crate with `transport.rs`, over the services (`service.rs`). As the adb
+//! server does, a client closing its socket (end of file) ends the device service: a logcat
+//! follower stops at once.
 
 use std::net::SocketAddr;
 
@@ -256,7 +260,6 @@ async fn serve_device_service(
     let mut offline = phone.watch_offline();
     let mut scratch = vec![0u8; 4096];
     let mut packets = Vec::new();
-    let mut reader_open = true;
     loop {
         tokio::select! {
             chunk = output.recv() => {
@@ -266,12 +269,13 @@ async fn serve_device_service(
                     writer.write_all(&packet).await?;
                 }
             }
-            // Stdin is read and dropped; EOF or an error means the client went away.
-            read = reader.read(&mut scratch), if reader_open => {
+            // Stdin is read and dropped; EOF or an error means the client went away, and the
+            // service ends with it (returning drops its output channel), as the adb server
+            // closes a device stream when its client's socket reaches end of file.
+            read = reader.read(&mut scratch) => {
                 match read {
-                    Ok(0) => reader_open = false,
+                    Ok(0) | Err(_) => return Ok(()),
                     Ok(_) => {}
-                    Err(_) => return Ok(()),
                 }
             }
             _ = offline.changed() => if *offline.borrow() { return Ok(()) },

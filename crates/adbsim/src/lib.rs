@@ -18,6 +18,28 @@
 //!
 //! Output layouts follow `shared/notes/android-formats.md`; see `docs/adbsim.md`.
 //!
+//! ## Layers
+//!
+//! The files go one way, bottom to top; a file uses only files below it (a tidy test checks
+//! that they form no cycle), so a reader knows where a behaviour lives:
+//!
+//! 1. **The model** — `model` (plain values: profiles, packages, processes, log entries, drop
+//!    box entries, exit records), `apk` (what an APK says), `phone` ([`SimPhone`]: the state
+//!    behind one lock — apps, processes, log buffers, the drop box, files, the clock, the boot
+//!    id — and the actions that need no text: install, launch, log, noise, clock, reboot). No
+//!    I/O, no wire.
+//! 2. **The formats over the model** — `format` (what the phone prints, byte for byte), and
+//!    `crashes` (a crash, an ANR, a native crash, written through the formats into the
+//!    model); `scenario` plays actions on the phone.
+//! 3. **The commands over the model** — `commands` is the one dispatch table (`logcat` in
+//!    `logcat`, `pm`, `dumpsys`, `am`, `debuggerd`, `date`, `getprop`; the installed apps'
+//!    commands in `apps`; `cat`, `stat`, `rm` in `procfs`), each writing to a `sink`.
+//! 4. **The shell and the services over the commands** — `shell` (quoting, `;`, `&&`,
+//!    redirections), `service` (`shell,v2,…:`, `exec:`, `jdwp`, `track-jdwp`, streamed
+//!    install, and how each frames its output).
+//! 5. **The wire on top** — `wire` (adb packets), `transport` (adbd: [`Simulator`]), `host`
+//!    (the adb server's host protocol: [`HostFront`]).
+//!
 //! ```
 //! use phonelogs_adbsim::{SimPhone, run_shell};
 //!
@@ -31,17 +53,25 @@
 //! # });
 //! ```
 
+// The model, at the bottom: plain values, the APK reader, the phone's state.
 mod apk;
-mod apps;
-mod commands;
-mod format;
-mod host;
 mod model;
 mod phone;
-mod procfs;
+// What the phone prints, and the crashes it writes through those formats.
+mod crashes;
+mod format;
 mod scenario;
+// The commands, in one dispatch table, writing to a sink.
+mod apps;
+mod commands;
+mod logcat;
+mod procfs;
+mod sink;
+// The shell and the device services over the commands.
 mod service;
 mod shell;
+// The wire on top: adbd's transport and the adb server's host protocol.
+mod host;
 mod transport;
 pub mod wire;
 
@@ -113,9 +143,9 @@ pub async fn run_shell(phone: &SimPhone, command: &str) -> ShellOutput {
     };
     while let Some(chunk) = receiver.recv().await {
         match chunk {
-            shell::Chunk::Stdout(bytes) => output.stdout.extend(bytes),
-            shell::Chunk::Stderr(bytes) => output.stderr.extend(bytes),
-            shell::Chunk::Exit(code) => output.exit_code = code,
+            sink::Chunk::Stdout(bytes) => output.stdout.extend(bytes),
+            sink::Chunk::Stderr(bytes) => output.stderr.extend(bytes),
+            sink::Chunk::Exit(code) => output.exit_code = code,
         }
     }
     output

@@ -4,15 +4,20 @@
 //! bounded buffers that wrap, crashes leave a crash-buffer block, a drop box entry and an exit
 //! record, and the clock can be moved. Background traffic ("noise") is generated lazily, when a
 //! command looks at the logs, so a phone needs no task of its own and stays deterministic.
+//!
+//! This is the bottom of the crate, with `model.rs`: no I/O, no wire, no text formats (the
+//! crashes, which write formatted texts, are in `crashes.rs`, above `format.rs`). Appending a
+//! log entry signals a `watch` channel, so logcat followers wake at once.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::watch;
 
 use crate::Error;
-use crate::format;
+use crate::apk::ApkInfo;
 use crate::model::{
     AndroidVersion, Buffer, DropBoxEntry, ExitRecord, LogEntry, Package, Priority, Process, Profile,
 };
@@ -178,6 +183,19 @@ const NOISE: &[NoiseSource] = &[
     },
 ];
 
+/// The apps' part of the phone's state.
+#[derive(Debug, Default)]
+pub(crate) struct AppsState {
+    /// What each APK-installed package's APK said.
+    pub(crate) models: HashMap<String, ApkInfo>,
+    /// Files written on the phone (by `uiautomator dump`).
+    pub(crate) files: BTreeMap<String, Vec<u8>>,
+    /// The package whose activity is on screen; `None` is the home screen.
+    pub(crate) foreground: Option<String>,
+    /// A package whose main thread is blocked: its pid, and whether an ANR is on its way.
+    pub(crate) hung: Option<(String, u32, bool)>,
+}
+
 /// The mutable state of a phone.
 pub(crate) struct PhoneState {
     pub(crate) profile: Profile,
@@ -199,7 +217,41 @@ pub(crate) struct PhoneState {
     pub(crate) requests: Vec<Request>,
     pub(crate) pending_fault: Option<Fault>,
     pub(crate) installed_ns: i128,
-    pub(crate) apps: crate::apps::AppsState,
+    pub(crate) apps: AppsState,
+    /// `/proc/sys/kernel/random/boot_id`: a new UUID at every boot.
+    boot_id: String,
+    /// The sequence number of the newest log entry, for followers to wait on.
+    log_written: watch::Sender<u64>,
+}
+
+/// A random (version 4) UUID as Linux prints its boot id: lowercase, `8-4-4-4-12`. Drawn from
+/// the clock and a counter, not the noise generator, so the phone's noise stays deterministic;
+/// a boot id needs to differ between boots, not to be unguessable.
+fn fresh_boot_id() -> String {
+    static BOOTS: AtomicU64 = AtomicU64::new(0);
+    let mut x = (real_now_ns() as u64)
+        ^ BOOTS
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        | 1;
+    let mut next = || {
+        // xorshift64*, as the noise generator.
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let (high, low) = (next(), next());
+    let high = (high & !0xf000) | 0x4000; // version 4
+    let low = (low & !(0xc << 60)) | (0x8 << 60); // variant 10xx
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        high >> 32,
+        (high >> 16) & 0xffff,
+        high & 0xffff,
+        low >> 48,
+        low & 0xffff_ffff_ffff
+    )
 }
 
 fn real_now_ns() -> i128 {
@@ -233,6 +285,8 @@ impl PhoneState {
             pending_fault: None,
             installed_ns: now - 24 * 3600 * 1_000_000_000,
             apps: Default::default(),
+            boot_id: fresh_boot_id(),
+            log_written: watch::channel(0).0,
         }
     }
 
@@ -255,7 +309,7 @@ impl PhoneState {
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    fn allocate_pid(&mut self) -> u32 {
+    pub(crate) fn allocate_pid(&mut self) -> u32 {
         let step = 1 + (self.random() % 37) as u32;
         self.next_pid = self.next_pid.wrapping_add(step);
         if self.next_pid > 32_000 {
@@ -309,6 +363,8 @@ impl PhoneState {
                 None => break,
             }
         }
+        // Wakes every follower at once (they wait on the receiver, never on the phone's lock).
+        self.log_written.send_replace(self.seq);
     }
 
     pub(crate) fn clear_buffer(&mut self, buffer: Buffer) {
@@ -334,7 +390,7 @@ impl PhoneState {
         let _ = time;
     }
 
-    fn system_server(&self) -> (u32, u32) {
+    pub(crate) fn system_server(&self) -> (u32, u32) {
         self.processes
             .iter()
             .find(|process| process.name == "system_server")
@@ -446,6 +502,22 @@ struct Shared {
     offline: watch::Sender<bool>,
     /// True once the person allowed USB debugging in `AuthMode::AskUser`.
     usb_debugging_allowed: watch::Sender<bool>,
+    /// How many `logcat` commands are running (see [`SimPhone::open_logcat_streams`]).
+    logcat_streams: AtomicUsize,
+}
+
+/// Counts one running `logcat` while it lives; dropped on every way out of the command.
+pub(crate) struct LogcatStream {
+    phone: SimPhone,
+}
+
+impl Drop for LogcatStream {
+    fn drop(&mut self) {
+        self.phone
+            .shared
+            .logcat_streams
+            .fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A simulated phone. Cloning it gives another handle to the same phone.
@@ -487,6 +559,7 @@ impl SimPhone {
                 processes_changed: watch::channel(0).0,
                 offline: watch::channel(false).0,
                 usb_debugging_allowed: watch::channel(false).0,
+                logcat_streams: AtomicUsize::new(0),
             }),
         }
     }
@@ -657,6 +730,103 @@ impl SimPhone {
         state.noise_last_ns = state.now_ns();
     }
 
+    /// Sets the phone's wall clock `offset_ns` ahead of the host's (behind when negative), as a
+    /// person changing the time in Settings or a network time update would: log lines written
+    /// from now on carry the new time, `date` prints it, and the uptime goes on undisturbed.
+    pub fn set_clock_offset_ns(&self, offset_ns: i128) {
+        let mut state = self.lock();
+        state.catch_up_noise();
+        let delta = offset_ns - state.clock_offset_ns;
+        state.clock_offset_ns = offset_ns;
+        // The boot time is a wall time here; moving it with the clock keeps the uptime steady.
+        state.boot_ns += delta;
+        state.noise_last_ns = state.now_ns();
+    }
+
+    /// How far the phone's wall clock is ahead of the host's, ns (negative: behind).
+    pub fn clock_offset_ns(&self) -> i128 {
+        self.lock().clock_offset_ns
+    }
+
+    /// The phone's boot id, as `cat /proc/sys/kernel/random/boot_id` prints it (without the
+    /// line break).
+    pub fn boot_id(&self) -> String {
+        self.lock().boot_id.clone()
+    }
+
+    /// The phone reboots: a new boot id, every log buffer empty, every app process gone (the
+    /// system's own processes — init, logd, system_server and the running system apps — start
+    /// again with new pids), the uptime from zero, nothing on screen, a non-persistent
+    /// `am set-debug-app` forgotten. The clock goes on; the drop box, the exit records, the
+    /// installed packages and the files stay, as they live on `/data`. Open streams stay open
+    /// (the simulator keeps its connections); a logcat follower sees the new boot's lines.
+    pub fn reboot(&self) {
+        {
+            let mut state = self.lock();
+            state.catch_up_noise();
+            state.boot_id = fresh_boot_id();
+            for buffer in Buffer::ALL {
+                state.clear_buffer(buffer);
+            }
+            let system: Vec<Process> = state
+                .processes
+                .iter()
+                .filter(|process| {
+                    process.package.is_none()
+                        || process
+                            .package
+                            .as_deref()
+                            .and_then(|name| state.package(name))
+                            .is_some_and(|package| package.system)
+                })
+                .cloned()
+                .collect();
+            state.processes.clear();
+            let now = state.now_ns();
+            state.boot_ns = now;
+            for old in system {
+                state.start_process(&old.name, old.uid, old.package.as_deref(), old.jdwp);
+                // init is pid 1 again, as `SimPhone::empty` makes it.
+                if old.pid == 1
+                    && let Some(process) = state.processes.last_mut()
+                {
+                    process.pid = 1;
+                }
+            }
+            state.apps.foreground = None;
+            state.apps.hung = None;
+            if state
+                .debug_app
+                .as_ref()
+                .is_some_and(|debug| !debug.persistent)
+            {
+                state.debug_app = None;
+            }
+            state.noise_last_ns = now;
+        }
+        self.bump_processes();
+    }
+
+    /// How many `logcat` commands are running now, followers included: one is counted from
+    /// the moment its options are read until it ends by any way (its dump is done, `-m` lines
+    /// were printed, or the host closed the stream).
+    pub fn open_logcat_streams(&self) -> usize {
+        self.shared.logcat_streams.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn logcat_stream(&self) -> LogcatStream {
+        self.shared.logcat_streams.fetch_add(1, Ordering::SeqCst);
+        LogcatStream {
+            phone: self.clone(),
+        }
+    }
+
+    /// A receiver that changes whenever a log entry is appended (its value: the newest entry's
+    /// sequence number).
+    pub(crate) fn watch_log(&self) -> watch::Receiver<u64> {
+        self.lock().log_written.subscribe()
+    }
+
     /// Sets the phone's clock to an absolute time, ms since the epoch.
     pub fn set_clock_ms(&self, epoch_ms: i64) {
         let mut state = self.lock();
@@ -789,11 +959,11 @@ impl SimPhone {
         self.lock().processes.clone()
     }
 
-    fn ensure_running(&self, package: &str) -> Result<u32, Error> {
+    pub(crate) fn ensure_running(&self, package: &str) -> Result<u32, Error> {
         self.ensure_running_as(package, 0)
     }
 
-    fn ensure_running_as(&self, package: &str, user: u32) -> Result<u32, Error> {
+    pub(crate) fn ensure_running_as(&self, package: &str, user: u32) -> Result<u32, Error> {
         let running = self
             .lock()
             .process_of(package, user)
@@ -900,6 +1070,58 @@ impl SimPhone {
         Ok(())
     }
 
+    /// The process `pid` writes one line to the main buffer now, as `android.util.Log` would;
+    /// returns the entry's time (ns since the epoch, the phone's clock), which is what logcat
+    /// prints for it. Every logcat follower is woken at once. For tests and benchmarks that
+    /// time a line from the phone to a reader.
+    pub fn log_pid(
+        &self,
+        pid: u32,
+        priority: Priority,
+        tag: &str,
+        message: &str,
+    ) -> Result<i128, Error> {
+        let mut state = self.lock();
+        let uid = state
+            .process(pid)
+            .map(|process| process.uid)
+            .ok_or_else(|| Error::NotRunning(format!("pid {pid}")))?;
+        state.catch_up_noise();
+        let now = state.now_ns();
+        state.push_log(Buffer::Main, now, (uid, pid, pid), priority, tag, message);
+        Ok(now)
+    }
+
+    /// Stops every process of `package` and forgets it is on screen or hung.
+    pub(crate) fn stop_package(&self, package: &str) {
+        let pids: Vec<u32> = self
+            .processes()
+            .iter()
+            .filter(|process| process.package.as_deref() == Some(package))
+            .map(|process| process.pid)
+            .collect();
+        for pid in pids {
+            self.remove_process(pid);
+        }
+        self.forget_screen(package);
+    }
+
+    /// Forgets that `package` is on screen or hung.
+    pub(crate) fn forget_screen(&self, package: &str) {
+        let mut state = self.lock();
+        if state.apps.foreground.as_deref() == Some(package) {
+            state.apps.foreground = None;
+        }
+        if state
+            .apps
+            .hung
+            .as_ref()
+            .is_some_and(|(hung, _, _)| hung == package)
+        {
+            state.apps.hung = None;
+        }
+    }
+
     pub(crate) fn remove_process(&self, pid: u32) {
         self.lock().processes.retain(|process| process.pid != pid);
         self.bump_processes();
@@ -909,291 +1131,6 @@ impl SimPhone {
         self.shared
             .processes_changed
             .send_modify(|count| *count += 1);
-    }
-
-    /// The app throws an uncaught exception: a `FATAL EXCEPTION` block in the crash buffer, a
-    /// `data_app_crash` drop box entry, an exit record, and the process dies. Returns its pid.
-    pub fn crash(&self, package: &str, exception: &str, message: &str) -> Result<u32, Error> {
-        self.crash_as_user(package, 0, exception, message)
-    }
-
-    /// [`SimPhone::crash`] of the app's copy in `user` (10 for the app clone).
-    pub fn crash_as_user(
-        &self,
-        package: &str,
-        user: u32,
-        exception: &str,
-        message: &str,
-    ) -> Result<u32, Error> {
-        let pid = self.ensure_running_as(package, user)?;
-        {
-            let mut state = self.lock();
-            state.catch_up_noise();
-            let process = state
-                .process(pid)
-                .cloned()
-                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
-            let info = state.package(package).cloned();
-            let now = state.now_ns();
-            let ids = (process.uid, pid, pid);
-            let stack = format::java_stack(package, exception, message);
-            let block = format!(
-                "FATAL EXCEPTION: main\nProcess: {}, PID: {pid}\n{}",
-                process.name,
-                stack.trim_end()
-            );
-            state.push_log(
-                Buffer::Crash,
-                now,
-                ids,
-                Priority::Error,
-                "AndroidRuntime",
-                &block,
-            );
-            let (system_pid, system_uid) = state.system_server();
-            let short_activity = info
-                .as_ref()
-                .map(|info| info.main_activity.clone())
-                .unwrap_or_default();
-            state.push_log(
-                Buffer::System,
-                now + 2_000_000,
-                (system_uid, system_pid, system_pid + 40),
-                Priority::Warn,
-                "ActivityTaskManager",
-                &format!("  Force finishing activity {package}/{short_activity}"),
-            );
-            state.push_log(
-                Buffer::Main,
-                now + 5_000_000,
-                ids,
-                Priority::Info,
-                "Process",
-                &format!("Sending signal. PID: {pid} SIG: 9"),
-            );
-            let uptime = state.uptime_ms();
-            let headers = format::app_error_headers(
-                &state.profile,
-                &process,
-                info.as_ref(),
-                None,
-                now,
-                uptime,
-            );
-            let tag = if info.as_ref().is_some_and(|info| info.system) {
-                "system_app_crash"
-            } else {
-                "data_app_crash"
-            };
-            state.dropbox.push(DropBoxEntry {
-                tag: tag.to_string(),
-                time_ms: (now / 1_000_000) as i64,
-                text: format!("{headers}{stack}"),
-            });
-            state.exits.push(ExitRecord {
-                package: package.to_string(),
-                uid: process.uid,
-                pid,
-                process: process.name.clone(),
-                reason: 4,
-                subreason: 0,
-                status: 0,
-                importance: 100,
-                description: "crash".to_string(),
-                time_ms: (now / 1_000_000) as i64,
-                trace: None,
-            });
-        }
-        self.remove_process(pid);
-        Ok(pid)
-    }
-
-    /// The app stops answering input: an ANR in the system log, a `data_app_anr` drop box entry
-    /// whose trace holds the app and several other processes, an exit record; the app is killed.
-    pub fn hang(&self, package: &str) -> Result<u32, Error> {
-        self.hang_as_user(package, 0)
-    }
-
-    /// [`SimPhone::hang`] of the app's copy in `user` (10 for the app clone).
-    pub fn hang_as_user(&self, package: &str, user: u32) -> Result<u32, Error> {
-        let pid = self.ensure_running_as(package, user)?;
-        {
-            let mut state = self.lock();
-            state.catch_up_noise();
-            let process = state
-                .process(pid)
-                .cloned()
-                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
-            let info = state.package(package).cloned();
-            let now = state.now_ns();
-            let (system_pid, system_uid) = state.system_server();
-            let activity = info
-                .as_ref()
-                .map(|info| info.main_activity.clone())
-                .unwrap_or_default();
-            let subject = format!(
-                "Input dispatching timed out ({package}/{package}{activity} is not responding. Waited 5001ms for MotionEvent)"
-            );
-            state.push_log(
-                Buffer::System,
-                now,
-                (system_uid, system_pid, system_pid + 52),
-                Priority::Error,
-                "ActivityManager",
-                &format!("ANR in {package} ({package}/{activity})\nPID: {pid}\nReason: {subject}"),
-            );
-            let uptime = state.uptime_ms();
-            let headers = format::app_error_headers(
-                &state.profile,
-                &process,
-                info.as_ref(),
-                Some(&subject),
-                now,
-                uptime,
-            );
-            let mut body = String::from(
-                "CPU usage from 0ms to 5012ms later (2026-01-01 00:00:00.000 to 2026-01-01 00:00:05.012):\n  48% 1532/system_server: 30% user + 18% kernel / faults: 10530 minor\n",
-            );
-            body = body.replace(
-                "2026-01-01 00:00:00.000 to 2026-01-01 00:00:05.012",
-                &format!(
-                    "{} to {}",
-                    format::date_time_ms(now - 5_012_000_000, state.profile.utc_offset_minutes),
-                    format::date_time_ms(now, state.profile.utc_offset_minutes)
-                ),
-            );
-            let _ = body.len();
-            body.push_str(&format::anr_process_section(
-                &state.profile,
-                &process,
-                now,
-                true,
-            ));
-            let others: Vec<Process> = state
-                .processes
-                .iter()
-                .filter(|other| {
-                    other.pid != pid
-                        && (other.name == "system_server" || other.name == "com.android.systemui")
-                })
-                .cloned()
-                .collect();
-            for other in &others {
-                body.push_str(&format::anr_process_section(
-                    &state.profile,
-                    other,
-                    now,
-                    false,
-                ));
-            }
-            let tag = if info.as_ref().is_some_and(|info| info.system) {
-                "system_app_anr"
-            } else {
-                "data_app_anr"
-            };
-            state.dropbox.push(DropBoxEntry {
-                tag: tag.to_string(),
-                time_ms: (now / 1_000_000) as i64,
-                text: format!("{headers}{body}"),
-            });
-            state.exits.push(ExitRecord {
-                package: package.to_string(),
-                uid: process.uid,
-                pid,
-                process: process.name.clone(),
-                reason: 6,
-                subreason: 0,
-                status: 0,
-                importance: 100,
-                description: format!("user request after error: {subject}"),
-                time_ms: (now / 1_000_000) as i64,
-                trace: Some(format!(
-                    "/data/system/procexitstore/{}/anr_{pid}.gz",
-                    process.uid
-                )),
-            });
-        }
-        self.remove_process(pid);
-        Ok(pid)
-    }
-
-    /// The app dies of a signal in native code: `F libc` and `F DEBUG` lines in the crash buffer,
-    /// `data_app_native_crash` and `SYSTEM_TOMBSTONE` drop box entries, an exit record.
-    pub fn native_crash(&self, package: &str, signal: u32) -> Result<u32, Error> {
-        let pid = self.ensure_running(package)?;
-        {
-            let mut state = self.lock();
-            state.catch_up_noise();
-            let process = state
-                .process(pid)
-                .cloned()
-                .ok_or_else(|| Error::NotRunning(package.to_string()))?;
-            let info = state.package(package).cloned();
-            let now = state.now_ns();
-            let signal_name = match signal {
-                6 => "6 (SIGABRT), code -1 (SI_QUEUE)",
-                4 => "4 (SIGILL), code 2 (ILL_ILLOPN)",
-                _ => "11 (SIGSEGV), code 1 (SEGV_MAPERR)",
-            };
-            let short_name = format::thread_comm(&process, 0);
-            state.push_log(
-                Buffer::Crash,
-                now,
-                (process.uid, pid, pid),
-                Priority::Fatal,
-                "libc",
-                &format!("Fatal signal {signal_name}, fault addr 0x0 in tid {pid} ({short_name}), pid {pid} ({short_name})"),
-            );
-            let tombstone = format::tombstone(&state.profile, &process, signal, now);
-            let dump_pid = state.allocate_pid();
-            state.push_log(
-                Buffer::Crash,
-                now + 80_000_000,
-                (0, dump_pid, dump_pid),
-                Priority::Fatal,
-                "DEBUG",
-                &tombstone,
-            );
-            let uptime = state.uptime_ms();
-            let headers = format::app_error_headers(
-                &state.profile,
-                &process,
-                info.as_ref(),
-                None,
-                now,
-                uptime,
-            );
-            state.dropbox.push(DropBoxEntry {
-                tag: "data_app_native_crash".to_string(),
-                time_ms: (now / 1_000_000) as i64,
-                text: format!("{headers}{tombstone}"),
-            });
-            let fingerprint = state.profile.fingerprint();
-            let hardware = state.profile.device.clone();
-            state.dropbox.push(DropBoxEntry {
-                tag: "SYSTEM_TOMBSTONE".to_string(),
-                time_ms: (now / 1_000_000) as i64 + 1,
-                text: format!(
-                    "isPrevious: false\nBuild: {fingerprint}\nHardware: {}\nRevision: MP1.0\nBootloader: slider-1.2-9152140\nRadio: g5300q-230626-230818-B-10689513\nKernel: Linux version 6.1.99-android14-11\n\n{tombstone}",
-                    hardware
-                ),
-            });
-            state.exits.push(ExitRecord {
-                package: package.to_string(),
-                uid: process.uid,
-                pid,
-                process: process.name.clone(),
-                reason: 5,
-                subreason: 0,
-                status: signal,
-                importance: 100,
-                description: "crash".to_string(),
-                time_ms: (now / 1_000_000) as i64,
-                trace: None,
-            });
-        }
-        self.remove_process(pid);
-        Ok(pid)
     }
 
     /// Adds a drop box entry as it is.

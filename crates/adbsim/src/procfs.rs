@@ -1,13 +1,19 @@
-//! The simulated phone's `/proc` as the shell user reaches it: `stat -c FORMAT /proc/<pid>`
-//! (`%u`, `%U`, `%n`) and `cat /proc/<pid>/cmdline`, answered from the process table.
+//! The simulated phone's files as the shell user reaches them: `stat -c FORMAT /proc/<pid>`
+//! (`%u`, `%U`, `%n`), `cat /proc/<pid>/cmdline` and `status`, answered from the process table,
+//! `cat /proc/sys/kernel/random/boot_id` (the model's boot id), and `cat`/`rm` of the files
+//! apps wrote (`uiautomator dump`). Part of the commands layer, over the model.
 //!
 //! Only the processes the phone models have a `/proc/<pid>`; any other path is missing, with the
 //! messages toybox prints (`stat: '/proc/N': No such file or directory`, exit 1). A process's
 //! `cmdline` is its name and one NUL, as `/proc/<pid>/cmdline` holds it for an app process.
+//! `boot_id` is one lowercase UUID and a line break, as Linux's `proc_do_uuid` prints it.
 
 use crate::model::Process;
 use crate::phone::SimPhone;
-use crate::shell::{Closed, Sink};
+use crate::sink::{Closed, Sink};
+
+/// Linux's random boot id: a new UUID at every boot (`drivers/char/random.c`).
+const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
 /// What a `/proc` path names: a process's directory, or one of its files.
 enum ProcPath {
@@ -124,10 +130,19 @@ fn expand(format: &str, uid: u32, name: &str) -> String {
     out
 }
 
-/// `cat PATH...`, for the process files the phone models.
+/// `cat PATH...`, for the files apps wrote, the boot id and the process files the phone models.
 pub(crate) async fn cat(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
     let mut code = 0;
     for path in args {
+        let file = phone.lock().apps.files.get(path).cloned();
+        if let Some(bytes) = file {
+            sink.out(bytes).await?;
+            continue;
+        }
+        if path == BOOT_ID {
+            sink.out(format!("{}\n", phone.boot_id())).await?;
+            continue;
+        }
         match resolve(phone, path) {
             Some(ProcPath::File(process, file)) if file == "cmdline" => {
                 let mut bytes = process.name.into_bytes();
@@ -155,6 +170,23 @@ pub(crate) async fn cat(phone: &SimPhone, args: &[String], sink: &Sink) -> Resul
         }
     }
     Ok(code)
+}
+
+/// `rm [-f] PATH...`, for the files apps wrote.
+pub(crate) async fn rm(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, Closed> {
+    let force = args
+        .iter()
+        .any(|arg| arg.starts_with('-') && arg.contains('f'));
+    let mut status = 0;
+    for path in args.iter().filter(|arg| !arg.starts_with('-')) {
+        let removed = phone.lock().apps.files.remove(path).is_some();
+        if !removed && !force {
+            sink.err(format!("rm: {path}: No such file or directory\n"))
+                .await?;
+            status = 1;
+        }
+    }
+    Ok(status)
 }
 
 #[cfg(test)]

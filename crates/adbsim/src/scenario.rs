@@ -2,6 +2,8 @@
 //!
 //! Actions before the first `wait` are applied when the phone is built; `Scenario::play`
 //! plays the rest on a running phone, sleeping for each `wait`.
+//!
+//! Scenarios sit over the model and the crashes: each action is a `SimPhone` call.
 
 use std::time::Duration;
 

@@ -1,10 +1,14 @@
 //! The device services a stream can open (`shell,v2,…:`, `shell:`, `exec:`, `jdwp`, `track-jdwp`)
 //! and how their output is framed on the stream.
+//!
+//! The services sit over the shell and the commands (a streamed install goes to the package
+//! manager in `apps.rs`); the adb transport and the host front, above, open them by name.
 
 use tokio::sync::mpsc;
 
 use crate::phone::SimPhone;
-use crate::shell::{self, Chunk, Sink};
+use crate::shell;
+use crate::sink::{Chunk, Sink};
 
 /// How a shell stream frames its output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +40,12 @@ pub(crate) enum Service {
 /// Parses a service name as adbd does; `None` for services the simulator does not offer.
 pub(crate) fn parse(service: &str) -> Option<Service> {
     let service = service.trim_end_matches('\0');
-    if let Some(install) = crate::apps::parse_install_service(service) {
-        return Some(install);
+    if let Some((command, size)) = crate::apps::streamed_install(service) {
+        return Some(Service::Install {
+            command,
+            size,
+            apk: Vec::new(),
+        });
     }
     if let Some(command) = service.strip_prefix("exec:") {
         return Some(Service::Shell {

@@ -1,87 +1,13 @@
 //! A small model of the phone's `/system/bin/sh`: quoting, `;`, `&&`, `||`, simple redirections,
 //! and the commands the driver runs.
 //!
-//! Output goes through a `Sink` into the stream's channel, so a long `logcat` streams with
-//! back-pressure instead of being built whole in memory first.
-
-use tokio::sync::mpsc;
+//! The shell sits over the commands: it splits a line, applies each simple command's
+//! redirections to its [`Sink`] and hands the words to the one dispatch table,
+//! `commands::run`. The services (`service.rs`) run it.
 
 use crate::commands;
 use crate::phone::{Request, SimPhone};
-
-/// One piece of a service's output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Chunk {
-    /// Bytes on standard output.
-    Stdout(Vec<u8>),
-    /// Bytes on standard error.
-    Stderr(Vec<u8>),
-    /// The exit status; the last chunk of a shell service.
-    Exit(u8),
-}
-
-/// Where a command's output stream goes after redirections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Target {
-    Stdout,
-    Stderr,
-    Null,
-}
-
-/// A command's output channel, after its redirections.
-#[derive(Debug, Clone)]
-pub(crate) struct Sink {
-    sender: mpsc::Sender<Chunk>,
-    stdout_to: Target,
-    stderr_to: Target,
-}
-
-/// The stream was closed by the host; the command should stop.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Closed;
-
-impl Sink {
-    pub(crate) fn new(sender: mpsc::Sender<Chunk>) -> Self {
-        Self {
-            sender,
-            stdout_to: Target::Stdout,
-            stderr_to: Target::Stderr,
-        }
-    }
-
-    async fn send(&self, target: Target, bytes: Vec<u8>) -> Result<(), Closed> {
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        let chunk = match target {
-            Target::Stdout => Chunk::Stdout(bytes),
-            Target::Stderr => Chunk::Stderr(bytes),
-            Target::Null => return Ok(()),
-        };
-        self.sender.send(chunk).await.map_err(|_| Closed)
-    }
-
-    /// Writes to standard output.
-    pub(crate) async fn out(&self, bytes: impl Into<Vec<u8>>) -> Result<(), Closed> {
-        self.send(self.stdout_to, bytes.into()).await
-    }
-
-    /// Writes to standard error.
-    pub(crate) async fn err(&self, bytes: impl Into<Vec<u8>>) -> Result<(), Closed> {
-        self.send(self.stderr_to, bytes.into()).await
-    }
-
-    pub(crate) async fn exit(&self, code: u8) -> Result<(), Closed> {
-        self.sender
-            .send(Chunk::Exit(code))
-            .await
-            .map_err(|_| Closed)
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.sender.is_closed()
-    }
-}
+use crate::sink::{Sink, Target};
 
 /// A token of the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

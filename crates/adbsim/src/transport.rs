@@ -3,6 +3,10 @@
 //! One task reads messages and routes them to per-stream tasks; one task writes. A stream task
 //! sends a `WRTE` only after the host's `OKAY` for the previous one (flow control), and answers
 //! every host `WRTE` with an `OKAY`.
+//!
+//! The top of the crate with `host.rs`: the wire (`wire.rs`) over the services (`service.rs`).
+//! A host `CLSE` ends the stream's task, which drops the service's output channel, so a
+//! command still writing (a logcat follower) sees the stream closed at once.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -173,8 +173,11 @@ async fn run(adb: &Path) {
     let script = [
         "date +%z".to_owned(),
         format!("pm list packages -U {APP}"),
+        "dumpsys dropbox data_app_crash".to_owned(),
         "dumpsys dropbox --print data_app_crash".to_owned(),
+        "dumpsys dropbox data_app_native_crash".to_owned(),
         "dumpsys dropbox --print data_app_native_crash".to_owned(),
+        "dumpsys dropbox data_app_anr".to_owned(),
         "dumpsys dropbox --print data_app_anr".to_owned(),
         format!("logcat -d -b crash -v epoch -v uid --uid={uid}"),
         format!("dumpsys package {APP}"),

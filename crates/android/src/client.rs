@@ -43,6 +43,9 @@ pub struct AdbConfig {
     pub max_output: usize,
     /// The `adb` program that starts a server; `None` looks for `adb` on `PATH`.
     pub adb_program: Option<PathBuf>,
+    /// This server stands for the local default one wherever it listens (a demo's own
+    /// simulated server), so its phones keep their bare serials ([`AdbConfig::is_local_default`]).
+    pub stands_for_default: bool,
 }
 
 impl Default for AdbConfig {
@@ -57,6 +60,7 @@ impl Default for AdbConfig {
             jdwp_settle: Duration::from_millis(500),
             max_output: 64 * 1024 * 1024,
             adb_program: None,
+            stands_for_default: false,
         }
     }
 }
@@ -98,6 +102,58 @@ impl AdbConfig {
         }
     }
 
+    /// The server at `address`, as `--adb-server` and the `adb_servers` key name it: `host:port`,
+    /// `[v6]:port` (an IPv6 address only in brackets: `::1` alone would read as host `:` and
+    /// port 1), or adb's own `tcp:host:port`. A server named this way is never started
+    /// from here (`start_server` is off): only the local default one is, as adb's own tools
+    /// would; a farm's or another host's server is a pure client's to use, not to start.
+    ///
+    /// ```
+    /// use phonelogs_android::AdbConfig;
+    /// let config = AdbConfig::from_address("tcp:lab-3.example:5037")?;
+    /// assert_eq!((config.host.as_str(), config.port), ("lab-3.example", 5037));
+    /// assert!(!config.start_server);
+    /// assert_eq!(AdbConfig::from_address("[::1]:5037")?.host, "::1");
+    /// assert!(AdbConfig::from_address("lab-3.example").is_err());
+    /// assert!(AdbConfig::from_address("::1").is_err());
+    /// # Ok::<(), phonelogs_android::Error>(())
+    /// ```
+    pub fn from_address(address: &str) -> Result<Self> {
+        let text = address.trim();
+        let bad = |why: &str| Error::BadAddress {
+            address: text.to_owned(),
+            reason: why.to_owned(),
+        };
+        let rest = text.strip_prefix("tcp:").unwrap_or(text);
+        let (host, port) = match rest.strip_prefix('[') {
+            Some(bracketed) => bracketed
+                .split_once("]:")
+                .ok_or_else(|| bad("it has no port after the bracketed host (write [v6]:port)"))?,
+            None => rest
+                .rsplit_once(':')
+                .ok_or_else(|| bad("it has no port (write host:port)"))?,
+        };
+        if host.is_empty()
+            || host.contains(|c: char| c.is_whitespace() || matches!(c, '/' | '[' | ']'))
+        {
+            return Err(bad("the host is empty or holds a space, '/' or a bracket"));
+        }
+        if host.contains(':') && !rest.starts_with('[') {
+            return Err(bad("an IPv6 host needs brackets (write [v6]:port)"));
+        }
+        let port: u16 = port
+            .parse()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| bad("the port is not a number from 1 to 65535"))?;
+        Ok(AdbConfig {
+            host: host.to_owned(),
+            port,
+            start_server: false,
+            ..AdbConfig::default()
+        })
+    }
+
     /// `host:port`, as printed in messages.
     pub fn address(&self) -> String {
         if self.host.contains(':') {
@@ -109,6 +165,23 @@ impl AdbConfig {
 
     fn is_loopback(&self) -> bool {
         matches!(self.host.as_str(), "127.0.0.1" | "localhost" | "::1")
+    }
+
+    /// Whether this is the server adb's own rule finds when nothing names another: this
+    /// machine's (`127.0.0.1`, `localhost` or `::1`) on port 5037. Its phones keep their bare
+    /// serials as names; any other server's are named `host:port/serial`
+    /// ([`phonelogs_driver::AppLogger::source_is_default`]).
+    ///
+    /// ```
+    /// use phonelogs_android::AdbConfig;
+    /// assert!(AdbConfig::from_address("localhost:5037")?.is_local_default());
+    /// assert!(AdbConfig::from_address("[::1]:5037")?.is_local_default());
+    /// assert!(!AdbConfig::from_address("farm.example:5037")?.is_local_default());
+    /// assert!(!AdbConfig::local(5038).is_local_default());
+    /// # Ok::<(), phonelogs_android::Error>(())
+    /// ```
+    pub fn is_local_default(&self) -> bool {
+        self.stands_for_default || (self.is_loopback() && self.port == DEFAULT_PORT)
     }
 }
 
@@ -536,6 +609,30 @@ impl AdbServer {
         .await
     }
 
+    /// Opens `command` in the device's shell and hands back the open stream, for output that
+    /// does not end on its own (a following `logcat`): `true` with it when it speaks shell v2
+    /// (packets, see [`crate::live`]), `false` for the legacy shell's raw bytes. Opening has the
+    /// connect and read timeouts; dropping the stream closes the shell on the device.
+    pub(crate) async fn shell_stream(
+        &self,
+        serial: &str,
+        command: &str,
+    ) -> Result<(tokio::io::BufReader<tokio::net::TcpStream>, bool)> {
+        let features = self.features(serial).await?;
+        let v2 = features.iter().any(|f| f == "shell_v2");
+        let service = if v2 {
+            format!("shell,v2,raw:{command}")
+        } else {
+            format!("shell:{command}")
+        };
+        let connection = self
+            .within_deadline(&format!("shell {command:?}"), async {
+                self.open_service(serial, &service, "shell").await
+            })
+            .await?;
+        Ok((connection.stream, v2))
+    }
+
     /// `jdwp`: the pids with a JDWP transport, as the text the device sent within the settle
     /// window (the service streams on newer devices and never ends on its own).
     pub async fn jdwp(&self, serial: &str) -> Result<String> {
@@ -777,6 +874,84 @@ mod tests {
         let config =
             AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "x".into()));
         assert_eq!(config.port, 5037);
+    }
+
+    #[test]
+    fn server_addresses_as_people_write_them() {
+        for (text, host, port) in [
+            ("farm.example:5037", "farm.example", 5037),
+            ("tcp:10.0.0.5:7000", "10.0.0.5", 7000),
+            ("[::1]:5037", "::1", 5037),
+            ("tcp:[fe80::1]:5038", "fe80::1", 5038),
+        ] {
+            let config = AdbConfig::from_address(text).unwrap();
+            assert_eq!((config.host.as_str(), config.port), (host, port), "{text}");
+        }
+        // `::1` is not host `:` on port 1, nor is `fe80::1:5037` a host with a port: IPv6 needs
+        // its brackets, as in adb's own `tcp:[::1]:5037`.
+        for text in [
+            "::1",
+            "fe80::1:5037",
+            "[::1]",
+            "[::1]5037",
+            "[]:5037",
+            "[a]b:5037",
+            "host",
+            "host:0",
+            "host:70000",
+            "/x:5037",
+        ] {
+            assert!(AdbConfig::from_address(text).is_err(), "{text} was taken");
+        }
+    }
+
+    #[test]
+    fn only_this_machines_port_5037_is_the_local_default() {
+        for text in [
+            "127.0.0.1:5037",
+            "localhost:5037",
+            "[::1]:5037",
+            "tcp:localhost:5037",
+        ] {
+            assert!(
+                AdbConfig::from_address(text).unwrap().is_local_default(),
+                "{text}"
+            );
+        }
+        for text in [
+            "127.0.0.1:5038",
+            "farm.example:5037",
+            "10.0.0.5:5037",
+            "[::2]:5037",
+        ] {
+            assert!(
+                !AdbConfig::from_address(text).unwrap().is_local_default(),
+                "{text}"
+            );
+        }
+        assert!(AdbConfig::from_vars(|_| None).is_local_default());
+        let farm = AdbConfig::from_vars(|name| {
+            (name == "ADB_SERVER_SOCKET").then(|| "tcp:farm:5037".into())
+        });
+        assert!(!farm.is_local_default());
+    }
+
+    proptest::proptest! {
+        /// Any IPv6 address is read in brackets and refused without them; any text at all is
+        /// read without a panic, and what is read prints back to the same server.
+        #[test]
+        fn ipv6_hosts_need_brackets(ip: std::net::Ipv6Addr, port in 1u16.., text in ".{0,40}") {
+            let config = AdbConfig::from_address(&format!("[{ip}]:{port}")).unwrap();
+            proptest::prop_assert_eq!(config.host, ip.to_string());
+            proptest::prop_assert_eq!(config.port, port);
+            proptest::prop_assert!(AdbConfig::from_address(&ip.to_string()).is_err());
+            let unbracketed = format!("{ip}:{port}");
+            proptest::prop_assert!(AdbConfig::from_address(&unbracketed).is_err());
+            if let Ok(config) = AdbConfig::from_address(&text) {
+                let again = AdbConfig::from_address(&config.address()).unwrap();
+                proptest::prop_assert_eq!((again.host, again.port), (config.host, config.port));
+            }
+        }
     }
 
     #[test]

@@ -14,6 +14,14 @@ pub enum Error {
         /// Why it could not be reached or started (e.g. adb is not installed).
         reason: String,
     },
+    /// An adb server address that cannot be read (`--adb-server`, `adb_servers`).
+    #[error("{address:?} is not an adb server address: {reason}")]
+    BadAddress {
+        /// The address as given.
+        address: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The server knows no device with this serial.
     #[error("device not found: {0}")]
     DeviceNotFound(String),
@@ -77,6 +85,7 @@ impl From<Error> for phonelogs_driver::Error {
             Error::DeviceUnavailable { .. } => D::DeviceUnavailable(error.to_string()),
             Error::Timeout { what, after } => D::Timeout { what, after },
             Error::Disconnected(_) => D::Disconnected(error.to_string()),
+            Error::BadAddress { .. } => D::InvalidArgument(error.to_string()),
             other => D::backend_with(other.to_string(), other),
         }
     }

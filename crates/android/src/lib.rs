@@ -14,7 +14,10 @@
 //!   The uid is `pm list packages -U`'s (each user's, so an app clone's lines count);
 //!   a package with a `sharedUserId` is `unsupported`;
 //! - crashes: `dumpsys dropbox --print` for `data_app_crash`, `data_app_native_crash` and
-//!   `data_app_anr`, matched by `UID:` (else `Process:`/`Package:`), ANRs cut to the app's own
+//!   `data_app_anr`, checked against each tag's listing (`dumpsys dropbox <tag>`, which an
+//!   entry's text cannot forge) read first in the same shell, so text shaped like an entry
+//!   inside another app's compressed report is never taken for one (such entries are left out
+//!   and counted), matched by `UID:` (else `Process:`/`Package:`), ANRs cut to the app's own
 //!   threads, Java crashes the drop box dropped from the crash buffer (one per pid), local
 //!   times read with `date +%z` in the same shell;
 //! - development build: `DEBUGGABLE` in `dumpsys package <pkg>`; system app: `SYSTEM`.
@@ -53,6 +56,7 @@
 
 mod client;
 mod error;
+mod live;
 mod logs;
 mod phone;
 mod quote;

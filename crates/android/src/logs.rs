@@ -2,7 +2,7 @@
 //! I/O here, so every rule is unit-tested on captured text).
 
 use phonelogs_crash::android::{PackageInfo, parse_dumpsys_package, parse_pm_list_packages};
-use phonelogs_crash::dropbox::{AppMatch, dropbox_entries};
+use phonelogs_crash::dropbox::{AppMatch, DropBoxEntryRef, checked_dropbox_entries};
 use phonelogs_crash::logcat::{
     LogTime, LogcatItem, LogcatLineRef, UidFilter, epoch_uid_field, parse_line, parse_log_line,
     split_lines, split_lines_rev,
@@ -31,6 +31,37 @@ pub(crate) fn new_marker() -> String {
 /// The three drop box tags of an app's crash reports.
 pub(crate) const DROPBOX_TAGS: [&str; 3] =
     ["data_app_crash", "data_app_native_crash", "data_app_anr"];
+
+/// The drop box commands of a crashes script: for each tag, its listing, then its entries.
+///
+/// The drop box ANDs its search words, so each tag is asked for on its own. The listing
+/// (`dumpsys dropbox <tag>`, which no entry's text can forge) confirms where `--print`'s
+/// entries start (`phonelogs_crash::dropbox::checked_dropbox_entries`). Each tag's listing runs
+/// right before its own print, so as few entries as can be are written or deleted between
+/// the two. It is read first: an
+/// entry written between the two commands is then printed but never listed, so it is left out
+/// (and counted) until the next call. Read the other way round, such an entry of the app would
+/// be listed but not printed, and a forged entry inside another app's compressed text that
+/// copied its header line (a second's time and a length, both guessable) and its first bytes
+/// would match the listing one for one and be shown as the app's report.
+pub(crate) fn dropbox_commands() -> Vec<String> {
+    DROPBOX_TAGS
+        .iter()
+        .flat_map(|tag| {
+            [
+                format!("dumpsys dropbox {tag}"),
+                format!("dumpsys dropbox --print {tag}"),
+            ]
+        })
+        .collect()
+}
+
+/// One tag's drop box as one shell read it: its listing, then its entries with `--print`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DropBoxRead<'a> {
+    pub listing: &'a str,
+    pub print: &'a str,
+}
 
 /// Joins already-quoted commands into one script whose output [`split_sections`] takes apart.
 ///
@@ -114,6 +145,8 @@ pub(crate) struct AppFacts {
     pub debuggable: bool,
     /// The shared user, when it has one.
     pub shared_user: Option<String>,
+    /// `versionCode=N` of the package's block, when the dump has one.
+    pub version: Option<String>,
 }
 
 /// What `pm list packages -U <pkg>` says: the package's uids, or `None` when it is not
@@ -160,7 +193,32 @@ pub(crate) fn app_facts(
         system: info.is_system(),
         debuggable: info.is_debuggable(),
         shared_user: info.shared_user.clone(),
+        version: version_code(dumpsys, package),
     }
+}
+
+/// The `versionCode` of `package`'s block in `dumpsys package <package>`: its
+/// `versionCode=412 minSdk=24 targetSdk=34` line (testdata/android/package/). `None` when the
+/// block or the line is missing, or the value is not a number.
+pub(crate) fn version_code(dumpsys: &str, package: &str) -> Option<String> {
+    let marker = format!("Package [{package}]");
+    let mut inside = false;
+    for line in dumpsys.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("Package [") {
+            if inside {
+                return None;
+            }
+            inside = trimmed.starts_with(&marker);
+            continue;
+        }
+        if inside && let Some(rest) = trimmed.strip_prefix("versionCode=") {
+            let value = rest.split_whitespace().next().unwrap_or("");
+            return (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| value.to_owned());
+        }
+    }
+    None
 }
 
 /// The uids of one Android user: user N's uids are `N × 100000 + app id`.
@@ -325,7 +383,14 @@ pub(crate) fn app_lines_and_foreign(
     lines.reverse();
     // Stable, as the eager path's sort, so lines of the same instant keep the dump's order.
     lines.sort_by_key(|line| line.time);
-    (LogResult { lines, omitted }, foreign)
+    (
+        LogResult {
+            lines,
+            omitted,
+            mark: None,
+        },
+        foreign,
+    )
 }
 
 /// The epoch seconds `time` can turn into an instant, so lines are compared as integers
@@ -426,7 +491,11 @@ pub(crate) fn app_lines_eager(dump: &[u8], uids: &[u32], query: &LogQuery) -> Lo
     if omitted > 0 {
         lines.drain(..omitted);
     }
-    LogResult { lines, omitted }
+    LogResult {
+        lines,
+        omitted,
+        mark: None,
+    }
 }
 
 fn push_if_matching(lines: &mut Vec<LogLine>, line: LogLine, query: &LogQuery) {
@@ -436,7 +505,7 @@ fn push_if_matching(lines: &mut Vec<LogLine>, line: LogLine, query: &LogQuery) {
 }
 
 /// One `-v epoch -v uid` line as a [`LogLine`], when it parses and its uid is one of `uids`.
-fn to_log_line(text: &str, uids: &[u32]) -> Option<LogLine> {
+pub(crate) fn to_log_line(text: &str, uids: &[u32]) -> Option<LogLine> {
     let LogcatItem::Line(line) = parse_line(text) else {
         return None;
     };
@@ -559,8 +628,12 @@ pub(crate) struct Owner<'a> {
 /// drop box left out (it drops entries that come too fast) come from the crash buffer, one per
 /// pid; a crash buffer crash whose pid has a drop box Java crash close in time is the same crash
 /// and is left out.
+///
+/// Only the drop box entries the listing confirms are read: an entry that may have been written
+/// by another entry's text (see [`dropbox_commands`]) is left out, and counted in `unconfirmed`
+/// when it claims to be one of the app's since `since`.
 pub(crate) fn app_crashes(
-    dropbox_dumps: &[&str],
+    dropbox: &[DropBoxRead<'_>],
     crash_buffer: &[u8],
     evidence: &[&[u8]],
     owner: Owner<'_>,
@@ -615,10 +688,21 @@ pub(crate) fn app_crashes(
     let near = |a: Option<OffsetDateTime>, b: Option<OffsetDateTime>, window: time::Duration| matches!((a, b), (Some(a), Some(b)) if (a - b).abs() <= window);
     let mut reports: Vec<Report> = Vec::new();
     let mut unconfirmed: Vec<Report> = Vec::new();
-    for dump in dropbox_dumps {
+    let mut unpinned = 0usize;
+    for read in dropbox {
+        let checked = checked_dropbox_entries(read.listing, read.print, |entry| {
+            claims_the_app(entry, owner, clock, since)
+                && !shown_from_the_crash_buffer(entry, &buffer_crashes, clock, since)
+        });
+        if checked.cut {
+            tracing::warn!(
+                "dumpsys cut a drop box dump short (its timeout): only the entries whose start is pinned are read"
+            );
+        }
+        unpinned += checked.claims;
         // Entries are read in place: only the app's entries whose time can matter are copied
         // and parsed (a drop box holds every app's reports, megabytes of them).
-        for entry in dropbox_entries(dump) {
+        for entry in checked.trusted {
             if !DROPBOX_TAGS.contains(&entry.tag) {
                 continue;
             }
@@ -718,6 +802,13 @@ pub(crate) fn app_crashes(
         .iter()
         .filter(|report| in_window(report))
         .count();
+    if unpinned > 0 {
+        tracing::info!(
+            unpinned,
+            "drop box entries claiming the app are left out: the listing does not confirm where they start"
+        );
+    }
+    let unconfirmed = unconfirmed + unpinned;
     let mut out: Vec<CrashReport> = reports
         .into_iter()
         .filter_map(|report| {
@@ -744,6 +835,50 @@ pub(crate) fn app_crashes(
     }
 }
 
+/// Whether a drop box entry the listing did not confirm claims to be one of the app's reports
+/// since `since` (its text is never read past the headers: it may be another app's).
+fn claims_the_app(
+    entry: &DropBoxEntryRef<'_>,
+    owner: Owner<'_>,
+    clock: &PhoneClock,
+    since: OffsetDateTime,
+) -> bool {
+    let app = AppMatch {
+        uid: Some(owner.uid),
+        package: owner.package,
+    };
+    DROPBOX_TAGS.contains(&entry.tag)
+        && entry.matches(&app)
+        && entry.report_time(clock).is_some_and(|time| time >= since)
+}
+
+/// Whether an unconfirmed `data_app_crash` entry claims a crash the call shows anyway from the
+/// crash buffer (the app's own uid's `FATAL EXCEPTION`, since `since`): the same pid within
+/// [`SAME_CRASH`], or without a `PID:` header the same moment, as `app_crashes` tells a
+/// trusted entry's copy in the buffer. Such a claim is not counted as left out.
+fn shown_from_the_crash_buffer(
+    entry: &DropBoxEntryRef<'_>,
+    buffer_crashes: &[Report],
+    clock: &PhoneClock,
+    since: OffsetDateTime,
+) -> bool {
+    if entry.tag != DROPBOX_TAGS[0] {
+        return false;
+    }
+    let time = entry.report_time(clock);
+    let pid = entry
+        .header("PID")
+        .and_then(|value| value.trim().parse::<u32>().ok());
+    let near = |a: Option<OffsetDateTime>, window: time::Duration| matches!((a, time), (Some(a), Some(b)) if (a - b).abs() <= window);
+    buffer_crashes.iter().any(|crash| {
+        crash.time.is_some_and(|at| at >= since)
+            && match pid {
+                Some(pid) => crash.pid == Some(pid) && near(crash.time, SAME_CRASH),
+                None => near(crash.time, time::Duration::seconds(10)),
+            }
+    })
+}
+
 fn crash_kind(kind: ReportKind) -> CrashKind {
     match kind {
         ReportKind::JavaCrash => CrashKind::JavaCrash,
@@ -752,6 +887,67 @@ fn crash_kind(kind: ReportKind) -> CrashKind {
         ReportKind::Watchdog => CrashKind::Watchdog,
         ReportKind::Crash => CrashKind::Crash,
     }
+}
+
+/// The listing `dumpsys dropbox <tag>` prints for the entries of a `--print` dump (AOSP
+/// `DropBoxManagerService.dump`: each header line, and for text the preview of its first 70
+/// bytes, `phonelogs_crash::dropbox::dropbox_preview`), split at every separator: for tests
+/// whose dumps hold no forgery.
+#[cfg(test)]
+pub(crate) fn listing_for(print: &str) -> String {
+    const SEPARATOR: &str = phonelogs_crash::dropbox::ENTRY_SEPARATOR;
+    let mut out = String::new();
+    let mut lines = print.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() != SEPARATOR {
+            continue;
+        }
+        let Some(header) = lines.next_if(|next| next.trim() != SEPARATOR) else {
+            continue;
+        };
+        out.push_str(header);
+        out.push('\n');
+        let mut text = String::new();
+        while let Some(next) = lines.next_if(|next| next.trim() != SEPARATOR) {
+            text.push_str(next);
+            text.push('\n');
+        }
+        if header.contains("text, ") {
+            // An uncompressed text is its byte count long (the line breaks `dump` adds after
+            // it are not the text's).
+            let stored = header
+                .strip_suffix(" bytes)")
+                .and_then(|rest| rest.rsplit_once("(text, "))
+                .and_then(|(_, count)| count.parse::<usize>().ok())
+                .map_or(text.as_bytes(), |count| {
+                    text.as_bytes().get(..count).unwrap_or(text.as_bytes())
+                });
+            out.push_str("    ");
+            out.push_str(&phonelogs_crash::dropbox::dropbox_preview(stored));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `app_crashes` on `--print` dumps, each with the listing [`listing_for`] gives it.
+#[cfg(test)]
+pub(crate) fn app_crashes_of_prints(
+    prints: &[&str],
+    crash_buffer: &[u8],
+    evidence: &[&[u8]],
+    owner: Owner<'_>,
+    clock: &PhoneClock,
+    since: OffsetDateTime,
+    limit: usize,
+) -> FoundCrashes {
+    let listings: Vec<String> = prints.iter().map(|print| listing_for(print)).collect();
+    let reads: Vec<DropBoxRead<'_>> = listings
+        .iter()
+        .zip(prints)
+        .map(|(listing, print)| DropBoxRead { listing, print })
+        .collect();
+    app_crashes(&reads, crash_buffer, evidence, owner, clock, since, limit)
 }
 
 #[cfg(test)]
@@ -916,6 +1112,22 @@ garbage line\n";
         let shared = "Packages:\n  Package [com.example.app] (c0ffee):\n    userId=1000\n    sharedUser=SharedUserSetting{1 android.uid.system/1000}\n    pkgFlags=[ SYSTEM HAS_CODE ]\n";
         let facts = app_facts(vec![1000], shared, "com.example.app", Some(0));
         assert!(facts.system && facts.shared_user.is_some());
+        assert_eq!(facts.version, None, "no versionCode line");
+    }
+
+    #[test]
+    fn the_version_code_is_read_from_the_packages_own_block() {
+        let dump = include_str!("../../../testdata/android/package/dumpsys-package-debuggable.txt");
+        assert_eq!(
+            version_code(dump, "com.example.crashtest").as_deref(),
+            Some("1")
+        );
+        assert_eq!(version_code(dump, "com.other"), None);
+        // Another package's block after it does not lend its version.
+        let two = "Packages:\n  Package [a.b] (1):\n    userId=1\n  Package [c.d] (2):\n    versionCode=7 minSdk=21 targetSdk=34\n";
+        assert_eq!(version_code(two, "a.b"), None);
+        assert_eq!(version_code(two, "c.d").as_deref(), Some("7"));
+        assert_eq!(version_code("    versionCode=x1 minSdk=1", "c.d"), None);
     }
 
     #[test]
@@ -1006,7 +1218,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
             uid: 10123,
             other_users: true,
         };
-        let found = app_crashes(
+        let found = app_crashes_of_prints(
             &[java, "", &anr],
             crash_buffer.as_bytes(),
             &[crash_buffer.as_bytes(), main.as_bytes()],
@@ -1034,7 +1246,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
             "Process: dev.phonelogs.crashtest\n",
             "Process: dev.phonelogs.crashtest\nUID: u10_a123\n",
         );
-        let with_malformed_uid = app_crashes(
+        let with_malformed_uid = app_crashes_of_prints(
             &["", "", &malformed],
             b"",
             &[crash_buffer.as_bytes(), main.as_bytes()],
@@ -1047,7 +1259,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         assert_eq!(pids, [Some(4300)], "{:#?}", with_malformed_uid.reports);
         assert_eq!(with_malformed_uid.unconfirmed, 2);
         // On a phone with one user, the same entries are the app's by their process.
-        let alone = app_crashes(
+        let alone = app_crashes_of_prints(
             &[&anr],
             b"",
             &[],
@@ -1065,7 +1277,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
 2025-11-30 11:00:06 data_app_crash (text, 300 bytes)\n\
 Process: dev.phonelogs.crashtest\nPID: 4999\nUID: 1010123\nPackage: dev.phonelogs.crashtest v1 (1.0)\n\n\
 java.lang.IllegalStateException: CLONE-SECRET\n";
-        let found = app_crashes(
+        let found = app_crashes_of_prints(
             &[named],
             b"",
             &[],
@@ -1075,6 +1287,135 @@ java.lang.IllegalStateException: CLONE-SECRET\n";
             10,
         );
         assert_eq!((found.reports.len(), found.unconfirmed), (0, 0));
+    }
+
+    /// Entries the listing does not confirm are never read; of them, only those claiming to be
+    /// the app's since `since` are counted as unconfirmed.
+    #[test]
+    fn unconfirmed_drop_box_entries_count_the_apps_claims_since_since() {
+        let entry = |time: &str, process: &str, uid: u32| {
+            format!(
+                "========================================\n{time} data_app_crash (text, 9 bytes)\n\
+                 Process: {process}\nUID: {uid}\n\nSECRET\n\n"
+            )
+        };
+        // A compressed entry first: what follows it cannot be pinned, and only it is listed.
+        let print = format!(
+            "Drop box contents: 4 entries\n\n========================================\n\
+             2025-11-30 11:00:00 data_app_crash (compressed text, 900 bytes)\n\
+             Process: com.example.store\nUID: 10200\n\nbig\n\n{}{}{}",
+            entry("2025-11-30 11:00:05", "dev.phonelogs.crashtest", 10123),
+            entry("2025-11-30 09:00:05", "dev.phonelogs.crashtest", 10123),
+            entry("2025-11-30 11:00:06", "com.example.store", 10200),
+        );
+        let listing = "2025-11-30 11:00:00 data_app_crash (compressed text, 900 bytes)\n    \
+                       Process: com.example.store/UID: 10200//big\n";
+        let found = app_crashes(
+            &[DropBoxRead {
+                listing,
+                print: &print,
+            }],
+            b"",
+            &[],
+            Owner {
+                package: "dev.phonelogs.crashtest",
+                uid: 10123,
+                other_users: false,
+            },
+            &PhoneClock {
+                offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+                year: None,
+            },
+            datetime!(2025-11-30 9:30 UTC),
+            10,
+        );
+        assert!(found.reports.is_empty(), "{:#?}", found.reports);
+        assert_eq!(found.unconfirmed, 1);
+    }
+
+    /// An unconfirmed `data_app_crash` entry of a crash the crash buffer shows is not counted as
+    /// left out: by its `PID:` within `SAME_CRASH`, or without one, by its time within 10 s.
+    #[test]
+    fn an_unconfirmed_claim_of_a_crash_the_buffer_shows_is_not_counted() {
+        let entry = |time: &str, tag: &str, pid: Option<u32>| {
+            let pid = pid.map(|pid| format!("PID: {pid}\n")).unwrap_or_default();
+            format!(
+                "========================================\n{time} {tag} (text, 9 bytes)\n\
+                 Process: dev.phonelogs.crashtest\n{pid}UID: 10123\n\nSECRET\n\n"
+            )
+        };
+        // A compressed entry first: nothing after it can be pinned.
+        let print = |entries: &[String]| {
+            format!(
+                "Drop box contents: 9 entries\n\n========================================\n\
+                 2025-11-30 11:00:00 data_app_crash (compressed text, 900 bytes)\n\
+                 Process: com.example.store\nUID: 10200\n\nbig\n\n{}",
+                entries.concat()
+            )
+        };
+        let listing = "2025-11-30 11:00:00 data_app_crash (compressed text, 900 bytes)\n    \
+                       Process: com.example.store/UID: 10200//big\n";
+        // The app's crash at 11:00:05 (+1), pid 4242: 1764496805.
+        let buffer = "--------- beginning of crash\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: FATAL EXCEPTION: main\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: Process: dev.phonelogs.crashtest, PID: 4242\n\
+         1764496805.400 10123  4242  4242 E AndroidRuntime: java.lang.IllegalStateException: Crash button tapped\n";
+        let found = |entries: &[String]| {
+            let print = print(entries);
+            app_crashes(
+                &[DropBoxRead {
+                    listing,
+                    print: &print,
+                }],
+                buffer.as_bytes(),
+                &[buffer.as_bytes()],
+                Owner {
+                    package: "dev.phonelogs.crashtest",
+                    uid: 10123,
+                    other_users: false,
+                },
+                &PhoneClock {
+                    offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+                    year: None,
+                },
+                datetime!(2025-11-30 9:30 UTC),
+                10,
+            )
+        };
+        let crash = "data_app_crash";
+        // The same pid a second later, and (Android 10, no `PID:`) the same moment: shown.
+        let same = found(&[
+            entry("2025-11-30 11:00:06", crash, Some(4242)),
+            entry("2025-11-30 11:00:08", crash, None),
+        ]);
+        assert_eq!(same.reports.len(), 1, "{:#?}", same.reports);
+        assert!(same.reports[0].text.contains("Crash button tapped"));
+        assert!(same.reports.iter().all(|r| !r.text.contains("SECRET")));
+        assert_eq!(same.unconfirmed, 0);
+        // Another pid, the same pid 3 minutes later, no pid 20 s later, or an ANR: counted.
+        let other = found(&[
+            entry("2025-11-30 11:00:06", crash, Some(4343)),
+            entry("2025-11-30 11:03:06", crash, Some(4242)),
+            entry("2025-11-30 11:00:25", crash, None),
+            entry("2025-11-30 11:00:06", "data_app_anr", Some(4242)),
+        ]);
+        assert_eq!((other.reports.len(), other.unconfirmed), (1, 4));
+    }
+
+    /// Each tag's listing runs right before its own print, not all listings before all prints.
+    #[test]
+    fn each_listing_runs_right_before_its_print() {
+        assert_eq!(
+            dropbox_commands(),
+            [
+                "dumpsys dropbox data_app_crash",
+                "dumpsys dropbox --print data_app_crash",
+                "dumpsys dropbox data_app_native_crash",
+                "dumpsys dropbox --print data_app_native_crash",
+                "dumpsys dropbox data_app_anr",
+                "dumpsys dropbox --print data_app_anr",
+            ]
+        );
     }
 
     #[test]
@@ -1116,7 +1457,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
             uid: 10123,
             other_users: false,
         };
-        let found = app_crashes(
+        let found = app_crashes_of_prints(
             &[java, "", anr],
             buffer.as_bytes(),
             &[buffer.as_bytes()],
@@ -1145,7 +1486,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
                 .iter()
                 .all(|r| !r.text.contains("OTHER-APP") && !r.summary.contains("OTHER-APP"))
         );
-        let newest = app_crashes(
+        let newest = app_crashes_of_prints(
             &[java, "", anr],
             buffer.as_bytes(),
             &[buffer.as_bytes()],
@@ -1158,7 +1499,7 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         assert_eq!(newest.len(), 1);
         let later = datetime!(2025-11-30 12:00 UTC);
         assert!(
-            app_crashes(
+            app_crashes_of_prints(
                 &[java, "", anr],
                 buffer.as_bytes(),
                 &[buffer.as_bytes()],
@@ -1181,7 +1522,6 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
 #[allow(clippy::unwrap_used)]
 mod lazy_matches_eager {
     use super::*;
-    use phonelogs_crash::dropbox::parse_dropbox;
     use proptest::prelude::*;
 
     const APP: &str = "dev.phonelogs.crashtest";
@@ -1267,8 +1607,15 @@ mod lazy_matches_eager {
                     window: time::Duration| matches!((a, b), (Some(a), Some(b)) if (a - b).abs() <= window);
         let mut reports: Vec<Report> = Vec::new();
         let mut unconfirmed: Vec<Report> = Vec::new();
+        let mut unpinned = 0;
         for dump in dropbox_dumps {
-            for entry in parse_dropbox(dump) {
+            let listing = listing_for(dump);
+            let checked = checked_dropbox_entries(&listing, dump, |entry| {
+                claims_the_app(entry, owner, clock, since)
+                    && !shown_from_the_crash_buffer(entry, &buffer_crashes, clock, since)
+            });
+            unpinned += checked.claims;
+            for entry in checked.trusted.iter().map(|entry| entry.to_entry()) {
                 if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
                     continue;
                 }
@@ -1349,7 +1696,8 @@ mod lazy_matches_eager {
         let unconfirmed = unconfirmed
             .iter()
             .filter(|report| in_window(report))
-            .count();
+            .count()
+            + unpinned;
         let mut out: Vec<CrashReport> = reports
             .into_iter()
             .filter_map(|report| {
@@ -1598,7 +1946,7 @@ mod lazy_matches_eager {
         };
         let since = OffsetDateTime::from_unix_timestamp(BASE).unwrap();
         let args = (&[dropbox.as_str(), "", ""], buffer.as_bytes());
-        let lazy = app_crashes(args.0, args.1, &[args.1], owner, &clock, since, 10);
+        let lazy = app_crashes_of_prints(args.0, args.1, &[args.1], owner, &clock, since, 10);
         let eager = app_crashes_eager(args.0, args.1, &[args.1], owner, &clock, since, 10);
         assert_eq!(lazy, eager);
         assert!(lazy.reports.is_empty(), "{lazy:#?}");
@@ -1632,7 +1980,7 @@ mod lazy_matches_eager {
             let owner = Owner { package: APP, uid: UID, other_users };
             let clock = PhoneClock { offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(), year: None };
             let since = OffsetDateTime::from_unix_timestamp(BASE + since).unwrap();
-            let lazy = app_crashes(&dumps, &crash_buffer, &evidence, owner, &clock, since, limit);
+            let lazy = app_crashes_of_prints(&dumps, &crash_buffer, &evidence, owner, &clock, since, limit);
             let eager = app_crashes_eager(&dumps, &crash_buffer, &evidence, owner, &clock, since, limit);
             prop_assert_eq!(lazy, eager);
         }

@@ -44,6 +44,8 @@ struct DeviceFacts {
 #[derive(Debug)]
 pub struct AdbPhone {
     server: AdbServer,
+    /// The server's `host:port`: the source a device id may be qualified with.
+    source: String,
     apps: Mutex<HashMap<(String, String), AppFacts>>,
     devices: Mutex<HashMap<String, DeviceFacts>>,
     round_trips: AtomicU64,
@@ -53,6 +55,7 @@ impl AdbPhone {
     /// A driver talking to the adb server `config` names.
     pub fn new(config: AdbConfig) -> Self {
         AdbPhone {
+            source: config.address(),
             server: AdbServer::new(config),
             apps: Mutex::new(HashMap::new()),
             devices: Mutex::new(HashMap::new()),
@@ -77,17 +80,36 @@ impl AdbPhone {
 
     /// Forgets everything kept about `device` (app uids and flags, the device's features).
     pub fn forget_device(&self, device: &DeviceId) {
+        let serial = self.key(device);
         if let Ok(mut apps) = self.apps.lock() {
-            apps.retain(|(serial, _), _| serial != device.as_str());
+            apps.retain(|(kept, _), _| *kept != serial);
         }
         if let Ok(mut devices) = self.devices.lock() {
-            devices.remove(device.as_str());
+            devices.remove(&serial);
         }
-        self.server.forget(device.as_str());
+        self.server.forget(&serial);
+    }
+
+    /// The serial `device` names on this server: the id itself, or the part after this
+    /// server's `host:port/` when the gateway named it with its server.
+    fn serial<'a>(&self, device: &'a DeviceId) -> Result<&'a str> {
+        let serial = device.within(&self.source);
+        if serial.trim().is_empty() || serial.contains(['\0', '\n', '/']) {
+            return Err(Error::InvalidArgument(format!(
+                "{serial:?} is not a device serial of the adb server at {}",
+                self.source
+            )));
+        }
+        Ok(serial)
+    }
+
+    /// What the caches are keyed by: the bare serial, whichever way the device was named.
+    fn key(&self, device: &DeviceId) -> String {
+        device.within(&self.source).to_owned()
     }
 
     async fn shell(&self, device: &DeviceId, command: &str) -> Result<ShellOutput> {
-        let serial = serial_of(device)?;
+        let serial = self.serial(device)?;
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(%serial, %command, "adb shell");
         Ok(self.server.shell(serial, command).await?)
@@ -96,20 +118,20 @@ impl AdbPhone {
     fn cached(&self, device: &DeviceId, app: &AppId) -> Option<(DeviceFacts, AppFacts)> {
         let apps = self.apps.lock().ok()?;
         let devices = self.devices.lock().ok()?;
-        let facts = apps.get(&(device.to_string(), app.to_string()))?.clone();
-        let device = *devices.get(device.as_str())?;
+        let facts = apps.get(&(self.key(device), app.to_string()))?.clone();
+        let device = *devices.get(&self.key(device))?;
         Some((device, facts))
     }
 
     fn forget_app(&self, device: &DeviceId, app: &AppId) {
         if let Ok(mut apps) = self.apps.lock() {
-            apps.remove(&(device.to_string(), app.to_string()));
+            apps.remove(&(self.key(device), app.to_string()));
         }
     }
 
     fn set_uid_option(&self, device: &DeviceId, uid_option: bool) {
         if let Ok(mut devices) = self.devices.lock() {
-            devices.insert(device.to_string(), DeviceFacts { uid_option });
+            devices.insert(self.key(device), DeviceFacts { uid_option });
         }
     }
 
@@ -151,11 +173,11 @@ impl AdbPhone {
                 .lock()
                 .map_err(|_| Error::backend("a lock was poisoned"))?;
             *devices
-                .entry(device.to_string())
+                .entry(self.key(device))
                 .or_insert(DeviceFacts { uid_option })
         };
         if let Ok(mut apps) = self.apps.lock() {
-            apps.insert((device.to_string(), app.to_string()), facts.clone());
+            apps.insert((self.key(device), app.to_string()), facts.clone());
         }
         Ok((device_facts, facts))
     }
@@ -240,6 +262,7 @@ impl AdbPhone {
             system: fresh.system,
             debuggable: fresh.debuggable,
             shared_user: fresh.shared_user,
+            version: fresh.version,
             ..kept
         })
     }
@@ -247,7 +270,7 @@ impl AdbPhone {
     /// Replaces the kept flags of an app with ones just read (its uids stay).
     fn keep_flags(&self, device: &DeviceId, app: &AppId, fresh: &AppFacts) {
         if let Ok(mut apps) = self.apps.lock()
-            && let Some(kept) = apps.get_mut(&(device.to_string(), app.to_string()))
+            && let Some(kept) = apps.get_mut(&(self.key(device), app.to_string()))
         {
             kept.debuggable = fresh.debuggable;
             kept.system = fresh.system;
@@ -296,16 +319,6 @@ impl AdbPhone {
         }
         Ok(())
     }
-}
-
-fn serial_of(device: &DeviceId) -> Result<&str> {
-    let serial = device.as_str();
-    if serial.trim().is_empty() || serial.contains(['\0', '\n']) {
-        return Err(Error::InvalidArgument(format!(
-            "{serial:?} is not a device serial"
-        )));
-    }
-    Ok(serial)
 }
 
 fn text(section: &Section<'_>) -> String {
@@ -429,15 +442,20 @@ impl AdbPhone {
     ) -> Result<Attempt<LogResult>> {
         let (device_facts, facts) = self.readable_facts(device, app).await?;
         let marker = new_marker();
+        let [boot, clock, oldest] = crate::live::MARK_COMMANDS;
         let commands = [
             logcat_command(&[facts.uid], query, device_facts.uid_option),
             format!("pm list packages -U {}", quote(app.as_str())),
             // The flags again, in the same round trip: a release build installed over a
             // development build keeps the uid, and must not be read as one.
             format!("dumpsys package {}", quote(app.as_str())),
+            // The phone's boot id, clock and oldest line, for the gateway's cursors.
+            boot.to_owned(),
+            clock.to_owned(),
+            oldest.to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 3)?;
+        let sections = expect_sections(&output, &marker, 6)?;
         if !self.same_install(device, app, &sections[1], &facts)? {
             return Ok(Attempt::Again);
         }
@@ -453,8 +471,13 @@ impl AdbPhone {
             }
             return Err(command_failure("logcat", &output, ""));
         }
-        let (result, foreign) =
+        let (mut result, foreign) =
             crate::logs::app_lines_and_foreign(logs.output, &[facts.uid], query);
+        result.mark = Some(crate::live::mark_of(
+            &sections[3],
+            &sections[4],
+            &sections[5],
+        ));
         if device_facts.uid_option && foreign {
             // Nothing of theirs is passed on (app_lines checks every uid); say so for
             // whoever debugs a phone whose logcat ignores `--uid`.
@@ -480,12 +503,8 @@ impl AdbPhone {
             "date +%z".to_owned(),
             format!("pm list packages -U {}", quote(app.as_str())),
         ];
-        // The drop box ANDs its search words, so each tag is asked for on its own.
-        commands.extend(
-            DROPBOX_TAGS
-                .iter()
-                .map(|tag| format!("dumpsys dropbox --print {tag}")),
-        );
+        // For each tag, its drop box listing, then its entries (see `dropbox_commands`).
+        commands.extend(crate::logs::dropbox_commands());
         commands.push(crash_buffer_command(&[facts.uid], device_facts.uid_option));
         // The flags again, in the same round trip (see `app_logs`).
         commands.push(format!("dumpsys package {}", quote(app.as_str())));
@@ -507,8 +526,10 @@ impl AdbPhone {
         if !self.same_install(device, app, &sections[1], &facts)? {
             return Ok(Attempt::Again);
         }
-        self.fresh_flags(device, app, &sections[6], &facts)?;
-        let crash_buffer = &sections[5];
+        // Sections: 0 date, 1 pm, 2..8 each tag's drop box listing then its entries, 8 the
+        // crash buffer, 9 the package, 10 the evidence lines.
+        self.fresh_flags(device, app, &sections[9], &facts)?;
+        let crash_buffer = &sections[8];
         if crash_buffer.exit_code != Some(0) {
             if device_facts.uid_option
                 && logcat_lacks_uid_option(&output.stderr_text(), &text(crash_buffer))
@@ -518,13 +539,13 @@ impl AdbPhone {
             }
             return Err(command_failure("logcat -b crash", &output, ""));
         }
-        for section in &sections[2..5] {
+        for section in &sections[2..8] {
             if section.exit_code != Some(0) {
                 return Err(command_failure("dumpsys dropbox", &output, ""));
             }
         }
         let mut evidence: Vec<&[u8]> = vec![crash_buffer.output];
-        if let Some(lines) = sections.get(7).filter(|_| facts.other_users) {
+        if let Some(lines) = sections.get(10).filter(|_| facts.other_users) {
             if lines.exit_code != Some(0) {
                 return Err(command_failure("logcat", &output, ""));
             }
@@ -536,11 +557,17 @@ impl AdbPhone {
         });
         let clock = PhoneClock { offset, year: None };
         // Borrowed, not copied, when valid UTF-8: the drop box dumps can be megabytes.
-        let dumps: Vec<std::borrow::Cow<'_, str>> = sections[2..5]
+        let dumps: Vec<std::borrow::Cow<'_, str>> = sections[2..2 + 2 * DROPBOX_TAGS.len()]
             .iter()
             .map(|section| crate::logs::line_text(section.output))
             .collect();
-        let dumps: Vec<&str> = dumps.iter().map(|dump| dump.as_ref()).collect();
+        let dumps: Vec<crate::logs::DropBoxRead<'_>> = dumps
+            .chunks_exact(2)
+            .map(|read| crate::logs::DropBoxRead {
+                listing: read[0].as_ref(),
+                print: read[1].as_ref(),
+            })
+            .collect();
         let FoundCrashes {
             reports,
             unconfirmed,
@@ -582,6 +609,14 @@ impl AppLogger for AdbPhone {
         }
     }
 
+    fn source(&self) -> Option<String> {
+        Some(self.source.clone())
+    }
+
+    fn source_is_default(&self) -> bool {
+        self.server.config().is_local_default()
+    }
+
     async fn devices(&self) -> Result<Vec<DeviceInfo>> {
         let devices = self.server.devices().await?;
         Ok(devices
@@ -610,6 +645,7 @@ impl AppLogger for AdbPhone {
             dev_build: facts.debuggable,
             shared_uid: facts.shared_user.is_some(),
             label: None,
+            version: facts.version,
             app,
         })
     }
@@ -623,6 +659,27 @@ impl AppLogger for AdbPhone {
         let app = checked_app(app)?;
         self.retrying(&app, "logs", || self.logs_once(device, &app, query))
             .await
+    }
+
+    async fn follow_app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Box<dyn phonelogs_driver::LineStream>> {
+        let app = checked_app(app)?;
+        let (device_facts, facts) = self.readable_facts(device, &app).await?;
+        let command = crate::live::follow_command(facts.uid, query, device_facts.uid_option);
+        let (stream, v2) = self
+            .server()
+            .shell_stream(self.serial(device)?, &command)
+            .await?;
+        Ok(Box::new(crate::live::LogcatStream::start(
+            stream,
+            v2,
+            facts.uid,
+            query.clone(),
+        )))
     }
 
     async fn app_crashes(
@@ -748,7 +805,7 @@ impl AppDebugger for AdbPhone {
     }
 
     async fn jdwp_processes(&self, device: &DeviceId) -> Result<JdwpProcessList> {
-        let serial = serial_of(device)?;
+        let serial = self.serial(device)?;
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let listing = self.server.jdwp(serial).await?;
         let pids: Vec<i64> = phonelogs_crash::android::parse_jdwp(&listing)

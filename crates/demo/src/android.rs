@@ -36,6 +36,9 @@ impl AndroidDemo {
             // This is our own simulated server: a driver that found it gone must fail, never
             // start a real adb server on its port instead.
             start_server: false,
+            // Its phone is named by its bare serial, as a phone on this machine's own adb
+            // server is, though the simulated server listens on a loopback port.
+            stands_for_default: true,
             ..AdbConfig::local(self.address.port())
         })
     }

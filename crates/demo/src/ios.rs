@@ -35,9 +35,11 @@ impl IosDemo {
     /// The real iOS driver, pointed at this phone's usbmuxd.
     pub fn driver(&self) -> Result<LockdownPhone, Error> {
         let addr = self.sim.tcp_addr().ok_or(Error::NoLoopback)?;
-        Ok(LockdownPhone::new(Arc::new(UsbmuxdBackend::with_addr(
-            UsbmuxdAddr::TcpSocket(addr),
-        ))))
+        // The demo's one iPhone is named by its bare UDID, as a phone on this machine's own
+        // usbmuxd is, though its usbmuxd listens on a loopback port.
+        Ok(LockdownPhone::new(Arc::new(
+            UsbmuxdBackend::with_addr(UsbmuxdAddr::TcpSocket(addr)).standing_for_default(),
+        )))
     }
 
     /// The simulated phone, to play things on it.

@@ -35,6 +35,7 @@
 
 mod debug;
 mod error;
+mod live;
 mod types;
 
 #[cfg(feature = "conformance")]
@@ -45,9 +46,10 @@ pub use debug::{
     ProcessExitHistory, ProcessOwner, SetDebugAppResult, ThreadSummary, TombstoneCapture,
 };
 pub use error::{BoxError, Error, ErrorKind, Result};
+pub use live::LineStream;
 pub use types::{
     AppId, AppInfo, Capabilities, CrashKind, CrashReport, CrashResult, DeviceId, DeviceInfo,
-    DeviceState, LogLevel, LogLine, LogQuery, LogResult, Platform,
+    DeviceState, LogLevel, LogLine, LogQuery, LogResult, PhoneMark, Platform,
 };
 
 use async_trait::async_trait;
@@ -64,6 +66,22 @@ pub trait AppLogger: Send + Sync {
 
     /// Every device this driver reaches, in any state.
     async fn devices(&self) -> Result<Vec<DeviceInfo>>;
+
+    /// Where this driver's devices come from: an adb server's `host:port`, a usbmuxd address.
+    /// The gateway names the devices of a source that is not the local default
+    /// ([`AppLogger::source_is_default`]) with it ([`DeviceId::qualified`]), so a driver with a
+    /// source accepts a device id qualified by it as well as the bare one (see
+    /// [`DeviceId::within`]). `None` (the default): a driver whose ids are its own.
+    fn source(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether [`AppLogger::source`] is the one this machine's tools use when nothing names
+    /// another (adb's server on this machine's port 5037, the platform's usbmuxd socket): its
+    /// devices keep their bare ids as names, as with no source. `false` by default.
+    fn source_is_default(&self) -> bool {
+        false
+    }
 
     /// What the policy needs to know about `app` on `device`. An app that is not installed is
     /// [`Error::NotFound`].
@@ -101,6 +119,19 @@ pub trait AppLogger: Send + Sync {
 
     /// Whether the app is a development build (Android `DEBUGGABLE`, iOS `get-task-allow`).
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool>;
+
+    /// A stream of the app's lines matching `query` (its count aside) from `query.since` on:
+    /// what is there, then each new line as the phone logs it, until the stream is dropped.
+    /// The default is [`Error::Unsupported`]; the layers above then read again at an interval.
+    async fn follow_app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Box<dyn LineStream>> {
+        let _ = (device, app, query);
+        Err(Error::Unsupported("following an app's lines".into()))
+    }
 
     /// This driver as a [`LogListener`], when it listens for lines and must be told to stop.
     fn listener(&self) -> Option<&dyn LogListener> {

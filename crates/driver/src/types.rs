@@ -67,6 +67,31 @@ impl DeviceId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// `source/id`: a device named with where it comes from (an adb server's `host:port`, a
+    /// usbmuxd address), for a device id that two sources show. A serial or UDID never holds a
+    /// `/`, so the id is what follows the last one.
+    pub fn qualified(source: &str, id: &str) -> DeviceId {
+        DeviceId(format!("{source}/{id}"))
+    }
+
+    /// The bare id this names on `source`: the part after `source/` when the id is qualified
+    /// by it, else the id as it is.
+    ///
+    /// ```
+    /// use phonelogs_driver::DeviceId;
+    /// let id = DeviceId::qualified("10.0.0.5:5037", "emulator-5554");
+    /// assert_eq!(id.as_str(), "10.0.0.5:5037/emulator-5554");
+    /// assert_eq!(id.within("10.0.0.5:5037"), "emulator-5554");
+    /// assert_eq!(id.within("10.0.0.6:5037"), "10.0.0.5:5037/emulator-5554");
+    /// assert_eq!(DeviceId::new("emulator-5554").within("10.0.0.5:5037"), "emulator-5554");
+    /// ```
+    pub fn within(&self, source: &str) -> &str {
+        self.0
+            .strip_prefix(source)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .unwrap_or(&self.0)
+    }
 }
 
 impl fmt::Display for DeviceId {
@@ -238,6 +263,9 @@ pub struct LogResult {
     pub lines: Vec<LogLine>,
     /// How many older matching lines were left out to respect the count, when the driver knows.
     pub omitted: usize,
+    /// What the read learned about the phone's boot and clock, when the driver can tell.
+    #[serde(default)]
+    pub mark: Option<PhoneMark>,
 }
 
 /// The kind of a crash report.
@@ -362,6 +390,11 @@ pub struct AppInfo {
     /// told apart from theirs, so reading them is unsupported. The layers above answer that
     /// before asking anyone; the driver still refuses to read such an app.
     pub shared_uid: bool,
+    /// The installed version, as symbols are filed under it: Android `versionCode` (from the
+    /// `dumpsys package` the driver reads anyway), iOS `CFBundleVersion`. `None` when the phone
+    /// did not say.
+    #[serde(default)]
+    pub version: Option<String>,
 }
 
 /// What a driver can do, so the layers above never ask "is this Android?".
@@ -398,4 +431,19 @@ pub struct CrashResult {
     /// app's copy's (an Android 10 drop box entry names no uid, and its process no longer
     /// shows which user's copy it was), so the message can say so.
     pub unconfirmed: usize,
+}
+
+/// What a read learned about the phone itself, in the same round trip as the lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhoneMark {
+    /// The phone's boot id (Android `/proc/sys/kernel/random/boot_id`), when it could be read:
+    /// a different one means the phone restarted in between.
+    pub boot_id: Option<String>,
+    /// The phone's own clock at the read, when it could be read.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub phone_now: Option<OffsetDateTime>,
+    /// The time of the oldest line the phone's log buffer (the one the app's lines go to) still
+    /// holds, when known: lines older than it are gone (the buffer wrapped).
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub oldest_kept: Option<OffsetDateTime>,
 }

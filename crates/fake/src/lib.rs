@@ -59,6 +59,8 @@ use phonelogs_driver::{
 };
 use time::OffsetDateTime;
 
+mod live;
+
 /// An app installed on a fake device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeApp {
@@ -74,6 +76,8 @@ pub struct FakeApp {
     pub dev_build: bool,
     /// Shares its uid with other packages, so its lines cannot be told apart.
     pub shared_uid: bool,
+    /// The installed version (`versionCode` or `CFBundleVersion`), when set.
+    pub version: Option<String>,
 }
 
 impl FakeApp {
@@ -86,6 +90,7 @@ impl FakeApp {
             system: false,
             dev_build: false,
             shared_uid: false,
+            version: None,
         }
     }
 
@@ -110,6 +115,12 @@ impl FakeApp {
     /// Marks it as a development build.
     pub fn dev_build(mut self, dev_build: bool) -> Self {
         self.dev_build = dev_build;
+        self
+    }
+
+    /// Sets the installed version (`versionCode` or `CFBundleVersion`).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
         self
     }
 
@@ -174,6 +185,8 @@ struct FakeDevice {
     debuggerd_allowed: bool,
     /// The running processes: pid to (uid, process name).
     processes: BTreeMap<i64, (u32, String)>,
+    /// What the live reads need: every line in the order it was added, the boot, the clock.
+    live: live::LiveDevice,
 }
 
 /// How many calls [`FakePhone::calls`] remembers; older ones are forgotten.
@@ -187,6 +200,8 @@ struct State {
     ignore_uid_filter: bool,
     listening: HashSet<(DeviceId, AppId)>,
     calls: VecDeque<String>,
+    /// Woken whenever lines are added, for the streams ([`AppLogger::follow_app_logs`]).
+    added: Arc<tokio::sync::Notify>,
 }
 
 /// An in-memory phone (or several) for tests and demos. Cloning shares the same phone.
@@ -296,9 +311,12 @@ impl FakePhone {
             if line.uid.is_none() {
                 line.uid = uid;
             }
+            entry.live.journal(Some(app.clone()), line.clone());
             entry.lines.push((Some(app.clone()), line));
         }
         entry.lines.sort_by_key(|(_, line)| line.time);
+        entry.live.wrap(&mut entry.lines);
+        state.added.notify_waiters();
     }
 
     /// Adds lines that belong to no app (the system's, the kernel's): a real driver never returns
@@ -306,10 +324,13 @@ impl FakePhone {
     pub fn add_system_lines(&self, device: &DeviceId, lines: impl IntoIterator<Item = LogLine>) {
         let mut state = self.lock();
         let entry = state.devices.entry(device.clone()).or_default();
-        entry
-            .lines
-            .extend(lines.into_iter().map(|line| (None, line)));
+        for line in lines {
+            entry.live.journal(None, line.clone());
+            entry.lines.push((None, line));
+        }
         entry.lines.sort_by_key(|(_, line)| line.time);
+        entry.live.wrap(&mut entry.lines);
+        state.added.notify_waiters();
     }
 
     /// Adds a crash report of an app (the spec's `AddCrash`).
@@ -328,6 +349,18 @@ impl FakePhone {
             .and_then(|d| d.apps.get_mut(app))
         {
             entry.dev_build = dev_build;
+        }
+    }
+
+    /// Sets an installed app's version, as an update would (`None`: the phone does not say).
+    pub fn set_version(&self, device: &DeviceId, app: &AppId, version: Option<&str>) {
+        let mut state = self.lock();
+        if let Some(entry) = state
+            .devices
+            .get_mut(device)
+            .and_then(|d| d.apps.get_mut(app))
+        {
+            entry.version = version.map(str::to_owned);
         }
     }
 
@@ -577,6 +610,7 @@ impl AppLogger for FakePhone {
                 dev_build: found.dev_build,
                 uid: found.uid,
                 shared_uid: found.shared_uid,
+                version: found.version.clone(),
             })
         })
     }
@@ -609,6 +643,7 @@ impl AppLogger for FakePhone {
             Ok(LogResult {
                 lines: matching[omitted..].to_vec(),
                 omitted,
+                mark: Some(entry.live.mark(&entry.lines)),
             })
         })?;
         if self.listener {
@@ -652,6 +687,34 @@ impl AppLogger for FakePhone {
         self.apply(Operation::DevBuild, format!("dev_build {device} {app}"))
             .await?;
         self.with_device(device, |entry, _| Ok(installed(entry, app)?.dev_build))
+    }
+
+    async fn follow_app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Box<dyn phonelogs_driver::LineStream>> {
+        self.apply(
+            Operation::AppLogs,
+            format!("follow_app_logs {device} {app}"),
+        )
+        .await?;
+        let stream = self.with_device(device, |entry, state| {
+            installed(entry, app)?;
+            Ok(live::FakeStream::open(
+                self.clone(),
+                device.clone(),
+                app.clone(),
+                query.clone(),
+                entry,
+                state,
+            ))
+        })?;
+        if let Some(entry) = self.lock().devices.get_mut(device) {
+            entry.live.streams += 1;
+        }
+        Ok(Box::new(stream))
     }
 
     fn listener(&self) -> Option<&dyn LogListener> {

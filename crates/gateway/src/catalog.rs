@@ -290,7 +290,7 @@ fn upper_first(text: &str) -> String {
 /// The error for a `since` that is none of the accepted forms.
 pub fn since_error(given: &str) -> String {
     format!(
-        "since {given:?} is not a time phonelogs understands. Use an RFC 3339 time (2026-11-30T10:00:00Z), a date and time on this computer's clock (2026-11-30 10:00 or 2026-11-30 10:00:05), a time of day on this computer's clock (10:00 or 10:00:05), or a duration back (10m, 2h, 1d)."
+        "since {given:?} is not a time phonelogs understands. Use an RFC 3339 time (2026-11-30T10:00:00Z), a date and time on this computer's clock (2026-11-30 10:00 or 2026-11-30 10:00:05), a time of day on this computer's clock (10:00 or 10:00:05), or a duration back (10m, 2h, 1d); or \"last\" or \"cursor:<value>\" (a result's cursor) for only what came after the last line shown."
     )
 }
 
@@ -358,6 +358,15 @@ pub fn several_devices(ids: &[String]) -> String {
     format!(
         "several phones are connected ({}); name one with device.",
         ids.join(", ")
+    )
+}
+
+/// The error for a bare serial that several sources (adb servers, usbmuxd addresses) show:
+/// `names` are the phones it could mean, each named with its source.
+pub fn ambiguous_device(names: &[String]) -> String {
+    format!(
+        "several phones have that id ({}); name one of them, with its server, in device.",
+        names.join(", ")
     )
 }
 
@@ -522,17 +531,134 @@ pub fn bad_local_path(local_path: &str, why: &str) -> String {
 }
 
 /// What a crashes message adds when the driver left reports out because it could not confirm
-/// they are this copy's of the app (an Android 10 phone where another user has the app too):
-/// nothing when none was left out.
+/// they are this copy's of the app: an Android 10 phone where another user has the app too, or
+/// a drop box entry that cannot be told apart from text inside another app's compressed report.
+/// Nothing when none was left out.
 pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
     match unconfirmed {
         0 => None,
         1 => Some(format!(
-            "1 crash report was left out: the phone could not confirm it is {label}'s own and not its copy in another user's profile."
+            "1 crash report was left out: the phone could not confirm it is {label}'s own (it may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
         )),
         n => Some(format!(
-            "{n} crash reports were left out: the phone could not confirm they are {label}'s own and not its copy in another user's profile."
+            "{n} crash reports were left out: the phone could not confirm they are {label}'s own (they may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
         )),
+    }
+}
+
+// --- Live reads: cursors and waits. ---
+
+/// The agent name the history records for the person's own reads (`phonelogs logs`).
+pub const PERSON_READER: &str = "you (phonelogs logs)";
+
+/// The error for a cursor this task was never given (another task's, or altered).
+pub fn cursor_unknown() -> String {
+    "That cursor was not given to this task (it is another task's or agent's, or it was altered). Use since: \"last\", a time, or a cursor this task's results returned.".to_owned()
+}
+
+/// The error for a cursor given for another app or phone.
+pub fn cursor_elsewhere(app: &str, device: &str) -> String {
+    format!(
+        "That cursor is for {app} on {device}, not for this app and phone. Use since: \"last\" or a cursor of this app's results."
+    )
+}
+
+/// The error for `since: "last"` or a cursor with kind crashes.
+pub fn place_for_crashes() -> String {
+    "since \"last\" and cursors are for kind logs; for crash reports use a time, or wait_for: \"crash\" for the next one.".to_owned()
+}
+
+/// The error for a `timeout` out of range.
+pub fn timeout_error(given: u32, max: u32) -> String {
+    format!("timeout {given} is out of range: use 1 to {max} seconds (10 by default).")
+}
+
+/// The error for a `timeout` without `wait_for`.
+pub fn timeout_without_wait() -> String {
+    "timeout applies only with wait_for; add wait_for or leave timeout out.".to_owned()
+}
+
+/// The error for `wait_for` with kind crashes and another text than `crash`.
+pub fn crash_wait_error(given: &str) -> String {
+    format!(
+        "wait_for {given:?} cannot be waited for with kind crashes: use wait_for: \"crash\" (the app's next crash report)."
+    )
+}
+
+/// The sentence added when the awaited text came, or did not.
+pub fn wait_outcome(matched: bool, wait_for: &str, seconds: u32, cancelled: bool) -> String {
+    if matched {
+        format!("The awaited {wait_for:?} came; the lines end with it.")
+    } else if cancelled {
+        format!("The wait for {wait_for:?} was cancelled; this is what came before.")
+    } else {
+        format!(
+            "No line with {wait_for:?} came within {seconds} s (matched: false); this is what came."
+        )
+    }
+}
+
+/// The sentence added when the awaited crash report came, or did not.
+pub fn crash_wait_outcome(matched: bool, seconds: u32, cancelled: bool) -> String {
+    if matched {
+        "A new crash report came.".to_owned()
+    } else if cancelled {
+        "The wait for a crash report was cancelled.".to_owned()
+    } else {
+        format!("No new crash report came within {seconds} s (matched: false).")
+    }
+}
+
+/// A progress notification's message while waiting.
+pub fn wait_progress(seconds: u64, count: usize) -> String {
+    format!(
+        "Waiting: {seconds} s, {} so far.",
+        plural(count, "new line", "new lines")
+    )
+}
+
+/// The sentence for a phone that restarted since the cursor's read.
+pub fn rebooted(label: &str) -> String {
+    format!(
+        "The phone restarted since the last read: lines {label} logged between that read and the restart are gone; what follows is from after the restart."
+    )
+}
+
+/// The sentence for a phone whose clock moved since the cursor's read.
+pub fn clock_moved(seconds: i64) -> String {
+    let way = if seconds < 0 { "back" } else { "forward" };
+    format!(
+        "The phone's clock moved {way} by about {} s since the last read, so lines are read from the cursor's place moved by as much; some lines around the change may repeat or be missing.",
+        seconds.unsigned_abs()
+    )
+}
+
+/// The sentence for a buffer that wrapped past the cursor: lines may be lost, how many is
+/// not known.
+pub fn buffer_wrapped(since: &str, oldest: &str) -> String {
+    format!(
+        "The phone's log buffer no longer holds lines from before {oldest}: lines logged between {since} and {oldest} may be lost (how many is not known)."
+    )
+}
+
+/// The sentence for a cursor whose last lines are no longer where they were.
+pub fn cursor_lines_gone() -> String {
+    "The lines at the cursor's place are no longer on the phone (its buffer wrapped): some lines after it may be lost; how many is not known.".to_owned()
+}
+
+/// The history step of the person's own read.
+pub fn step_person_read(count: usize, label: &str) -> String {
+    format!(
+        "You read {} of {label}",
+        plural(count, "log line", "log lines")
+    )
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
     }
 }
 
@@ -546,7 +672,7 @@ mod tests {
         assert_eq!(
             unconfirmed_reports(1, "Example").as_deref(),
             Some(
-                "1 crash report was left out: the phone could not confirm it is Example's own and not its copy in another user's profile."
+                "1 crash report was left out: the phone could not confirm it is Example's own (it may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
             )
         );
         assert!(

@@ -421,6 +421,7 @@ impl Session {
                 dev_build: true,
                 uid: None,
                 shared_uid: false,
+                version: None,
             },
             Err(error) => {
                 return Err(DebugResponse::error(
@@ -491,6 +492,10 @@ impl Session {
                 } if error.kind() == ErrorKind::DeviceUnavailable => {
                     DebugResponse::error(ErrorCode::AdbUnavailable, error.to_string())
                 }
+                NoDevice::Ambiguous(names) => DebugResponse::error(
+                    ErrorCode::DeviceNotFound,
+                    catalog::ambiguous_device(&names),
+                ),
                 _ => {
                     DebugResponse::error(ErrorCode::DeviceNotFound, catalog::no_such_device(serial))
                 }

@@ -1,11 +1,440 @@
 //! Finding the phone a call is about, and what its driver says of the app: one lookup for
 //! `phone_logs` and the debugging aids, whose callers only word the failure their own way.
+//!
+//! Naming is decided here, once: a driver may say where its phones come from
+//! ([`AppLogger::source`]: an adb server's `host:port`, a usbmuxd address) and whether that is
+//! the local default ([`AppLogger::source_is_default`]: adb's server on this machine's port
+//! 5037, the platform's usbmuxd socket). A phone is named with its source, `host:port/serial`,
+//! whenever its source is not the local default, even when it is the only one, and every
+//! phone of a platform with two or more sources is (several adb servers, several usbmuxd
+//! addresses), always, not only when two sources show the same serial. So a name means one
+//! phone whichever servers are configured and whichever are up: an approval or an
+//! Always-allow rule given for the local `emulator-5554` never covers a farm's
+//! `emulator-5554`, nor one server's phone its namesake on another while the first is down.
+//! Only the default set-up (one local adb server, the platform's usbmuxd) keeps bare ids.
+//!
+//! A bare serial (in a call, or in a task's list of phones) is taken for a qualified phone
+//! only when it is known to be unique: exactly one source shows it **and no source of that
+//! platform failed to list its phones** (a server that is down might have it too); else it is
+//! an error that lists each name it could mean. A listed id that holds a `/` (a hostile USB
+//! device could choose one) is dropped, so no phone can take another's qualified name; two
+//! configured sources that are one server (`localhost:5037` and `127.0.0.1:5037`) are read
+//! once, with a warning.
 
-use phonelogs_driver::{AppId, AppLogger, DeviceId, DeviceState, Error};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 
+use phonelogs_driver::{
+    AppId, AppLogger, DeviceId, DeviceInfo, DeviceState, Error, Platform, Result as DriverResult,
+};
+
+use crate::Gateway;
 use crate::catalog;
+use crate::error::Error as GatewayError;
+use crate::guard::GuardedLogger;
 use crate::session::{Session, Target, driver_error_status};
 use crate::types::{LogsResponse, Status, StepArgs};
+
+/// A phone as the gateway names it: the name every call takes and the history, approvals and
+/// rules record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedDevice {
+    /// What its driver says of it, with `id` set to its name: the bare serial or UDID, or
+    /// `source/serial` when its platform has several sources.
+    pub info: DeviceInfo,
+    /// Where it comes from (an adb server's `host:port`, a usbmuxd address), when its driver
+    /// says.
+    pub source: Option<String>,
+    /// Its own id there: the serial or UDID.
+    pub serial: DeviceId,
+    /// The index of its driver.
+    pub(crate) driver: usize,
+}
+
+/// A source that could not list its phones: only its own phones are missing from the list.
+#[derive(Debug)]
+pub struct SourceFailure {
+    /// The driver's platform.
+    pub platform: Platform,
+    /// Where it reaches its phones, when it says.
+    pub source: Option<String>,
+    /// Why the listing failed (e.g. the adb server at that address is not running).
+    pub error: Error,
+    /// Whether the driver serves the debugging aids.
+    pub(crate) debugger: bool,
+    /// The source its phones' names start with, when they are qualified.
+    pub(crate) prefix: Option<String>,
+}
+
+impl SourceFailure {
+    /// The name a phone with `serial` would have on this source.
+    fn name_for(&self, serial: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => DeviceId::qualified(prefix, serial).to_string(),
+            None => serial.to_owned(),
+        }
+    }
+}
+
+/// Every driver's phones, named, and the sources that failed.
+#[derive(Debug, Default)]
+pub struct DeviceList {
+    /// The phones of every source that answered.
+    pub devices: Vec<NamedDevice>,
+    /// The sources that did not.
+    pub failures: Vec<SourceFailure>,
+    /// How many sources answered (with phones or none).
+    pub answered: usize,
+}
+
+impl DeviceList {
+    /// The phone `wanted` names: its name; `source/serial` (even where names are bare); or a
+    /// bare serial known to be unique ([`DeviceList::unique_serial`]). `Err` with the names of
+    /// every phone a bare serial could mean (those listed, and what it would be called on each
+    /// source of its platform that failed), when it is not known to be unique; `Ok(None)` when
+    /// no listed phone has it.
+    fn find(&self, wanted: &str) -> Result<Option<&NamedDevice>, Vec<String>> {
+        let named: Vec<&NamedDevice> = self
+            .devices
+            .iter()
+            .filter(|d| d.info.id.as_str() == wanted)
+            .collect();
+        match named.as_slice() {
+            [] => {}
+            [one] => return Ok(Some(one)),
+            // Two platforms' phones under one bare id (a USB device can choose its serial).
+            several => return Err(several.iter().map(|d| d.info.id.to_string()).collect()),
+        }
+        if let Some(device) = self.devices.iter().find(|d| qualified(d) == wanted) {
+            return Ok(Some(device));
+        }
+        let same: Vec<&NamedDevice> = self
+            .devices
+            .iter()
+            .filter(|d| d.serial.as_str() == wanted)
+            .collect();
+        match same.as_slice() {
+            [] => Ok(None),
+            [one] if self.unique_serial(one) => Ok(Some(one)),
+            several => {
+                let mut names: Vec<String> =
+                    several.iter().map(|d| d.info.id.to_string()).collect();
+                for failure in &self.failures {
+                    let name = failure.name_for(wanted);
+                    if several.iter().any(|d| d.info.platform == failure.platform)
+                        && !names.contains(&name)
+                    {
+                        names.push(name);
+                    }
+                }
+                Err(names)
+            }
+        }
+    }
+
+    /// Whether `device`'s bare serial names it alone: no other listed phone has it and no
+    /// source of its platform failed to list its phones (one that is down might have it).
+    fn unique_serial(&self, device: &NamedDevice) -> bool {
+        let platform = device.info.platform;
+        self.devices
+            .iter()
+            .filter(|d| d.serial == device.serial)
+            .count()
+            == 1
+            && self.failures.iter().all(|f| f.platform != platform)
+    }
+
+    /// Of the phones `names` could mean, the one the task's list (`allowed`) names, when it
+    /// names exactly one of them and that one is listed: a name of a phone whose source failed
+    /// to list it counts too, so a server that is down cannot hand its task phone's reads to
+    /// another server's namesake.
+    fn only_one_in_task(&self, names: &[String], allowed: &[DeviceId]) -> Option<&NamedDevice> {
+        let listed = |name: &String| self.devices.iter().find(|d| d.info.id.as_str() == name);
+        let mut mine = names.iter().filter(|name| match listed(name) {
+            Some(device) => allowed.iter().any(|e| self.entry_names(e, device)),
+            None => allowed.iter().any(|e| e.as_str() == name.as_str()),
+        });
+        match (mine.next(), mine.next()) {
+            (Some(one), None) => listed(one),
+            _ => None,
+        }
+    }
+
+    /// Whether the task's list entry `entry` names `device`: its name, its qualified name, or
+    /// its bare serial when that is known to be unique ([`DeviceList::unique_serial`]).
+    fn entry_names(&self, entry: &DeviceId, device: &NamedDevice) -> bool {
+        let entry = entry.as_str();
+        entry == device.info.id.as_str()
+            || entry == qualified(device)
+            || (entry == device.serial.as_str() && self.unique_serial(device))
+    }
+
+    /// The error to show for a phone that was not found: the failure of the source its name
+    /// points at, else the first failure of a driver that could have had it.
+    fn failure_for(&mut self, wanted: &str, debugging: bool) -> Option<Error> {
+        let pointed = self.failures.iter().position(|f| {
+            f.source.as_deref().is_some_and(|source| {
+                wanted
+                    .strip_prefix(source)
+                    .is_some_and(|r| r.starts_with('/'))
+            })
+        });
+        let index =
+            pointed.or_else(|| self.failures.iter().position(|f| !debugging || f.debugger))?;
+        Some(self.failures.swap_remove(index).error)
+    }
+}
+
+/// `source/serial`, or the serial of a phone whose driver names no source.
+fn qualified(device: &NamedDevice) -> String {
+    match &device.source {
+        Some(source) => DeviceId::qualified(source, device.serial.as_str()).to_string(),
+        None => device.serial.to_string(),
+    }
+}
+
+/// The last part of a name: the serial of `source/serial`, or the name itself.
+fn bare(name: &str) -> &str {
+    name.rsplit_once('/').map_or(name, |(_, serial)| serial)
+}
+
+/// How one driver's phones are named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Naming {
+    /// By their bare ids: the driver has no source, or it is its platform's only one and the
+    /// local default.
+    Bare,
+    /// `source/serial`.
+    Qualified(String),
+    /// Not at all: the driver reaches the same server as an earlier one, and is not read.
+    Duplicate,
+}
+
+/// What a driver says of where its phones come from.
+#[derive(Debug, Clone)]
+struct SourceOf {
+    platform: Platform,
+    source: Option<String>,
+    default: bool,
+    debugger: bool,
+}
+
+impl SourceOf {
+    fn of(driver: &GuardedLogger) -> SourceOf {
+        SourceOf {
+            platform: driver.capabilities().platform,
+            source: driver.inner().source(),
+            default: driver.inner().source_is_default(),
+            debugger: driver.capabilities().debugger,
+        }
+    }
+
+    /// Whether `self` and `other` are one server: the same platform and address, or both the
+    /// local default (`localhost:5037` and `127.0.0.1:5037`). A driver without a source is
+    /// nobody's duplicate.
+    fn same_server(&self, other: &SourceOf) -> bool {
+        self.platform == other.platform
+            && self.source.is_some()
+            && other.source.is_some()
+            && (self.source == other.source || (self.default && other.default))
+    }
+}
+
+/// For each driver, how its phones are named (see the module docs): with its source unless it
+/// is the local default and its platform's only source; a second driver for the same server is
+/// left out.
+fn namings(sources: &[SourceOf]) -> Vec<Naming> {
+    let duplicate: Vec<bool> = sources
+        .iter()
+        .enumerate()
+        .map(|(index, source)| sources[..index].iter().any(|s| s.same_server(source)))
+        .collect();
+    sources
+        .iter()
+        .zip(&duplicate)
+        .map(|(this, repeats)| {
+            let Some(source) = &this.source else {
+                return Naming::Bare;
+            };
+            if *repeats {
+                return Naming::Duplicate;
+            }
+            let several = sources
+                .iter()
+                .zip(&duplicate)
+                .filter(|(s, dup)| s.platform == this.platform && s.source.is_some() && !**dup)
+                .count()
+                > 1;
+            if this.default && !several {
+                Naming::Bare
+            } else {
+                Naming::Qualified(source.clone())
+            }
+        })
+        .collect()
+}
+
+/// Warns, once per process and address, that a configured source repeats an earlier one.
+fn warn_duplicate(source: &SourceOf) {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let address = source.source.clone().unwrap_or_default();
+    let mut warned = WARNED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !warned.contains(&address) {
+        tracing::warn!(
+            source = %address,
+            "two configured sources are the same server; its phones are read once"
+        );
+        warned.push(address);
+    }
+}
+
+/// The phones one source listed, named by `naming`; an id holding a `/` is dropped (with a
+/// warning): a serial or UDID never holds one, and such an id could pass for another phone's
+/// qualified name.
+fn named(
+    devices: Vec<DeviceInfo>,
+    naming: &Naming,
+    source: &Option<String>,
+    driver: usize,
+) -> Vec<NamedDevice> {
+    devices
+        .into_iter()
+        .filter(|info| {
+            let plain = !info.id.as_str().contains('/');
+            if !plain {
+                tracing::warn!(id = %info.id, source = ?source, "a listed device id holds a '/'; left out");
+            }
+            plain
+        })
+        .map(|mut info| {
+            let serial = info.id.clone();
+            if let Naming::Qualified(prefix) = naming {
+                info.id = DeviceId::qualified(prefix, serial.as_str());
+            }
+            NamedDevice {
+                info,
+                source: source.clone(),
+                serial,
+                driver,
+            }
+        })
+        .collect()
+}
+
+/// The list that the drivers' listings (`results`, by driver index) make, named by `namings`.
+fn list_from(
+    sources: &[SourceOf],
+    namings: &[Naming],
+    results: impl Iterator<Item = (usize, DriverResult<Vec<DeviceInfo>>)>,
+) -> DeviceList {
+    let mut list = DeviceList::default();
+    for (index, result) in results {
+        let source = sources[index].source.clone();
+        match result {
+            Ok(devices) => {
+                list.answered += 1;
+                let devices = named(devices, &namings[index], &source, index);
+                list.devices.extend(devices);
+            }
+            Err(error) => {
+                tracing::warn!(%error, source = ?source, "a driver could not list its devices");
+                list.failures.push(SourceFailure {
+                    platform: sources[index].platform,
+                    source,
+                    error,
+                    debugger: sources[index].debugger,
+                    prefix: match &namings[index] {
+                        Naming::Qualified(prefix) => Some(prefix.clone()),
+                        _ => None,
+                    },
+                });
+            }
+        }
+    }
+    list
+}
+
+/// One driver's listing of its phones, in flight.
+type Listing<'a> = Pin<Box<dyn Future<Output = DriverResult<Vec<DeviceInfo>>> + Send + 'a>>;
+
+/// Awaits every listing at once, so a source that answers slowly (a remote server that is
+/// down waits out its connect timeout) does not delay the others. Hand-written because the
+/// gateway depends on no futures crate for this one join.
+async fn join_all(mut calls: Vec<Listing<'_>>) -> Vec<DriverResult<Vec<DeviceInfo>>> {
+    let mut results: Vec<Option<DriverResult<Vec<DeviceInfo>>>> =
+        calls.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (call, slot) in calls.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match call.as_mut().poll(cx) {
+                    Poll::Ready(result) => *slot = Some(result),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    results.into_iter().flatten().collect()
+}
+
+impl Gateway {
+    /// Every driver's phones, named (see the module docs), with the sources that could not
+    /// list theirs.
+    pub async fn device_list(&self) -> DeviceList {
+        let drivers = &self.inner.drivers;
+        let sources: Vec<SourceOf> = drivers.iter().map(SourceOf::of).collect();
+        let namings = namings(&sources);
+        let read: Vec<(usize, &GuardedLogger)> = drivers
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| {
+                let duplicate = namings[*index] == Naming::Duplicate;
+                if duplicate {
+                    warn_duplicate(&sources[*index]);
+                }
+                !duplicate
+            })
+            .collect();
+        let calls = read
+            .iter()
+            .map(|(_, driver)| Box::pin(driver.devices()) as Listing<'_>)
+            .collect();
+        let results = join_all(calls).await;
+        let indices = read.iter().map(|(index, _)| *index);
+        list_from(&sources, &namings, indices.zip(results))
+    }
+
+    /// Every driver's devices, named as calls take them. A driver that fails is left out (with
+    /// a warning) unless every driver fails, when the first error is returned.
+    pub async fn devices(&self) -> Result<Vec<DeviceInfo>, GatewayError> {
+        devices_or_error(self.device_list().await, |_| true)
+    }
+}
+
+/// The devices of `list` that `keep` keeps, or the first failure when no source answered.
+fn devices_or_error(
+    mut list: DeviceList,
+    keep: impl Fn(&NamedDevice) -> bool,
+) -> Result<Vec<DeviceInfo>, GatewayError> {
+    if list.answered == 0 && !list.failures.is_empty() {
+        return Err(GatewayError::Driver(list.failures.swap_remove(0).error));
+    }
+    Ok(list
+        .devices
+        .into_iter()
+        .filter(|d| keep(d))
+        .map(|d| d.info)
+        .collect())
+}
 
 /// Why no phone could be chosen.
 #[derive(Debug)]
@@ -17,9 +446,12 @@ pub(crate) enum NoDevice {
     NotFound {
         /// The id asked for.
         wanted: String,
-        /// The first listing failure of a driver that could have had it.
+        /// The failure of the source the name points at, else the first listing failure of a
+        /// driver that could have had it.
         error: Option<Error>,
     },
+    /// A bare serial that several sources show: the names of each phone it could mean.
+    Ambiguous(Vec<String>),
     /// No phone was named and none is online (`error` as above).
     None(Option<Error>),
     /// No phone was named and several are online.
@@ -42,11 +474,35 @@ impl NoDevice {
             }
             NoDevice::None(error) => (Status::Error, with(catalog::no_device(), error)),
             NoDevice::Several(ids) => (Status::Error, catalog::several_devices(ids)),
+            NoDevice::Ambiguous(names) => (Status::Error, catalog::ambiguous_device(names)),
         }
     }
 }
 
 impl Session {
+    /// The task's phones, named as calls take them: every phone when the task names none. A
+    /// source that fails is left out (with a warning) unless every source fails, when the
+    /// first error is returned.
+    pub async fn devices(&self) -> Result<Vec<DeviceInfo>, GatewayError> {
+        let list = self.gateway().device_list().await;
+        let allowed = self.spec().devices.clone();
+        let names: Vec<(String, bool)> = list
+            .devices
+            .iter()
+            .map(|device| {
+                let kept = allowed
+                    .as_deref()
+                    .is_none_or(|allowed| allowed.iter().any(|e| list.entry_names(e, device)));
+                (device.info.id.to_string(), kept)
+            })
+            .collect();
+        devices_or_error(list, |device| {
+            names
+                .iter()
+                .any(|(name, kept)| *kept && name == device.info.id.as_str())
+        })
+    }
+
     /// The phone named (`wanted`), or the only online phone among the task's, and the index of
     /// its driver. With `debugging`, only drivers that serve the debugging aids count when they
     /// fail to list their phones: an iPhone service that is down says nothing about an adb
@@ -58,46 +514,47 @@ impl Session {
     ) -> Result<(usize, DeviceId), NoDevice> {
         let allowed = self.spec().devices.as_deref();
         let wanted = wanted.map(str::trim).filter(|w| !w.is_empty());
+        // Decided before any device call when it can be: no entry of the task's list names
+        // this phone by any of its names.
         if let (Some(wanted), Some(allowed)) = (wanted, allowed)
-            && !allowed.iter().any(|d| d.as_str() == wanted)
+            && !allowed
+                .iter()
+                .any(|d| d.as_str() == wanted || bare(d.as_str()) == bare(wanted))
         {
             return Err(NoDevice::OutsideTask(wanted.to_owned()));
         }
-        let mut online = Vec::new();
-        let mut first_error = None;
-        for (index, driver) in self.gateway().inner.drivers.iter().enumerate() {
-            let devices = match driver.devices().await {
-                Ok(devices) => devices,
-                Err(error) => {
-                    tracing::warn!(%error, "a driver could not list its devices");
-                    if !debugging || driver.capabilities().debugger {
-                        first_error.get_or_insert(error);
-                    }
-                    continue;
-                }
-            };
-            for device in devices {
-                match wanted {
-                    Some(wanted) if device.id.as_str() == wanted => return Ok((index, device.id)),
-                    Some(_) => {}
-                    None if device.state == DeviceState::Online
-                        && allowed.is_none_or(|allowed| allowed.contains(&device.id)) =>
-                    {
-                        online.push((index, device.id));
-                    }
-                    None => {}
-                }
-            }
-        }
+        let mut list = self.gateway().device_list().await;
+        let in_task = |list: &DeviceList, device: &NamedDevice| {
+            allowed.is_none_or(|allowed| allowed.iter().any(|e| list.entry_names(e, device)))
+        };
         if let Some(wanted) = wanted {
-            return Err(NoDevice::NotFound {
-                wanted: wanted.to_owned(),
-                error: first_error,
-            });
+            return match list.find(wanted) {
+                Ok(Some(device)) if in_task(&list, device) => {
+                    Ok((device.driver, device.info.id.clone()))
+                }
+                Ok(Some(_)) => Err(NoDevice::OutsideTask(wanted.to_owned())),
+                Err(names) => {
+                    // A bare serial that several sources might show means the one the task has.
+                    match allowed.and_then(|allowed| list.only_one_in_task(&names, allowed)) {
+                        Some(one) => Ok((one.driver, one.info.id.clone())),
+                        None => Err(NoDevice::Ambiguous(names)),
+                    }
+                }
+                Ok(None) => Err(NoDevice::NotFound {
+                    wanted: wanted.to_owned(),
+                    error: list.failure_for(wanted, debugging),
+                }),
+            };
         }
+        let mut online: Vec<(usize, DeviceId)> = list
+            .devices
+            .iter()
+            .filter(|d| d.info.state == DeviceState::Online && in_task(&list, d))
+            .map(|d| (d.driver, d.info.id.clone()))
+            .collect();
         match online.len() {
             1 => Ok(online.remove(0)),
-            0 => Err(NoDevice::None(first_error)),
+            0 => Err(NoDevice::None(list.failure_for("", debugging))),
             _ => Err(NoDevice::Several(
                 online.iter().map(|(_, d)| d.to_string()).collect(),
             )),
@@ -127,6 +584,389 @@ impl Session {
                     status,
                     message,
                 )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use phonelogs_driver::{
+        AppId, AppInfo, AppLogger, Capabilities, CrashReport, DeviceId, DeviceInfo, DeviceState,
+        Error, LogQuery, LogResult, Platform, Result,
+    };
+    use proptest::prelude::*;
+    use time::OffsetDateTime;
+
+    use super::{Naming, NoDevice, SourceOf, list_from, namings};
+    use crate::{Agent, Gateway, Mode, TaskSpec};
+
+    /// One adb server or usbmuxd, as a driver says it: its address, whether it is the local
+    /// default, and its phones (`None`: it cannot list them, as a server that is down).
+    struct Source {
+        platform: Platform,
+        source: Option<String>,
+        default: bool,
+        ids: Mutex<Option<Vec<String>>>,
+        listings: AtomicUsize,
+    }
+
+    impl Source {
+        fn new(platform: Platform, source: &str, default: bool, ids: &[&str]) -> Arc<Source> {
+            Arc::new(Source {
+                platform,
+                source: Some(source.to_owned()),
+                default,
+                ids: Mutex::new(Some(ids.iter().map(|s| (*s).to_owned()).collect())),
+                listings: AtomicUsize::new(0),
+            })
+        }
+
+        fn adb(source: &str, ids: &[&str]) -> Arc<Source> {
+            Source::new(Platform::Android, source, false, ids)
+        }
+
+        fn down(&self) {
+            *self.ids.lock().unwrap() = None;
+        }
+    }
+
+    #[async_trait]
+    impl AppLogger for Source {
+        fn capabilities(&self) -> Capabilities {
+            Capabilities {
+                platform: self.platform,
+                logs: true,
+                crashes: true,
+                listener: false,
+                debugger: self.platform == Platform::Android,
+                log_history: true,
+                line_uids: true,
+                reports_name_package: true,
+            }
+        }
+
+        fn source(&self) -> Option<String> {
+            self.source.clone()
+        }
+
+        fn source_is_default(&self) -> bool {
+            self.default
+        }
+
+        async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+            self.listings.fetch_add(1, Ordering::SeqCst);
+            let ids = self.ids.lock().unwrap().clone();
+            let ids = ids.ok_or_else(|| {
+                Error::DeviceUnavailable(format!("{:?} is not running", self.source))
+            })?;
+            Ok(ids
+                .into_iter()
+                .map(|id| DeviceInfo {
+                    id: DeviceId::new(id),
+                    platform: self.platform,
+                    model: None,
+                    state: DeviceState::Online,
+                })
+                .collect())
+        }
+
+        async fn app_info(&self, _: &DeviceId, app: &AppId) -> Result<AppInfo> {
+            Err(Error::NotFound(app.to_string()))
+        }
+
+        async fn app_logs(&self, _: &DeviceId, _: &AppId, _: &LogQuery) -> Result<LogResult> {
+            Err(Error::Unsupported("logs".into()))
+        }
+
+        async fn app_crashes(
+            &self,
+            _: &DeviceId,
+            _: &AppId,
+            _: OffsetDateTime,
+            _: usize,
+        ) -> Result<Vec<CrashReport>> {
+            Err(Error::Unsupported("crashes".into()))
+        }
+
+        async fn dev_build(&self, _: &DeviceId, _: &AppId) -> Result<bool> {
+            Ok(false)
+        }
+    }
+
+    fn gateway(sources: &[&Arc<Source>]) -> Gateway {
+        let mut builder = Gateway::builder();
+        for source in sources {
+            builder = builder.driver((*source).clone() as Arc<dyn AppLogger>);
+        }
+        builder.build().unwrap()
+    }
+
+    async fn names(gateway: &Gateway) -> Vec<String> {
+        let mut names: Vec<String> = gateway
+            .device_list()
+            .await
+            .devices
+            .iter()
+            .map(|d| d.info.id.to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn task(devices: Option<&[&str]>) -> TaskSpec {
+        let mut spec = TaskSpec::new(Agent::new("agent", Mode::Full));
+        spec.devices = devices.map(|d| d.iter().map(|id| DeviceId::new(*id)).collect());
+        spec
+    }
+
+    #[tokio::test]
+    async fn a_bare_serial_is_not_unique_while_a_source_of_its_platform_is_down() {
+        let a = Source::adb("farm-a:5037", &["emulator-5554"]);
+        let b = Source::adb("farm-b:5037", &["emulator-5554"]);
+        let ios = Source::new(Platform::Ios, "10.0.0.9:27015", false, &["00008030-AAAA"]);
+        let gateway = gateway(&[&a, &b, &ios]);
+        a.down();
+
+        // Named in a call: both servers might have it, so neither is picked.
+        let session = gateway.start_task(task(None));
+        match session.find_device(Some("emulator-5554"), false).await {
+            Err(NoDevice::Ambiguous(names)) => assert_eq!(
+                names,
+                ["farm-b:5037/emulator-5554", "farm-a:5037/emulator-5554"]
+            ),
+            other => panic!("{other:?}"),
+        }
+        // In the task's list: B's phone does not become the task's phone.
+        let session = gateway.start_task(task(Some(&["emulator-5554"])));
+        assert!(matches!(
+            session.find_device(None, false).await,
+            Err(NoDevice::None(Some(_)))
+        ));
+        assert!(matches!(
+            session.find_device(Some("emulator-5554"), false).await,
+            Err(NoDevice::Ambiguous(_))
+        ));
+        assert_eq!(session.devices().await.unwrap(), []);
+        // A task that named A's phone is not handed B's for the bare serial either.
+        let session = gateway.start_task(task(Some(&[
+            "farm-a:5037/emulator-5554",
+            "farm-b:5037/emulator-5554",
+        ])));
+        assert!(matches!(
+            session.find_device(Some("emulator-5554"), false).await,
+            Err(NoDevice::Ambiguous(_))
+        ));
+
+        // Another platform's failure says nothing about an Android serial.
+        *a.ids.lock().unwrap() = Some(vec![]);
+        ios.down();
+        let session = gateway.start_task(task(Some(&["emulator-5554"])));
+        let (driver, name) = session.find_device(None, false).await.unwrap();
+        assert_eq!((driver, name.as_str()), (1, "farm-b:5037/emulator-5554"));
+    }
+
+    #[tokio::test]
+    async fn only_the_local_default_keeps_bare_names() {
+        let local = Source::new(
+            Platform::Android,
+            "127.0.0.1:5037",
+            true,
+            &["emulator-5554"],
+        );
+        let usb = Source::new(Platform::Ios, "/var/run/usbmuxd", true, &["00008030-AAAA"]);
+        assert_eq!(
+            names(&gateway(&[&local, &usb])).await,
+            ["00008030-AAAA", "emulator-5554"]
+        );
+        // One farm server alone: its phones carry its name, so a rule for the local
+        // `emulator-5554` cannot cover them.
+        let farm = Source::adb("farm:5037", &["emulator-5554"]);
+        let remote = Source::new(Platform::Ios, "10.0.0.9:27015", false, &["00008030-AAAA"]);
+        assert_eq!(
+            names(&gateway(&[&farm, &remote])).await,
+            ["10.0.0.9:27015/00008030-AAAA", "farm:5037/emulator-5554"]
+        );
+        // The local default beside a farm: every phone of the platform is qualified.
+        assert_eq!(
+            names(&gateway(&[&local, &farm, &usb])).await,
+            [
+                "00008030-AAAA",
+                "127.0.0.1:5037/emulator-5554",
+                "farm:5037/emulator-5554"
+            ]
+        );
+        // A bare serial still finds the one farm phone, under its qualified name.
+        let gateway = gateway(&[&farm]);
+        let session = gateway.start_task(task(None));
+        let (_, name) = session
+            .find_device(Some("emulator-5554"), false)
+            .await
+            .unwrap();
+        assert_eq!(name.as_str(), "farm:5037/emulator-5554");
+    }
+
+    #[tokio::test]
+    async fn a_listed_id_holding_a_slash_is_dropped() {
+        // A hostile USB device on the local server calls itself by the remote iPhone's name.
+        let local = Source::new(
+            Platform::Android,
+            "127.0.0.1:5037",
+            true,
+            &["10.0.0.9:27015/00008030-AAAA", "emulator-5554"],
+        );
+        let remote = Source::new(Platform::Ios, "10.0.0.9:27015", false, &["00008030-AAAA"]);
+        let gateway = gateway(&[&local, &remote]);
+        assert_eq!(
+            names(&gateway).await,
+            ["10.0.0.9:27015/00008030-AAAA", "emulator-5554"]
+        );
+        let session = gateway.start_task(task(None));
+        let (driver, _) = session
+            .find_device(Some("10.0.0.9:27015/00008030-AAAA"), false)
+            .await
+            .unwrap();
+        assert_eq!(driver, 1, "the hostile phone was taken for the iPhone");
+    }
+
+    #[tokio::test]
+    async fn one_server_configured_twice_is_read_once() {
+        let first = Source::new(
+            Platform::Android,
+            "localhost:5037",
+            true,
+            &["emulator-5554"],
+        );
+        let again = Source::new(
+            Platform::Android,
+            "127.0.0.1:5037",
+            true,
+            &["emulator-5554"],
+        );
+        let farm = Source::adb("farm:5037", &["R58M"]);
+        let farm_again = Source::adb("farm:5037", &["R58M"]);
+        let gateway = gateway(&[&first, &again]);
+        assert_eq!(names(&gateway).await, ["emulator-5554"]);
+        assert_eq!(again.listings.load(Ordering::SeqCst), 0);
+        let gateway = self::gateway(&[&farm, &farm_again]);
+        assert_eq!(names(&gateway).await, ["farm:5037/R58M"]);
+        assert_eq!(farm_again.listings.load(Ordering::SeqCst), 0);
+    }
+
+    /// A configured source: platform, address (from a small set, so that some repeat), whether
+    /// it is the local default, whether it is up, and its serials.
+    fn sources() -> impl Strategy<Value = Vec<(bool, u8, bool, bool, Vec<u8>)>> {
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                0u8..4,
+                any::<bool>(),
+                any::<bool>(),
+                prop::collection::vec(0u8..4, 0..3),
+            ),
+            1..5,
+        )
+    }
+
+    fn build(
+        config: &[(bool, u8, bool, bool, Vec<u8>)],
+        all_up: bool,
+    ) -> (Vec<SourceOf>, super::DeviceList) {
+        let sources: Vec<SourceOf> = config
+            .iter()
+            .map(|(ios, address, default, _, _)| SourceOf {
+                platform: if *ios {
+                    Platform::Ios
+                } else {
+                    Platform::Android
+                },
+                // Address 0 is the local default; the others are farm servers.
+                source: Some(if *address == 0 {
+                    "127.0.0.1:5037".to_owned()
+                } else {
+                    format!("farm-{address}:5037")
+                }),
+                default: *default && *address == 0,
+                debugger: !*ios,
+            })
+            .collect();
+        let namings = namings(&sources);
+        let results = config
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| namings[*index] != Naming::Duplicate)
+            .map(|(index, (ios, _, _, up, serials))| {
+                let result = if *up || all_up {
+                    Ok(serials
+                        .iter()
+                        .map(|s| DeviceInfo {
+                            id: DeviceId::new(format!("serial-{s}")),
+                            platform: if *ios {
+                                Platform::Ios
+                            } else {
+                                Platform::Android
+                            },
+                            model: None,
+                            state: DeviceState::Online,
+                        })
+                        .collect())
+                } else {
+                    Err(Error::DeviceUnavailable("down".into()))
+                };
+                (index, result)
+            })
+            .collect::<Vec<_>>();
+        let list = list_from(&sources, &namings, results.into_iter());
+        (sources, list)
+    }
+
+    proptest! {
+        /// Whatever is configured and whatever is down: a phone's name does not depend on
+        /// which sources are up; a name from a source that is not the local default carries
+        /// it; each name finds its own phone; and a bare serial finds a phone only when exactly
+        /// one phone has it and no source of its platform failed.
+        #[test]
+        fn names_mean_one_phone(config in sources()) {
+            let (sources, list) = build(&config, false);
+            let (_, everything) = build(&config, true);
+            for device in &list.devices {
+                prop_assert!(everything.devices.iter().any(|d| d.info.id == device.info.id
+                    && d.driver == device.driver && d.serial == device.serial));
+                let source = &sources[device.driver];
+                if !source.default {
+                    let prefix = format!("{}/", source.source.as_deref().unwrap_or_default());
+                    prop_assert!(device.info.id.as_str().starts_with(&prefix), "{:?}", device.info.id);
+                }
+                let namesakes = list.devices.iter().filter(|d| d.info.id == device.info.id).count();
+                match list.find(device.info.id.as_str()) {
+                    Ok(Some(found)) => {
+                        prop_assert_eq!(namesakes, 1);
+                        prop_assert_eq!(found.driver, device.driver);
+                    }
+                    Err(_) => prop_assert!(namesakes > 1),
+                    Ok(None) => prop_assert!(false, "{:?} not found", device.info.id),
+                }
+            }
+            for serial in 0u8..4 {
+                let serial = format!("serial-{serial}");
+                let holders: Vec<_> = list.devices.iter().filter(|d| d.serial.as_str() == serial).collect();
+                let found = list.find(&serial);
+                if let Ok(Some(device)) = &found
+                    && device.info.id.as_str() != serial
+                {
+                    prop_assert_eq!(holders.len(), 1);
+                    prop_assert!(list.failures.iter().all(|f| f.platform != device.info.platform));
+                }
+                // Several phones have it and it is none's name (a bare-named phone's name wins
+                // over another platform's qualified namesake): it finds none of them.
+                if holders.len() > 1 && holders.iter().all(|d| d.info.id.as_str() != serial) {
+                    prop_assert!(found.is_err());
+                }
             }
         }
     }

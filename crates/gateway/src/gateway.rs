@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use phonelogs_driver::{AppId, AppLogger, DeviceId, DeviceInfo};
+use phonelogs_driver::{AppId, AppLogger, DeviceId};
 use phonelogs_policy::{Agent, Policy};
 use time::{OffsetDateTime, UtcOffset};
 
@@ -49,6 +49,8 @@ pub(crate) struct Inner {
     pub(crate) clock: Clock,
     pub(crate) local_offset: UtcOffset,
     pub(crate) result_cap: usize,
+    /// The person's symbols directory (`--symbols DIR`), opened once.
+    pub(crate) symbols: Option<phonelogs_symbols::SymbolsDir>,
 }
 
 /// The gateway: drivers, policy and state. Cloning shares it.
@@ -77,6 +79,7 @@ pub struct GatewayBuilder {
     local_offset: Option<UtcOffset>,
     call_timeout: Duration,
     result_cap: usize,
+    symbols_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for GatewayBuilder {
@@ -101,30 +104,7 @@ impl Gateway {
             local_offset: None,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             result_cap: MAX_RESULT_BYTES,
-        }
-    }
-
-    /// Every driver's devices. A driver that fails is left out (with a warning) unless every
-    /// driver fails, when the first error is returned.
-    pub async fn devices(&self) -> Result<Vec<DeviceInfo>, Error> {
-        let mut all = Vec::new();
-        let mut first_error = None;
-        let mut any_ok = false;
-        for driver in &self.inner.drivers {
-            match driver.devices().await {
-                Ok(devices) => {
-                    any_ok = true;
-                    all.extend(devices);
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "a driver could not list its devices");
-                    first_error.get_or_insert(error);
-                }
-            }
-        }
-        match first_error {
-            Some(error) if !any_ok => Err(Error::Driver(error)),
-            _ => Ok(all),
+            symbols_dir: None,
         }
     }
 
@@ -152,6 +132,11 @@ impl Gateway {
     /// [`GatewayBuilder::result_cap`]).
     pub fn result_cap(&self) -> usize {
         self.inner.result_cap
+    }
+
+    /// The symbols directory, when one was given ([`GatewayBuilder::symbols_dir`]).
+    pub fn symbols(&self) -> Option<&phonelogs_symbols::SymbolsDir> {
+        self.inner.symbols.as_ref()
     }
 
     pub(crate) fn now(&self) -> OffsetDateTime {
@@ -218,6 +203,14 @@ impl GatewayBuilder {
         self
     }
 
+    /// Applies the symbols in `dir` (laid out as `DIR/<app>/<version>/`, see `docs/symbols.md`)
+    /// to crash reports and to stack lines in logs, before the result is cut. It must exist
+    /// when [`GatewayBuilder::build`] runs. Nothing of it goes into the history.
+    pub fn symbols_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.symbols_dir = Some(dir.into());
+        self
+    }
+
     /// Opens the store and builds the gateway.
     pub fn build(self) -> Result<Gateway, Error> {
         if self.result_cap < MIN_RESULT_CAP {
@@ -226,6 +219,12 @@ impl GatewayBuilder {
                 self.result_cap
             )));
         }
+        let symbols = match &self.symbols_dir {
+            Some(dir) => Some(phonelogs_symbols::SymbolsDir::open(dir).map_err(|error| {
+                Error::InvalidArgument(format!("the symbols directory cannot be used: {error}"))
+            })?),
+            None => None,
+        };
         let store = match &self.state_dir {
             Some(dir) => Store::open(dir)?,
             None => Store::in_memory()?,
@@ -254,6 +253,7 @@ impl GatewayBuilder {
                 clock,
                 local_offset,
                 result_cap: self.result_cap,
+                symbols,
             }),
         })
     }

@@ -8,8 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LogListener, LogQuery, LogResult,
-    NativeBacktrace, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult, TombstoneCapture,
+    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream, LogListener, LogQuery,
+    LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult,
+    TombstoneCapture,
 };
 use time::OffsetDateTime;
 
@@ -82,7 +83,33 @@ impl GuardedLogger {
         Ok(LogResult {
             lines,
             omitted: result.omitted + extra,
+            mark: result.mark,
         })
+    }
+
+    /// A stream of the app's new lines (see [`AppLogger::follow_app_logs`]), each checked
+    /// again against `info`'s uid as [`GuardedLogger::own_logs`] checks a dump's: a line of
+    /// another uid is dropped, a line without one where lines carry uids ends the stream with
+    /// an error. Opening it has the call timeout; reading it waits as long as the caller does.
+    pub async fn follow_own_logs(
+        &self,
+        device: &DeviceId,
+        info: &AppInfo,
+        query: &LogQuery,
+    ) -> Result<Box<dyn LineStream>> {
+        refuse_shared_uid(info)?;
+        let inner = self
+            .timed(
+                "opening the app's log stream",
+                self.inner.follow_app_logs(device, &info.app, query),
+            )
+            .await?;
+        Ok(Box::new(CheckedStream {
+            inner,
+            info: info.clone(),
+            line_uids: self.inner.capabilities().line_uids,
+            query: query.clone(),
+        }))
     }
 
     /// The app's reports, newest first, at most `limit`, each named after the app's process.
@@ -137,6 +164,36 @@ impl GuardedLogger {
             reports,
             unconfirmed,
         })
+    }
+}
+
+/// A driver's stream with the gateway's checks on every line.
+struct CheckedStream {
+    inner: Box<dyn LineStream>,
+    info: AppInfo,
+    line_uids: bool,
+    query: LogQuery,
+}
+
+#[async_trait]
+impl LineStream for CheckedStream {
+    async fn next_line(&mut self) -> Option<Result<phonelogs_driver::LogLine>> {
+        loop {
+            let line = match self.inner.next_line().await? {
+                Ok(line) => line,
+                Err(error) => return Some(Err(error)),
+            };
+            match own_lines(vec![line], &self.info, self.line_uids) {
+                Ok((mut kept, _)) => match kept.pop() {
+                    Some(line) if self.query.matches(&line) => return Some(Ok(line)),
+                    Some(_) => {}
+                    None => {
+                        tracing::warn!(app = %self.info.app, "the driver's stream carried a line of another uid; it was dropped");
+                    }
+                },
+                Err(error) => return Some(Err(error)),
+            }
+        }
     }
 }
 

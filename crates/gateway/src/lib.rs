@@ -78,6 +78,7 @@
 //! ```
 
 pub mod catalog;
+mod cursor;
 mod debug;
 mod debug_types;
 mod devices;
@@ -86,6 +87,7 @@ mod gateway;
 mod guard;
 mod id;
 mod lines;
+mod live;
 mod logs;
 mod owner;
 mod permission;
@@ -93,6 +95,7 @@ mod render;
 mod session;
 pub mod since;
 mod store;
+mod symbols;
 mod tombstone_file;
 mod types;
 
@@ -100,17 +103,22 @@ pub use debug_types::{
     BacktraceData, DebugData, DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode,
     JdwpListing, JdwpPackage, PendingData,
 };
+pub use devices::{DeviceList, NamedDevice, SourceFailure};
 pub use error::Error;
 pub use gateway::{Clock, Gateway, GatewayBuilder, TaskSpec};
 pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
+pub use live::{LiveHooks, WAIT_TIMEOUTS, WaitProgress};
 pub use logs::{CRASH_LIMITS, LOG_LIMITS};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
 pub use render::{
-    LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, ReportView, TextShown,
+    LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, Occurrences, ReportView, TextShown,
     heading_cost, json_escaped_len,
 };
 pub use session::Session;
 pub use store::{BUSY_TIMEOUT, DB_FILE, STATE_DIR_ENV, Store, default_state_dir};
+/// The token that ends a wait ([`LiveHooks::cancel`]), re-exported so callers need not name
+/// `tokio-util`.
+pub use tokio_util::sync::CancellationToken;
 pub use types::{
     Action, Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind,
     LogsRequest, LogsResponse, Status, StepArgs,

@@ -1,30 +1,38 @@
 //! The whole `phone_logs` call: the arguments, the policy from the app's id, the phone and the
 //! person, the read, and the layout within the result cap.
 
-use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogQuery};
+use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogQuery};
 use phonelogs_policy::Action;
 use time::OffsetDateTime;
 
 use crate::catalog;
+use crate::cursor::{CursorRefusal, Position};
+use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds, wait_for_line};
 use crate::permission::{Ask, Gate};
-use crate::render::{render_lines, render_reports};
+use crate::render::render_lines;
 use crate::session::{Session, Target, driver_error_status};
-use crate::since::parse_since;
-use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs, TextShown};
+use crate::since::{SincePlace, parse_since, since_place};
+use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
 
 /// The default and largest `limit` for lines.
 pub const LOG_LIMITS: (u32, u32) = (200, 500);
 /// The default and largest `limit` for crash reports.
 pub const CRASH_LIMITS: (u32, u32) = (3, 10);
 /// A `phone_logs` call with its arguments checked.
-struct LogsCall {
-    args: StepArgs,
-    app: AppId,
-    kind: LogsKind,
-    level: Option<LogLevel>,
-    limit: usize,
-    since: OffsetDateTime,
-    filter: Option<String>,
+pub(crate) struct LogsCall {
+    pub(crate) args: StepArgs,
+    pub(crate) app: AppId,
+    pub(crate) kind: LogsKind,
+    pub(crate) level: Option<LogLevel>,
+    pub(crate) limit: usize,
+    /// The time `since` names (the task's start when it names a place or nothing).
+    pub(crate) since: OffsetDateTime,
+    /// `since: "last"` or `"cursor:<value>"`.
+    pub(crate) place: Option<SincePlace>,
+    pub(crate) filter: Option<String>,
+    pub(crate) wait: Option<Wait>,
+    /// Kind crashes: the seconds of the app's lines to add under each report.
+    pub(crate) context: Option<u32>,
     approval_id: Option<String>,
 }
 
@@ -36,6 +44,12 @@ impl Session {
     /// under the call (a release build installed over the debug build it had seen), the phone
     /// and the person are asked again, once, in the same call.
     pub async fn logs(&self, request: LogsRequest) -> LogsResponse {
+        self.logs_live(request, &LiveHooks::default()).await
+    }
+
+    /// [`Session::logs`] with hooks for a wait (`wait_for`): progress about once a second, and a
+    /// cancellation that ends the wait at once with what came.
+    pub async fn logs_live(&self, request: LogsRequest, hooks: &LiveHooks) -> LogsResponse {
         let call = match self.prepare(&request) {
             Ok(call) => call,
             Err(response) => return *response,
@@ -47,8 +61,8 @@ impl Session {
                 Err(response) => return *response,
             };
             let read = match call.kind {
-                LogsKind::Logs => self.read_lines(&target, &call).await,
-                LogsKind::Crashes => self.read_reports(&target, &call).await,
+                LogsKind::Logs => self.read_lines(&target, &call, hooks).await,
+                LogsKind::Crashes => self.read_reports(&target, &call, hooks).await,
             };
             match read {
                 Ok(response) => return response,
@@ -101,13 +115,22 @@ impl Session {
                 max_limit,
             )));
         }
-        let since = parse_since(
-            request.since.as_deref(),
-            self.gateway().now(),
-            self.gateway().local_offset(),
-            self.started_at(),
-        )
-        .map_err(fail)?;
+        let place = since_place(request.since.as_deref());
+        if place.is_some() && request.kind == LogsKind::Crashes {
+            return Err(fail(catalog::place_for_crashes()));
+        }
+        let since = match place {
+            Some(_) => self.started_at(),
+            None => parse_since(
+                request.since.as_deref(),
+                self.gateway().now(),
+                self.gateway().local_offset(),
+                self.started_at(),
+            )
+            .map_err(fail)?,
+        };
+        let wait = wait_of(request).map_err(fail)?;
+        let context = crate::symbols::context_of(request).map_err(fail)?;
         // The policy first, from the app's id alone: an agent that may not read this app gets
         // the same answer whether it is installed or not, and no phone is asked anything.
         if let Some(response) = self.check_app(Action::Logs, &app, &args) {
@@ -120,7 +143,10 @@ impl Session {
             level,
             limit: limit as usize,
             since,
+            place,
             filter: request.filter.clone().filter(|f| !f.is_empty()),
+            wait,
+            context,
             approval_id: request.approval_id.clone(),
         })
     }
@@ -159,22 +185,127 @@ impl Session {
         Ok(target)
     }
 
-    /// Reads and lays out the app's lines.
+    /// Reads and lays out the app's lines: those after the place `since` names (a cursor, the
+    /// last line shown), or since its time; with `wait_for`, until one holds the text. The
+    /// result's cursor points after the last line shown, which is the newest read (the cut
+    /// leaves out older lines only, and says how many), so nothing is skipped between calls.
     async fn read_lines(
         &self,
         target: &Target,
         call: &LogsCall,
+        hooks: &LiveHooks,
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
-        let mut query = LogQuery::since(call.since, call.limit);
+        let start = match self.place_of(target, call) {
+            Ok(start) => start,
+            Err(message) => {
+                let device = Some(&target.device);
+                return Ok(self.failed(&call.args, device, &target.label, Status::Error, message));
+            }
+        };
+        let key = (call.filter.clone(), call.level);
+        // Phones print lines to the millisecond (logcat's `-v epoch`), while a task starts at
+        // any nanosecond: a line of the task's first millisecond would print as before it.
+        // Compare at the lines' resolution.
+        let since = start
+            .as_ref()
+            .map_or(whole_ms(call.since), |place| place.time);
+        let mut query = LogQuery::since(since, call.limit);
         query.level = call.level;
         query.filter = call.filter.clone();
         let driver = self.driver(target.driver_index);
         let result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
+        let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
         // the lines the agent sees.
-        let (lines, over_limit) = crate::lines::one_line_each(result.lines, call.limit);
+        let (mut lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
+        let mut notes = Vec::new();
+        if let Some(start) = &start {
+            let (kept, gone) = start.skip_seen(lines, &key);
+            lines = kept;
+            let change = start.changes(result.mark.as_ref());
+            notes = change.sentences(
+                start.time,
+                gone,
+                &target.label,
+                self.gateway().local_offset(),
+            );
+        }
+        let place_after = |lines: &[LogLine]| {
+            let place = match &start {
+                Some(start) => start.advanced(lines),
+                None => Position::after(lines, since, key.clone(), None),
+            };
+            place.marked(result.mark.clone(), read_at)
+        };
+        let ending = match &call.wait {
+            None => None,
+            Some(wait) => Some(
+                self.wait_lines(
+                    target,
+                    call,
+                    hooks,
+                    &query,
+                    &place_after(&lines),
+                    &mut lines,
+                    wait,
+                )
+                .await?,
+            ),
+        };
+        let place = place_after(&lines);
+        Ok(self.lay_out_lines(target, call, lines, result.omitted, place, notes, ending))
+    }
+
+    /// Waits for the awaited line: one already read ends the wait at once (the lines after it
+    /// are left for the next call), else the wait for new ones.
+    #[allow(clippy::too_many_arguments)]
+    async fn wait_lines(
+        &self,
+        target: &Target,
+        call: &LogsCall,
+        hooks: &LiveHooks,
+        query: &LogQuery,
+        place: &Position,
+        lines: &mut Vec<LogLine>,
+        wait: &Wait,
+    ) -> Result<Ending, phonelogs_driver::Error> {
+        // Waiting for any line (an empty text): the lines already there are it.
+        if wait.text.is_empty() && !lines.is_empty() {
+            return Ok(Ending::Matched);
+        }
+        if let Some(at) = lines.iter().position(|line| holds(line, &wait.text)) {
+            lines.truncate(at + 1);
+            return Ok(Ending::Matched);
+        }
+        let _ = call;
+        let on = On {
+            driver: self.driver(target.driver_index),
+            device: &target.device,
+            info: &target.info,
+            wait,
+            hooks,
+        };
+        wait_for_line(&on, query, place, lines).await
+    }
+
+    /// Keeps the newest `limit` lines, renders them within the cap (the one cut), records the
+    /// step, and gives out the cursor after the last line shown.
+    #[allow(clippy::too_many_arguments)]
+    fn lay_out_lines(
+        &self,
+        target: &Target,
+        call: &LogsCall,
+        mut lines: Vec<LogLine>,
+        omitted: usize,
+        place: Position,
+        mut notes: Vec<String>,
+        ending: Option<Ending>,
+    ) -> LogsResponse {
+        let over_limit = lines.len().saturating_sub(call.limit);
+        lines.drain(..over_limit);
+        let lines = self.symbolicated_lines(target, lines, &mut notes);
         let rendered = render_lines(
             &lines,
             self.gateway().local_offset(),
@@ -182,17 +313,34 @@ impl Session {
         );
         // The driver's count (the limit), the split's and the cap's, so the message's count is
         // of every older line the agent does not see.
-        let left_out = result.omitted + over_limit + rendered.left_out;
+        let left_out = omitted + over_limit + rendered.left_out;
         let shown = rendered.views.len();
-        self.record(
-            &call.args,
-            Some(&target.device),
-            Status::Ok,
-            catalog::step_read_lines(shown, &target.label),
-        );
-        Ok(LogsResponse {
+        let step = if self.is_person() {
+            catalog::step_person_read(shown, &target.label)
+        } else {
+            catalog::step_read_lines(shown, &target.label)
+        };
+        self.record(&call.args, Some(&target.device), Status::Ok, step);
+        let mut message = catalog::lines_message(shown, &target.label, left_out, rendered.cut);
+        for note in notes {
+            message.push(' ');
+            message.push_str(&note);
+        }
+        if let (Some(how), Some(wait)) = (ending, &call.wait) {
+            message.push(' ');
+            message.push_str(&catalog::wait_outcome(
+                how == Ending::Matched,
+                &wait.text,
+                wait.seconds,
+                how == Ending::Cancelled,
+            ));
+        }
+        let cursor = self
+            .cursors()
+            .issue(&target.device, &target.info.app, place);
+        LogsResponse {
             status: Status::Ok,
-            message: catalog::lines_message(shown, &target.label, left_out, rendered.cut),
+            message,
             approval_id: None,
             rule: Some(catalog::names::APP_LOGS.to_owned()),
             log: rendered.log,
@@ -201,7 +349,29 @@ impl Session {
             shown,
             left_out,
             cut: rendered.cut,
-        })
+            cursor: Some(cursor),
+            matched: ending.map(|how| how == Ending::Matched),
+        }
+    }
+
+    /// The place `since` names: after a cursor of this task for this app and phone, after the
+    /// last line shown (`last`; the time `since` would name when none was), or none.
+    fn place_of(&self, target: &Target, call: &LogsCall) -> Result<Option<Position>, String> {
+        let (device, app) = (&target.device, &target.info.app);
+        match &call.place {
+            None => Ok(None),
+            Some(SincePlace::Last) => Ok(self.cursors().last(device, app)),
+            Some(SincePlace::Cursor(value)) => self
+                .cursors()
+                .open(value, device, app)
+                .map(Some)
+                .map_err(|refusal| match refusal {
+                    CursorRefusal::Unknown => catalog::cursor_unknown(),
+                    CursorRefusal::Elsewhere { app, device } => {
+                        catalog::cursor_elsewhere(app.as_str(), device.as_str())
+                    }
+                }),
+        }
     }
 
     /// Reads and lays out the app's crash reports.
@@ -209,34 +379,45 @@ impl Session {
         &self,
         target: &Target,
         call: &LogsCall,
+        hooks: &LiveHooks,
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
         let driver = self.driver(target.driver_index);
-        let result = driver
+        let mut result = driver
             .own_crash_result(&target.device, &target.info, call.since, call.limit)
             .await?;
+        let mut ending = None;
+        if let Some(wait) = &call.wait {
+            let on = crate::live::On {
+                driver,
+                device: &target.device,
+                info: &target.info,
+                wait,
+                hooks,
+            };
+            let (last, how) =
+                crate::live::wait_for_report(&on, call.since, call.limit, result).await?;
+            result = last;
+            ending = Some(how);
+        }
         let cap = self.gateway().result_cap();
-        let rendered = render_reports(&result.reports, cap);
-        let shown = rendered.views.len();
-        let count = |wanted: TextShown| {
-            rendered
-                .views
-                .iter()
-                .filter(|v| v.text_shown == wanted)
-                .count()
-        };
-        let mut message = catalog::reports_message(
-            shown,
-            &target.label,
-            count(TextShown::Cut),
-            count(TextShown::FirstLine),
-            rendered.left_out,
-            cap,
-        );
+        let laid = self
+            .symbolicated_reports(target, call.context, result.reports)
+            .await?;
+        let mut message = laid.message(&target.label, cap);
+        let (rendered, shown) = (laid.rendered, laid.shown);
         // Reports the driver could not confirm as the app's own (not its copy in another user)
         // are left out, and the message says how many.
         if let Some(unconfirmed) = catalog::unconfirmed_reports(result.unconfirmed, &target.label) {
             message.push(' ');
             message.push_str(&unconfirmed);
+        }
+        if let (Some(how), Some(wait)) = (ending, &call.wait) {
+            message.push(' ');
+            message.push_str(&catalog::crash_wait_outcome(
+                how == crate::live::Ending::Matched,
+                wait.seconds,
+                how == crate::live::Ending::Cancelled,
+            ));
         }
         self.record(
             &call.args,
@@ -253,12 +434,14 @@ impl Session {
             lines: Vec::new(),
             reports: rendered.views,
             shown,
-            left_out: rendered.left_out,
+            left_out: laid.left_out,
             cut: rendered.cut,
+            cursor: None,
+            matched: ending.map(|how| how == crate::live::Ending::Matched),
         })
     }
 
-    fn driver_failed(
+    pub(crate) fn driver_failed(
         &self,
         args: &StepArgs,
         target: &Target,
@@ -267,4 +450,34 @@ impl Session {
         let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
         self.failed(args, Some(&target.device), &target.label, status, message)
     }
+}
+
+/// The wait a request asks for: `wait_for` with `timeout` (seconds, 10 by default, 60 at most).
+fn wait_of(request: &LogsRequest) -> Result<Option<Wait>, String> {
+    // An empty text is any line: the wait ends with the next one.
+    let Some(text) = request.wait_for.as_deref() else {
+        return match request.timeout {
+            Some(_) => Err(catalog::timeout_without_wait()),
+            None => Ok(None),
+        };
+    };
+    let (default, max) = WAIT_TIMEOUTS;
+    let seconds = request.timeout.unwrap_or(default);
+    if seconds == 0 || seconds > max {
+        return Err(catalog::timeout_error(seconds, max));
+    }
+    if request.kind == LogsKind::Crashes && !text.trim().eq_ignore_ascii_case("crash") {
+        return Err(catalog::crash_wait_error(text));
+    }
+    Ok(Some(Wait {
+        text: text.to_owned(),
+        seconds,
+    }))
+}
+
+/// `time` down to its whole millisecond.
+fn whole_ms(time: OffsetDateTime) -> OffsetDateTime {
+    let nanos = time.nanosecond();
+    time.replace_nanosecond(nanos - nanos % 1_000_000)
+        .unwrap_or(time)
 }

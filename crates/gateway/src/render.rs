@@ -124,7 +124,58 @@ pub struct ReportView {
     pub text_shown: TextShown,
     /// Whether the text was cut (cut short or only its first line) to stay within the cap.
     pub cut: bool,
+    /// The crash's fingerprint (16 hex digits): the same crash has the same one on every phone
+    /// and after every restart. `None` only where no symbols step ran.
+    pub fingerprint: Option<String>,
+    /// The first frame in the app's own code, as a heading shows it
+    /// (`CheckoutActivity.onResume(CheckoutActivity.kt:142)`), cut to 300 bytes.
+    pub blamed_frame: Option<String>,
+    /// The reports of this fingerprint in the result, this one (the newest, whose text is
+    /// shown) included.
+    pub occurrences: Option<Occurrences>,
+    /// Which symbol files were used, or why none matched ("no symbols directory", …), cut to
+    /// 300 bytes.
+    pub symbols: Option<String>,
 }
+
+/// The reports one heading stands for: those of one fingerprint in the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Occurrences {
+    /// How many.
+    pub count: usize,
+    /// When the oldest happened (RFC 3339).
+    pub first: String,
+    /// When the newest happened (RFC 3339).
+    pub last: String,
+    /// Their process ids, oldest first (those the reports name).
+    pub pids: Vec<u32>,
+}
+
+/// What the symbols step (`symbols.rs`) adds to a report's heading: the structured
+/// fields and the line the log shows under the heading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HeadingExtras {
+    pub(crate) fingerprint: String,
+    pub(crate) blamed_frame: Option<String>,
+    pub(crate) occurrences: Occurrences,
+    pub(crate) symbols: String,
+    /// `Java crash ×3 (first 10:02:11, last 10:04:40) IllegalStateException at … · …`.
+    pub(crate) detail: String,
+}
+
+impl HeadingExtras {
+    /// The extras with every part cut to what a heading holds.
+    pub(crate) fn cut_to_heading(mut self) -> HeadingExtras {
+        let part = |text: &str| cut_marked(&one_line(text), MAX_HEADING_PART_BYTES).0;
+        self.blamed_frame = self.blamed_frame.as_deref().map(part);
+        self.symbols = part(&self.symbols);
+        self.detail = cut_marked(&one_line(&self.detail), MAX_DETAIL_BYTES).0;
+        self
+    }
+}
+
+/// The most the line under a heading (group, fingerprint, symbols) may hold.
+const MAX_DETAIL_BYTES: usize = 1_000;
 
 /// The largest prefix of `text` of at most `max` bytes that ends on a UTF-8 boundary.
 pub fn cut_utf8(text: &str, max: usize) -> &str {
@@ -305,11 +356,31 @@ fn heading(report: &CrashReport) -> Heading {
 /// heading (kind, time, pid, process, summary, how much text is shown): at most this many bytes
 /// of JSON, the comma between entries included.
 pub fn heading_cost(view: &ReportView) -> usize {
+    // The optional keys, each with its leading comma and quotes, as the frontend writes them.
+    const FINGERPRINT: usize = r#","fingerprint":"""#.len();
+    const BLAMED: usize = r#","blamed_frame":"""#.len();
+    const SYMBOLS: usize = r#","symbols":"""#.len();
+    // `count` at its widest (20 digits), and each pid at its widest with its comma.
+    const OCCURRENCES: usize =
+        r#","occurrences":{"count":18446744073709551615,"first":"","last":"","pids":[]}"#.len();
+    const PID: usize = "4294967295,".len();
+    let text = |value: &Option<String>, keys: usize| {
+        value.as_deref().map_or(0, |v| keys + json_escaped_len(v))
+    };
     HEADING_FRAME_BYTES
         + json_escaped_len(&view.kind)
         + json_escaped_len(&view.time)
         + json_escaped_len(&view.process)
         + json_escaped_len(&view.summary)
+        + text(&view.fingerprint, FINGERPRINT)
+        + text(&view.blamed_frame, BLAMED)
+        + text(&view.symbols, SYMBOLS)
+        + view.occurrences.as_ref().map_or(0, |o| {
+            OCCURRENCES
+                + json_escaped_len(&o.first)
+                + json_escaped_len(&o.last)
+                + PID * o.pids.len()
+        })
 }
 
 fn first_line(text: &str) -> String {
@@ -334,26 +405,55 @@ pub struct RenderedReports {
 /// copies included: every report's heading, the texts whole while they fit, then the newest of
 /// the rest cut short and the others' first lines. Only when a cap is so small that not even
 /// every heading and first line fits are the oldest reports left out, and counted.
+#[cfg(test)]
 pub fn render_reports(reports: &[CrashReport], cap: usize) -> RenderedReports {
+    render_reports_with(reports, &[], cap)
+}
+
+/// A report's heading line (and the line under it, with extras), its view with its first line
+/// as text, and what the heading costs in all.
+fn prepare_report(
+    report: &CrashReport,
+    extras: Option<&HeadingExtras>,
+) -> (String, ReportView, usize) {
     // A section of the log is "heading\nbody\n\n"; in JSON each newline is two bytes.
     const SECTION_NEWLINES: usize = 3 * 2;
+    let head = heading(report);
+    let mut line = head.line;
+    if let Some(extras) = extras {
+        line.push('\n');
+        line.push_str(&extras.detail);
+    }
+    let mut view = ReportView {
+        kind: report.kind.name().to_owned(),
+        time: head.time,
+        pid: report.pid,
+        process: head.process,
+        summary: head.summary,
+        text: String::new(),
+        text_shown: TextShown::Whole,
+        cut: false,
+        fingerprint: extras.map(|e| e.fingerprint.clone()),
+        blamed_frame: extras.and_then(|e| e.blamed_frame.clone()),
+        occurrences: extras.map(|e| e.occurrences.clone()),
+        symbols: extras.map(|e| e.symbols.clone()),
+    };
+    let fixed = json_escaped_len(&line) + SECTION_NEWLINES + heading_cost(&view);
+    view.text = first_line(&report.text);
+    (line, view, fixed)
+}
+
+/// [`render_reports`] with what the symbols step adds to each heading (`extras[i]` for
+/// `reports[i]`; none past its end): the line under the heading is charged with the heading.
+pub(crate) fn render_reports_with(
+    reports: &[CrashReport],
+    extras: &[HeadingExtras],
+    cap: usize,
+) -> RenderedReports {
     let mut prepared = Vec::with_capacity(reports.len());
-    for report in reports {
-        let head = heading(report);
-        let first = first_line(&report.text);
-        let mut view = ReportView {
-            kind: report.kind.name().to_owned(),
-            time: head.time.clone(),
-            pid: report.pid,
-            process: head.process.clone(),
-            summary: head.summary.clone(),
-            text: String::new(),
-            text_shown: TextShown::Whole,
-            cut: false,
-        };
-        let fixed = json_escaped_len(&head.line) + SECTION_NEWLINES + heading_cost(&view);
-        view.text = first;
-        prepared.push((report, head.line, view, fixed));
+    for (index, report) in reports.iter().enumerate() {
+        let (line, view, fixed) = prepare_report(report, extras.get(index));
+        prepared.push((report, line, view, fixed));
     }
     // Newest first, the reports whose heading and first line fit; the rest are left out.
     let mut budget = cap;
@@ -570,6 +670,10 @@ mod tests {
             text: String::new(),
             text_shown: TextShown::FirstLine,
             cut: true,
+            fingerprint: None,
+            blamed_frame: None,
+            occurrences: None,
+            symbols: None,
         };
         let json = serde_json::json!({
             "kind": view.kind, "time": view.time, "pid": view.pid, "process": view.process,
@@ -588,6 +692,7 @@ mod tests {
             dev_build: false,
             uid: Some(10123),
             shared_uid: false,
+            version: None,
         };
         let mut other = line("other");
         other.uid = Some(10200);

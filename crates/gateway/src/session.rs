@@ -8,6 +8,7 @@ use std::time::Duration;
 use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, ErrorKind};
 use time::OffsetDateTime;
 
+use crate::cursor::CursorBook;
 use crate::store::NewStep;
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
@@ -31,6 +32,10 @@ struct SessionInner {
     ended: AtomicBool,
     /// How many history steps this session wrote, so a caller can tell whether a call wrote one.
     steps: AtomicU64,
+    /// The cursors this task gave out, and the last place of each app it read.
+    cursors: Mutex<CursorBook>,
+    /// The person's own reads (`phonelogs logs`): nobody is asked, the refusals still apply.
+    person: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -94,6 +99,12 @@ impl Gateway {
     pub fn start_task(&self, task: TaskSpec) -> Session {
         Session::start(self.clone(), task)
     }
+
+    /// Starts the person's own reading (`phonelogs logs`): nobody is asked, the refused lists
+    /// and blocks apply as to any agent, and the history records the reads as the person's.
+    pub fn start_person_read(&self) -> Session {
+        Session::start_person(self.clone())
+    }
 }
 
 impl Session {
@@ -116,8 +127,33 @@ impl Session {
                 read: Mutex::new(HashSet::new()),
                 ended: AtomicBool::new(false),
                 steps: AtomicU64::new(0),
+                cursors: Mutex::new(CursorBook::default()),
+                person: false,
             }),
         }
+    }
+
+    /// The person's own reads: a task whose agent is the person ([`catalog::PERSON_READER`]),
+    /// which asks nobody (the person is the one reading) while the scope, the refused lists and
+    /// the blocks still apply; the history records its reads as the person's.
+    pub(crate) fn start_person(gateway: Gateway) -> Session {
+        let agent =
+            phonelogs_policy::Agent::new(catalog::PERSON_READER, phonelogs_policy::Mode::ReadOnly);
+        let mut session = Session::start(gateway, TaskSpec::new(agent));
+        if let Some(inner) = Arc::get_mut(&mut session.inner) {
+            inner.person = true;
+        }
+        session
+    }
+
+    /// Whether this is the person's own reading ([`Gateway::start_person_read`]).
+    pub fn is_person(&self) -> bool {
+        self.inner.person
+    }
+
+    /// The task's cursors.
+    pub(crate) fn cursors(&self) -> std::sync::MutexGuard<'_, CursorBook> {
+        self.inner.cursors.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The task's id.

@@ -1,6 +1,7 @@
 //! Reading the `since` argument: an RFC 3339 time, a date and time or a time of day on the
 //! computer's clock, or a duration back (`10m`, `2h`, `1d`). Anything else is an error that names
-//! the forms, so an agent can correct itself.
+//! the forms, so an agent can correct itself. `"last"` and `"cursor:<value>"` name a place
+//! after lines already shown ([`since_place`]); the session's cursors say where that is.
 
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
@@ -43,6 +44,26 @@ pub fn parse_since(
         return Ok(candidate);
     }
     Err(catalog::since_error(text))
+}
+
+/// A `since` that names a place after lines already shown, not a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SincePlace {
+    /// `"last"`: after the last line this task was shown of this app on this phone.
+    Last,
+    /// `"cursor:<value>"`: after the last line of the result that returned the cursor.
+    Cursor(String),
+}
+
+/// Reads `since` as a place (`last`, `cursor:<value>`), or `None` when it is a time (or left
+/// out), for [`parse_since`].
+pub fn since_place(given: Option<&str>) -> Option<SincePlace> {
+    let text = given.map(str::trim)?;
+    if text.eq_ignore_ascii_case("last") {
+        return Some(SincePlace::Last);
+    }
+    text.strip_prefix("cursor:")
+        .map(|value| SincePlace::Cursor(value.trim().to_owned()))
 }
 
 /// `10m`, `2h`, `1d`, `30s`: a whole number and a unit.
@@ -91,6 +112,17 @@ mod tests {
 
     fn parse(text: &str) -> Result<OffsetDateTime, String> {
         parse_since(Some(text), NOW, offset!(+1), START)
+    }
+
+    #[test]
+    fn places_are_told_from_times() {
+        assert_eq!(since_place(Some(" last ")), Some(SincePlace::Last));
+        assert_eq!(
+            since_place(Some("cursor:c-12ab")),
+            Some(SincePlace::Cursor("c-12ab".into()))
+        );
+        assert_eq!(since_place(Some("10m")), None);
+        assert_eq!(since_place(None), None);
     }
 
     #[test]

@@ -64,6 +64,17 @@ pub struct LogsRequest {
     /// The approval this call picks up.
     #[serde(default)]
     pub approval_id: Option<String>,
+    /// Wait until one of the app's lines after `since` contains this (tag or text, as `filter`
+    /// matches), or, with kind crashes and `crash`, for the app's next crash report.
+    #[serde(default)]
+    pub wait_for: Option<String>,
+    /// How long to wait, in seconds (10 by default, 60 at most); only with `wait_for`.
+    #[serde(default)]
+    pub timeout: Option<u32>,
+    /// Kind crashes: add under each report the app's own lines of the same pid in this many
+    /// seconds before it (1 to 30).
+    #[serde(default)]
+    pub context: Option<u32>,
 }
 
 impl LogsRequest {
@@ -145,13 +156,19 @@ pub struct LogsResponse {
     pub lines: Vec<LineView>,
     /// The reports shown, as typed values (newest first): exactly the reports of `log`.
     pub reports: Vec<ReportView>,
-    /// How many lines or reports `log` shows.
+    /// How many lines or reports `log` shows; a report heading that groups several reports of
+    /// one fingerprint counts each of them.
     pub shown: usize,
     /// How many older lines or reports were left out, by `limit` or by the result cap.
     pub left_out: usize,
     /// How many of those shown were cut: lines past 2,000 bytes; reports whose text is cut
     /// short or only its first line.
     pub cut: usize,
+    /// With `ok` and kind logs: the position after the last line shown, to pass back as
+    /// `since: "cursor:<value>"` (or use `since: "last"`). Bound to this task, phone and app.
+    pub cursor: Option<String>,
+    /// With `wait_for`: whether the awaited line or report came before the timeout.
+    pub matched: Option<bool>,
 }
 
 impl LogsResponse {
@@ -168,6 +185,8 @@ impl LogsResponse {
             shown: 0,
             left_out: 0,
             cut: 0,
+            cursor: None,
+            matched: None,
         }
     }
 }

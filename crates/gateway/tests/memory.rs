@@ -55,6 +55,7 @@ impl AppLogger for Forgetful {
             dev_build: true,
             uid: Some(10123),
             shared_uid: false,
+            version: None,
         })
     }
 
@@ -75,6 +76,7 @@ impl AppLogger for Forgetful {
                 uid: Some(10123),
             }],
             omitted: 0,
+            mark: None,
         })
     }
 
@@ -128,6 +130,9 @@ async fn memory_stays_flat_as_the_history_grows() {
         limit: None,
         device: None,
         approval_id: None,
+        wait_for: None,
+        timeout: None,
+        context: None,
     };
     let run = async |calls: usize| {
         for _ in 0..calls {

@@ -296,6 +296,7 @@ mod tests {
             label: None,
             system: false,
             dev_build: false,
+            version: None,
         };
         assert_eq!(report_name(&record).as_deref(), Some("MyAppBinary"));
         record.executable = None;

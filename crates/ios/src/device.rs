@@ -85,6 +85,9 @@ pub fn looks_like_simulator(id: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct UsbmuxdBackend {
     addr: std::result::Result<UsbmuxdAddr, String>,
+    /// This usbmuxd stands for the platform's own wherever it listens (a demo's simulated
+    /// iPhone): its phones keep their bare UDIDs ([`UsbmuxdBackend::is_default`]).
+    stands_for_default: bool,
 }
 
 impl UsbmuxdBackend {
@@ -96,12 +99,113 @@ impl UsbmuxdBackend {
             }),
             Err(_) => Ok(UsbmuxdAddr::UnixSocket(UsbmuxdAddr::SOCKET_FILE.to_owned())),
         };
-        UsbmuxdBackend { addr }
+        UsbmuxdBackend {
+            addr,
+            stands_for_default: false,
+        }
+    }
+
+    /// The same usbmuxd, standing for the platform's own: its phones keep their bare UDIDs
+    /// wherever it listens (a demo's simulated iPhone on a loopback port).
+    pub fn standing_for_default(mut self) -> Self {
+        self.stands_for_default = true;
+        self
     }
 
     /// The usbmuxd at `addr`.
     pub fn with_addr(addr: UsbmuxdAddr) -> Self {
-        UsbmuxdBackend { addr: Ok(addr) }
+        UsbmuxdBackend {
+            addr: Ok(addr),
+            stands_for_default: false,
+        }
+    }
+
+    /// The usbmuxd that `text` names, as `--usbmuxd` and the `usbmuxd` key take it and with
+    /// `USBMUXD_SOCKET_ADDRESS`'s rule (idevice's `UsbmuxdAddr::from_env_var`): with a `:` a
+    /// TCP `host:port` (a shared usbmuxd: socat, netmuxd), else a Unix socket path; a leading
+    /// `UNIX:` or `tcp:` is accepted. A host name is resolved here, once.
+    ///
+    /// ```
+    /// use phonelogs_ios::UsbmuxdBackend;
+    /// assert_eq!(UsbmuxdBackend::parse("127.0.0.1:27015")?.address(), "127.0.0.1:27015");
+    /// assert_eq!(UsbmuxdBackend::parse("/var/run/usbmuxd")?.address(), "/var/run/usbmuxd");
+    /// assert_eq!(UsbmuxdBackend::parse("[::1]:27015")?.address(), "[::1]:27015");
+    /// assert!(UsbmuxdBackend::parse("").is_err());
+    /// assert!(UsbmuxdBackend::parse("::1:27015").is_err());
+    /// # Ok::<(), phonelogs_driver::Error>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Self> {
+        let text = text.trim();
+        let bad = |why: String| {
+            Error::InvalidArgument(format!("{text:?} is not a usbmuxd address: {why}"))
+        };
+        if text.is_empty() {
+            return Err(bad("it is empty".into()));
+        }
+        if let Some(path) = text.strip_prefix("UNIX:") {
+            return unix_addr(path).ok_or_else(|| bad("Unix sockets need a Unix system".into()));
+        }
+        let tcp = text.strip_prefix("tcp:").unwrap_or(text);
+        if !tcp.contains(':') {
+            return unix_addr(tcp).ok_or_else(|| bad("Unix sockets need a Unix system".into()));
+        }
+        // An IPv6 host only in brackets: `fe80::1:27015` would otherwise be read (by the host
+        // and port split below) as host `fe80::1` on port 27015, and `::1` as host `:`.
+        if !tcp.starts_with('[')
+            && tcp
+                .rsplit_once(':')
+                .is_some_and(|(host, _)| host.contains(':'))
+        {
+            return Err(bad("an IPv6 host needs brackets (write [v6]:port)".into()));
+        }
+        if let Ok(socket) = tcp.parse::<std::net::SocketAddr>() {
+            return Ok(Self::with_addr(UsbmuxdAddr::TcpSocket(socket)));
+        }
+        use std::net::ToSocketAddrs;
+        match tcp.to_socket_addrs().map(|mut all| all.next()) {
+            Ok(Some(socket)) => Ok(Self::with_addr(UsbmuxdAddr::TcpSocket(socket))),
+            Ok(None) => Err(bad("the host has no address".into())),
+            Err(error) => Err(bad(error.to_string())),
+        }
+    }
+
+    /// The address as people write it: `host:port` or the socket's path (or why it is
+    /// unusable, for a bad `USBMUXD_SOCKET_ADDRESS`).
+    pub fn address(&self) -> String {
+        match &self.addr {
+            Ok(UsbmuxdAddr::TcpSocket(socket)) => socket.to_string(),
+            #[cfg(unix)]
+            Ok(UsbmuxdAddr::UnixSocket(path)) => path.clone(),
+            Err(error) => error.clone(),
+        }
+    }
+
+    /// Whether this is the platform's own usbmuxd, the one every tool reaches when nothing names
+    /// another (idevice's `UsbmuxdAddr::default()`: the socket `/var/run/usbmuxd` on Unix,
+    /// `127.0.0.1:27015` elsewhere). Its iPhones keep their bare UDIDs as names; any other
+    /// usbmuxd's are named `address/UDID`.
+    ///
+    /// ```
+    /// use phonelogs_ios::UsbmuxdBackend;
+    /// # #[cfg(unix)]
+    /// assert!(UsbmuxdBackend::parse("/var/run/usbmuxd")?.is_default());
+    /// assert!(!UsbmuxdBackend::parse("10.1.0.9:27015")?.is_default());
+    /// # Ok::<(), phonelogs_driver::Error>(())
+    /// ```
+    pub fn is_default(&self) -> bool {
+        if self.stands_for_default {
+            return true;
+        }
+        match (&self.addr, UsbmuxdAddr::default()) {
+            #[cfg(unix)]
+            (Ok(UsbmuxdAddr::UnixSocket(path)), UsbmuxdAddr::UnixSocket(default)) => {
+                *path == default
+            }
+            (Ok(UsbmuxdAddr::TcpSocket(socket)), UsbmuxdAddr::TcpSocket(default)) => {
+                *socket == default
+            }
+            _ => false,
+        }
     }
 
     fn addr(&self) -> Result<&UsbmuxdAddr> {
@@ -133,8 +237,28 @@ impl UsbmuxdBackend {
     }
 }
 
+#[cfg(unix)]
+fn unix_addr(path: &str) -> Option<UsbmuxdBackend> {
+    Some(UsbmuxdBackend::with_addr(UsbmuxdAddr::UnixSocket(
+        path.to_owned(),
+    )))
+}
+
+#[cfg(not(unix))]
+fn unix_addr(_path: &str) -> Option<UsbmuxdBackend> {
+    None
+}
+
 #[async_trait]
 impl DeviceBackend for UsbmuxdBackend {
+    fn address(&self) -> Option<String> {
+        Some(UsbmuxdBackend::address(self))
+    }
+
+    fn is_default_address(&self) -> bool {
+        self.is_default()
+    }
+
     async fn devices(&self) -> Result<Vec<DeviceInfo>> {
         let mut infos = Vec::new();
         for device in self.listed().await? {
@@ -426,5 +550,58 @@ impl CrashFileSource for IdevicePhone {
             .await
             .map_err(|e| device_error("starting com.apple.crashreportcopymobile", e))?;
         Ok(Box::new(AfcDir { client }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usbmuxd_addresses_as_people_write_them() {
+        for (text, address) in [
+            ("127.0.0.1:27015", "127.0.0.1:27015"),
+            ("tcp:[::1]:27015", "[::1]:27015"),
+            ("[fe80::1]:27015", "[fe80::1]:27015"),
+        ] {
+            assert_eq!(UsbmuxdBackend::parse(text).unwrap().address(), address);
+        }
+        // Without brackets an IPv6 address cannot be told from its port.
+        for text in ["::1", "fe80::1:27015", "::1:27015", "tcp:fe80::1:27015"] {
+            assert!(UsbmuxdBackend::parse(text).is_err(), "{text} was taken");
+        }
+    }
+
+    #[test]
+    fn only_the_platform_socket_is_the_default_usbmuxd() {
+        #[cfg(unix)]
+        {
+            assert!(
+                UsbmuxdBackend::parse("/var/run/usbmuxd")
+                    .unwrap()
+                    .is_default()
+            );
+            assert!(
+                UsbmuxdBackend::parse("UNIX:/var/run/usbmuxd")
+                    .unwrap()
+                    .is_default()
+            );
+            assert!(
+                !UsbmuxdBackend::parse("/tmp/other.sock")
+                    .unwrap()
+                    .is_default()
+            );
+            assert!(
+                !UsbmuxdBackend::parse("127.0.0.1:27015")
+                    .unwrap()
+                    .is_default()
+            );
+        }
+        assert!(
+            !UsbmuxdBackend::parse("10.1.0.9:27015")
+                .unwrap()
+                .is_default()
+        );
+        assert!(UsbmuxdBackend::with_addr(UsbmuxdAddr::default()).is_default());
     }
 }

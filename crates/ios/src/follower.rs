@@ -107,7 +107,11 @@ impl Ring {
         matching.sort_by_key(|l| l.time);
         let omitted = matching.len().saturating_sub(query.count);
         let lines = matching[omitted..].iter().map(|l| (*l).clone()).collect();
-        LogResult { lines, omitted }
+        LogResult {
+            lines,
+            omitted,
+            mark: None,
+        }
     }
 
     fn approx_bytes(&self) -> usize {
@@ -145,6 +149,8 @@ pub struct FollowerStatus {
 struct Shared {
     ring: Mutex<Ring>,
     status: Mutex<FollowerStatus>,
+    /// Woken whenever lines arrive, for [`Follower::follow`]'s waits.
+    added: tokio::sync::Notify,
 }
 
 /// Locks a mutex, taking the data even if another thread panicked while holding it: the ring
@@ -172,6 +178,7 @@ impl Follower {
                 bundle_path: record.path.clone(),
                 ..FollowerStatus::default()
             }),
+            added: tokio::sync::Notify::new(),
         });
         let (launches, launch_rx) = mpsc::unbounded_channel();
         let state = State {
@@ -205,6 +212,29 @@ impl Follower {
         lock(&self.shared.ring).query(query)
     }
 
+    /// The kept lines matching `query` (its count aside), then each new one as it arrives: a
+    /// wait on the lines this follower collects, with no stream of its own. It holds nothing
+    /// on the phone; dropping it ends it.
+    pub fn follow(&self, query: &LogQuery) -> FollowerLines {
+        let ring = lock(&self.shared.ring);
+        let queue = ring
+            .lines
+            .iter()
+            .filter(|l| query.matches(l))
+            .cloned()
+            .collect::<Vec<_>>();
+        let next = ring.dropped + ring.lines.len() as u64;
+        drop(ring);
+        let mut queue: VecDeque<LogLine> = queue.into();
+        queue.make_contiguous().sort_by_key(|l| l.time);
+        FollowerLines {
+            shared: Arc::clone(&self.shared),
+            query: query.clone(),
+            queue,
+            next,
+        }
+    }
+
     /// What the follower is doing now.
     pub fn status(&self) -> FollowerStatus {
         let mut status = lock(&self.shared.status).clone();
@@ -229,6 +259,53 @@ impl Follower {
 impl Drop for Follower {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// The lines of a follower from a time on, then each new one ([`Follower::follow`]).
+#[derive(Debug)]
+pub struct FollowerLines {
+    shared: Arc<Shared>,
+    query: LogQuery,
+    queue: VecDeque<LogLine>,
+    /// The absolute number of the next line to look at (lines the ring dropped count too).
+    next: u64,
+}
+
+impl FollowerLines {
+    fn take(&mut self) -> Option<LogLine> {
+        let ring = lock(&self.shared.ring);
+        self.next = self.next.max(ring.dropped);
+        while let Some(line) = usize::try_from(self.next - ring.dropped)
+            .ok()
+            .and_then(|at| ring.lines.get(at))
+        {
+            self.next += 1;
+            if self.query.matches(line) {
+                return Some(line.clone());
+            }
+        }
+        None
+    }
+}
+
+#[async_trait::async_trait]
+impl phonelogs_driver::LineStream for FollowerLines {
+    async fn next_line(&mut self) -> Option<phonelogs_driver::Result<LogLine>> {
+        if let Some(line) = self.queue.pop_front() {
+            return Some(Ok(line));
+        }
+        let shared = Arc::clone(&self.shared);
+        loop {
+            let notified = shared.added.notified();
+            tokio::pin!(notified);
+            // Registered before looking, so lines arriving in between still wake it.
+            notified.as_mut().enable();
+            if let Some(line) = self.take() {
+                return Some(Ok(line));
+            }
+            notified.await;
+        }
     }
 }
 
@@ -458,10 +535,13 @@ async fn pump(pid: u32, mut stream: Box<dyn LogStream>, shared: &Shared, config:
                     continue;
                 }
                 let lines = entry_to_lines(&entry, config.max_line_bytes);
-                let mut ring = lock(&shared.ring);
-                for line in lines {
-                    ring.push(line);
+                {
+                    let mut ring = lock(&shared.ring);
+                    for line in lines {
+                        ring.push(line);
+                    }
                 }
+                shared.added.notify_waiters();
             }
             Ok(None) => return,
             Err(error) => {

@@ -49,5 +49,5 @@ pub mod services;
 
 pub use device::{UsbmuxdBackend, looks_like_simulator};
 pub use error::{Error, LOCKED_ADVICE, NOT_PAIRED_ADVICE, device_error};
-pub use follower::{Follower, FollowerConfig, FollowerStatus};
+pub use follower::{Follower, FollowerConfig, FollowerLines, FollowerStatus};
 pub use phone::{LockdownPhone, PhoneConfig};

@@ -81,6 +81,15 @@ impl LockdownPhone {
         }
     }
 
+    /// The UDID `device` names on this usbmuxd: the id itself, or the part after this
+    /// usbmuxd's address and `/` when the gateway named it with its source.
+    fn bare(&self, device: &DeviceId) -> DeviceId {
+        match self.backend.address() {
+            Some(source) => DeviceId::new(device.within(&source)),
+            None => device.clone(),
+        }
+    }
+
     fn followers(&self) -> std::sync::MutexGuard<'_, HashMap<FollowerKey, Follower>> {
         self.followers
             .lock()
@@ -127,6 +136,7 @@ impl LockdownPhone {
     /// `processToken`), starting the follower if needed: the stream of `pid` opens at once.
     pub async fn app_launched(&self, device: &DeviceId, app: &AppId, pid: u32) -> Result<()> {
         refuse_xctrunner(app)?;
+        let device = &self.bare(device);
         self.ensure_follower(device, app).await?;
         if let Some(follower) = self.followers().get(&(device.clone(), app.clone())) {
             follower.launched(pid);
@@ -137,14 +147,14 @@ impl LockdownPhone {
     /// What the follower of `app` on `device` is doing, when one runs.
     pub fn follower_status(&self, device: &DeviceId, app: &AppId) -> Option<FollowerStatus> {
         self.followers()
-            .get(&(device.clone(), app.clone()))
+            .get(&(self.bare(device), app.clone()))
             .map(Follower::status)
     }
 
     /// An estimate of the memory the follower of `app` holds for its lines, in bytes.
     pub fn follower_memory(&self, device: &DeviceId, app: &AppId) -> Option<usize> {
         self.followers()
-            .get(&(device.clone(), app.clone()))
+            .get(&(self.bare(device), app.clone()))
             .map(Follower::memory_bytes)
     }
 }
@@ -174,6 +184,14 @@ impl AppLogger for LockdownPhone {
         }
     }
 
+    fn source(&self) -> Option<String> {
+        self.backend.address()
+    }
+
+    fn source_is_default(&self) -> bool {
+        self.backend.is_default_address()
+    }
+
     async fn devices(&self) -> Result<Vec<DeviceInfo>> {
         within(
             "listing iPhones",
@@ -184,6 +202,7 @@ impl AppLogger for LockdownPhone {
     }
 
     async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+        let device = &self.bare(device);
         let services = self.connect(device).await?;
         let record = self.lookup(&services, app).await?;
         Ok(AppInfo {
@@ -193,6 +212,7 @@ impl AppLogger for LockdownPhone {
             dev_build: record.dev_build,
             uid: None,
             shared_uid: false,
+            version: record.version,
         })
     }
 
@@ -203,12 +223,31 @@ impl AppLogger for LockdownPhone {
         query: &LogQuery,
     ) -> Result<LogResult> {
         refuse_xctrunner(app)?;
+        let device = &self.bare(device);
         self.ensure_follower(device, app).await?;
         Ok(self
             .followers()
             .get(&(device.clone(), app.clone()))
             .map(|follower| follower.lines(query))
             .unwrap_or_default())
+    }
+
+    async fn follow_app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Box<dyn phonelogs_driver::LineStream>> {
+        refuse_xctrunner(app)?;
+        let device = &self.bare(device);
+        self.ensure_follower(device, app).await?;
+        // The follower already collects the app's lines: the wait is on it, no extra stream.
+        self.followers()
+            .get(&(device.clone(), app.clone()))
+            .map(|follower| {
+                Box::new(follower.follow(query)) as Box<dyn phonelogs_driver::LineStream>
+            })
+            .ok_or_else(|| phonelogs_driver::Error::backend(format!("no follower for {app}")))
     }
 
     async fn app_crashes(
@@ -219,6 +258,7 @@ impl AppLogger for LockdownPhone {
         limit: usize,
     ) -> Result<Vec<CrashReport>> {
         refuse_xctrunner(app)?;
+        let device = &self.bare(device);
         let services = self.connect(device).await?;
         // The executable's name picks the report files before any is read, so the app is
         // looked up first; without a name no file can be told to be the app's.
@@ -239,6 +279,7 @@ impl AppLogger for LockdownPhone {
     }
 
     async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+        let device = &self.bare(device);
         let services = self.connect(device).await?;
         Ok(self.lookup(&services, app).await?.dev_build)
     }
@@ -251,7 +292,7 @@ impl AppLogger for LockdownPhone {
 #[async_trait]
 impl LogListener for LockdownPhone {
     async fn stop_app_logs(&self, device: &DeviceId, app: &AppId) -> Result<()> {
-        let follower = self.followers().remove(&(device.clone(), app.clone()));
+        let follower = self.followers().remove(&(self.bare(device), app.clone()));
         if let Some(follower) = follower {
             follower.stop();
         }

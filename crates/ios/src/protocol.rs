@@ -34,8 +34,9 @@ pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
 
 /// The attributes asked of installation_proxy: enough to know the bundle's path, its names,
 /// whether it is a system app, and `get-task-allow` (in `Entitlements`).
-pub const LOOKUP_ATTRIBUTES: [&str; 7] = [
+pub const LOOKUP_ATTRIBUTES: [&str; 8] = [
     "CFBundleIdentifier",
+    "CFBundleVersion",
     "CFBundleExecutable",
     "CFBundleDisplayName",
     "CFBundleName",
@@ -233,6 +234,7 @@ pub fn app_record(app: &AppId, attrs: &Dictionary) -> Option<AppRecord> {
         label: text("CFBundleDisplayName").or_else(|| text("CFBundleName")),
         system,
         dev_build,
+        version: text("CFBundleVersion"),
     })
 }
 

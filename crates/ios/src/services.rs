@@ -61,6 +61,8 @@ pub struct AppRecord {
     pub system: bool,
     /// Signed with `get-task-allow` (a development profile).
     pub dev_build: bool,
+    /// The build (`CFBundleVersion`), under which the person files its `.dSYM`s.
+    pub version: Option<String>,
 }
 
 /// Looks apps up (installation_proxy `Lookup`).
@@ -119,4 +121,14 @@ pub trait DeviceBackend: Send + Sync {
     /// there, [`phonelogs_driver::Error::DeviceUnavailable`] when it is not paired or locked,
     /// [`phonelogs_driver::Error::Unsupported`] for a Simulator.
     async fn connect(&self, device: &DeviceId) -> Result<DeviceServices>;
+    /// The usbmuxd address this backend reaches, when it is one of several (the driver's
+    /// [`phonelogs_driver::AppLogger::source`]); `None` by default.
+    fn address(&self) -> Option<String> {
+        None
+    }
+    /// Whether [`DeviceBackend::address`] is the platform's own usbmuxd (the driver's
+    /// [`phonelogs_driver::AppLogger::source_is_default`]); `false` by default.
+    fn is_default_address(&self) -> bool {
+        false
+    }
 }

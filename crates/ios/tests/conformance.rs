@@ -108,6 +108,7 @@ fn load(scenario: &Scenario) -> FakePhone {
             label: Some(expected.label.clone()),
             system: expected.system,
             dev_build: expected.dev_build,
+            version: None,
         });
     }
     phone.spawn_process(scenario.app.pid, &app_exe);

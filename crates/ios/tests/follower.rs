@@ -409,3 +409,41 @@ async fn dropping_the_follower_closes_every_stream() {
     );
     let _ = AppId::new(APP);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_on_the_follower_wakes_when_the_apps_line_arrives_and_opens_nothing() {
+    use phonelogs_driver::LineStream;
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    phone.spawn_process(
+        200,
+        "/private/var/containers/Bundle/Application/FFFF/Store.app/Store",
+    );
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "app started"));
+    let follower = start(&phone);
+    settle().await;
+    let opened = phone.opened().len();
+    let mut lines = follower.follow(&all());
+    // What is there first, then what comes.
+    assert_eq!(
+        lines.next_line().await.unwrap().unwrap().text,
+        "app started"
+    );
+    let phone_later = phone.clone();
+    tokio::spawn(async move {
+        sleep(Duration::from_secs(2)).await;
+        phone_later.log(&raw(200, T0 + 1, ERROR, "/x/Store", "OTHER-APP-SECRET"));
+        phone_later.log(&raw(100, T0 + 2, INFO, &exe(), "ready"));
+    });
+    let next = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("the wait was woken")
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.text, "ready");
+    assert_eq!(
+        phone.opened().len(),
+        opened,
+        "the wait opened no stream of its own"
+    );
+}

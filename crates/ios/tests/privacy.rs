@@ -51,6 +51,7 @@ fn app_record(path: &str, executable: &str) -> AppRecord {
         label: None,
         system: false,
         dev_build: true,
+        version: None,
     }
 }
 

@@ -118,6 +118,8 @@ fn lookup_answer(app: &str, get_task_allow: Option<bool>, app_type: &str) -> Vec
     attrs.insert("CFBundleIdentifier".into(), app.into());
     attrs.insert("CFBundleExecutable".into(), "CrashTest".into());
     attrs.insert("CFBundleDisplayName".into(), "Crash Test".into());
+    // The build, under which the person files the app's dSYMs.
+    attrs.insert("CFBundleVersion".into(), "412".into());
     attrs.insert("ApplicationType".into(), app_type.into());
     attrs.insert("Path".into(), BUNDLE.into());
     if let Some(allow) = get_task_allow {
@@ -157,6 +159,7 @@ async fn lookup_asks_for_the_entitlements_and_reads_get_task_allow() {
         assert_eq!((record.dev_build, record.system), (dev, system));
         assert_eq!(record.path, BUNDLE);
         assert_eq!(record.label.as_deref(), Some("Crash Test"));
+        assert_eq!(record.version.as_deref(), Some("412"));
         let request = task.await.unwrap();
         assert_eq!(
             request.get("Command").and_then(Value::as_string),
@@ -174,6 +177,7 @@ async fn lookup_asks_for_the_entitlements_and_reads_get_task_allow() {
             .filter_map(Value::as_string)
             .collect();
         assert!(attrs.contains(&"Entitlements") && attrs.contains(&"Path"));
+        assert!(attrs.contains(&"CFBundleVersion"));
         let ids = options.get("BundleIDs").and_then(Value::as_array).unwrap();
         assert_eq!(ids[0].as_string(), Some(app.as_str()));
     }

@@ -28,9 +28,11 @@ pub struct PhoneLogsArgs {
     /// `logs` (the default) for log lines, `crashes` for crash reports.
     #[serde(default)]
     pub kind: Option<Kind>,
-    /// Only what came after this: an RFC 3339 time, a date and time or a time of day on the
-    /// computer's clock, or a duration back such as `10m`, `2h`, `1d`. Default: the start of this
-    /// task.
+    /// Only what came after this: `last` (after the last line this task was shown of this app
+    /// on this phone: the way to read only what is new), `cursor:<value>` (after the last line
+    /// of the result that returned `cursor`), an RFC 3339 time, a date and time or a time of day
+    /// on the computer's clock, or a duration back such as `10m`, `2h`, `1d`. Default: the start
+    /// of this task. `last` and cursors are for kind logs.
     #[serde(default)]
     pub since: Option<String>,
     /// Only lines whose tag or text contains this text (lines only).
@@ -46,6 +48,18 @@ pub struct PhoneLogsArgs {
     /// answered it.
     #[serde(default)]
     pub approval_id: Option<String>,
+    /// Wait until one of the app's lines after `since` contains this text (in its tag or text,
+    /// as `filter` matches), and return the lines up to and including it; with kind crashes,
+    /// `crash` waits for the app's next crash report. Ends at `timeout` with `matched: false`.
+    #[serde(default)]
+    pub wait_for: Option<String>,
+    /// How long `wait_for` waits, in seconds: 10 by default, 1 to 60.
+    #[serde(default)]
+    pub timeout: Option<u32>,
+    /// Kind crashes only: add under each report the app's own log lines of the same process in
+    /// this many seconds before it (1 to 30), within the same size cap.
+    #[serde(default)]
+    pub context: Option<u32>,
 }
 
 /// The arguments of `list_devices` (none).

@@ -57,6 +57,36 @@ pub struct ReportHeading {
     pub summary: String,
     /// Whether `log` shows the report's text whole, cut short, or only its first line.
     pub text_shown: TextShownOut,
+    /// The crash's fingerprint (16 hex digits): exception type and top app frames, without
+    /// addresses, line numbers, pids or times, so the same crash has the same one everywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// The first frame in the app's own code, e.g.
+    /// `CheckoutActivity.onResume(CheckoutActivity.kt:142)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blamed_frame: Option<String>,
+    /// The reports of this fingerprint in the result, this one included: only the newest's text
+    /// is in `log`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occurrences: Option<OccurrencesOut>,
+    /// Which symbol files (mapping, libraries, dSYMs) were applied to the text, or why none
+    /// matched ("no symbols directory", "no folder for … version 12", …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<String>,
+}
+
+/// The reports one heading stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OccurrencesOut {
+    /// How many reports of this fingerprint the result holds.
+    pub count: usize,
+    /// When the oldest happened (RFC 3339).
+    pub first: String,
+    /// When the newest happened (RFC 3339).
+    pub last: String,
+    /// Their process ids, oldest first.
+    pub pids: Vec<u32>,
 }
 
 /// The `structuredContent` of `phone_logs`. The log is here once, byte for byte the text
@@ -91,6 +121,15 @@ pub struct PhoneLogsOutput {
     /// Kind `crashes`: every shown report's heading, newest first, in `log`'s order. Empty for
     /// kind `logs`.
     pub reports: Vec<ReportHeading>,
+    /// Kind `logs`, status ok: the place after the last line shown. Pass `since:
+    /// "cursor:<this>"` (or `since: "last"`) to read only the lines after it. Valid in this
+    /// task, for this app on this phone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// With `wait_for`: true when the awaited line (or crash report) came, false when the
+    /// timeout came first (the lines that did come are in `log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<bool>,
 }
 
 /// One device, as `list_devices` reports it.

@@ -97,6 +97,8 @@ mod tests {
             left_out: 0,
             cut: 0,
             reports,
+            cursor: None,
+            matched: None,
         }
     }
 
@@ -128,6 +130,10 @@ mod tests {
             process: "com.example \"app\"".into(),
             summary: "SIGSEGV\tat 0x0".into(),
             text_shown: TextShownOut::FirstLine,
+            fingerprint: None,
+            blamed_frame: None,
+            occurrences: None,
+            symbols: None,
         };
         let view = phonelogs_gateway::ReportView {
             kind: heading.kind.clone(),
@@ -138,9 +144,60 @@ mod tests {
             text: String::new(),
             text_shown: phonelogs_gateway::TextShown::FirstLine,
             cut: true,
+            fingerprint: None,
+            blamed_frame: None,
+            occurrences: None,
+            symbols: None,
         };
         let written = serde_json::to_string(&heading).unwrap();
         assert_eq!(written.len() + 1, phonelogs_gateway::heading_cost(&view));
+    }
+
+    #[test]
+    fn a_grouped_symbolicated_heading_serializes_within_the_gateways_estimate() {
+        let occurrences = crate::output::OccurrencesOut {
+            count: usize::MAX,
+            first: "2026-11-30T10:00:00+01:00".into(),
+            last: "2026-11-30T10:04:40+01:00".into(),
+            pids: vec![u32::MAX; 10],
+        };
+        let heading = ReportHeading {
+            kind: "java_crash".into(),
+            time: "2026-11-30T10:04:40+01:00".into(),
+            pid: Some(u32::MAX),
+            process: "com.example".into(),
+            summary: "java.lang.IllegalStateException: \"x\"".into(),
+            text_shown: TextShownOut::Whole,
+            fingerprint: Some("0123456789abcdef".into()),
+            blamed_frame: Some("Checkout.onResume(Checkout.kt:142)".into()),
+            occurrences: Some(occurrences.clone()),
+            symbols: Some("mapping com.example/12/mapping.txt (3 frames)\t".into()),
+        };
+        let view = phonelogs_gateway::ReportView {
+            kind: heading.kind.clone(),
+            time: heading.time.clone(),
+            pid: heading.pid,
+            process: heading.process.clone(),
+            summary: heading.summary.clone(),
+            text: String::new(),
+            text_shown: phonelogs_gateway::TextShown::Whole,
+            cut: false,
+            fingerprint: heading.fingerprint.clone(),
+            blamed_frame: heading.blamed_frame.clone(),
+            occurrences: Some(phonelogs_gateway::Occurrences {
+                count: occurrences.count,
+                first: occurrences.first.clone(),
+                last: occurrences.last.clone(),
+                pids: occurrences.pids.clone(),
+            }),
+            symbols: heading.symbols.clone(),
+        };
+        let written = serde_json::to_string(&heading).unwrap();
+        let cost = phonelogs_gateway::heading_cost(&view);
+        // The estimate holds (the comma between entries included), and at the widest values
+        // it is over only by the last pid's comma and `whole` being shorter than `first_line`.
+        assert!(written.len() < cost, "{written}");
+        assert!(cost - (written.len() + 1) <= 1 + "first_line".len() - "whole".len());
     }
 
     #[test]

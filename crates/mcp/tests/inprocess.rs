@@ -66,7 +66,9 @@ fn phone(start: OffsetDateTime) -> FakePhone {
                 summary: format!("java.lang.IllegalStateException: crash {i}"),
                 text: format!(
                     "crash {i}\n{}",
-                    "\tat dev.example.chatty.Main.run(Main.java:42)\n".repeat(900)
+                    // A throw site of its own each, so each is a heading of its own (reports of
+                    // one fingerprint would be grouped under one).
+                    format!("\tat dev.example.chatty.Main.run{i}(Main.java:42)\n").repeat(900)
                 ),
             },
         );

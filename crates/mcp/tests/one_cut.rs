@@ -76,11 +76,21 @@ fn phone() -> (FakePhone, DeviceId, AppId) {
 }
 
 fn read(phone: FakePhone, cap: usize, kind: LogsKind, limit: u32) -> LogsResponse {
-    let gateway = Gateway::builder()
-        .driver(Arc::new(phone))
-        .result_cap(cap)
-        .build()
-        .unwrap();
+    read_with(phone, cap, kind, limit, None)
+}
+
+fn read_with(
+    phone: FakePhone,
+    cap: usize,
+    kind: LogsKind,
+    limit: u32,
+    symbols: Option<&std::path::Path>,
+) -> LogsResponse {
+    let mut builder = Gateway::builder().driver(Arc::new(phone)).result_cap(cap);
+    if let Some(dir) = symbols {
+        builder = builder.symbols_dir(dir);
+    }
+    let gateway = builder.build().unwrap();
     let session = gateway.start_task(TaskSpec::new(Agent::new("agent", Mode::ReadOnly)));
     let request = LogsRequest {
         kind,
@@ -207,7 +217,10 @@ proptest! {
         let response = read(phone, cap, LogsKind::Crashes, 10);
         let structured = one_log_in_both_forms(&response, cap)?;
         let headings = structured["reports"].as_array().unwrap();
-        prop_assert_eq!(headings.len(), response.shown);
+        // Reports of one fingerprint (here the ANRs, which have no frames) share a heading,
+        // which counts each of them.
+        let represented: u64 = headings.iter().map(|h| h["occurrences"]["count"].as_u64().unwrap()).sum();
+        prop_assert_eq!(represented as usize, response.shown);
         prop_assert_eq!(response.shown + response.left_out, sizes.len());
         let text = text_content(&logs_result(response.clone()));
         let mut not_whole = 0;
@@ -237,4 +250,79 @@ proptest! {
         };
         prop_assert!(response.message.starts_with(&shown), "{}", response.message);
     }
+
+    #[test]
+    fn symbolicated_and_grouped_reports_keep_the_one_cut(
+        groups in prop::collection::vec((1usize..=3, 100usize..=60_000), 1..=4),
+        seed in any::<u64>(),
+        cap in cap(),
+    ) {
+        // The mapping is filed for the installed version, so every text grows when the cut
+        // has to measure it: the cut must come after symbols.
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(APP).join("7");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("mapping.txt"), MAPPING).unwrap();
+        let phone = FakePhone::new();
+        let device = DeviceId::new(DEVICE);
+        phone.add_device(&device, "Pixel 8");
+        let app = AppId::new(APP);
+        phone.add_app(
+            &device,
+            FakeApp::new(app.clone()).label("Chatty").uid(10_500).dev_build(true).version("7"),
+        );
+        let start = OffsetDateTime::now_utc() - Duration::minutes(10);
+        let mut total = 0;
+        for (g, &(times, size)) in groups.iter().enumerate() {
+            for t in 0..times {
+                // One throw site per group; the padding differs per report, as a message would.
+                let text = format!(
+                    "{}\n\tat {APP}.Screen{g}.run(SourceFile:{t})\n{}",
+                    TRACE.trim_end(),
+                    text(seed.wrapping_add((g * 10 + t) as u64), size, true),
+                );
+                phone.add_crash(&device, &app, CrashReport {
+                    kind: CrashKind::JavaCrash,
+                    time: start + Duration::seconds((g * 10 + t) as i64),
+                    pid: Some(4242 + total as u32),
+                    process: APP.into(),
+                    summary: SUMMARY.into(),
+                    text,
+                });
+                total += 1;
+            }
+        }
+        let response = read_with(phone, cap, LogsKind::Crashes, 10, Some(dir.path()));
+        let structured = one_log_in_both_forms(&response, cap)?;
+        let headings = structured["reports"].as_array().unwrap();
+        let represented: u64 = headings.iter().map(|h| h["occurrences"]["count"].as_u64().unwrap()).sum();
+        prop_assert_eq!(represented as usize, response.shown);
+        // The driver gives at most the limit's newest reports; the cut counts what it left out.
+        prop_assert_eq!(response.shown + response.left_out, total.min(10));
+        prop_assert!(headings.len() <= groups.len());
+        let mut not_whole = 0;
+        for heading in headings {
+            let symbols = heading["symbols"].as_str().unwrap();
+            prop_assert!(symbols.contains(&format!("mapping {APP}/7/mapping.txt")), "{}", symbols);
+            prop_assert_eq!(heading["fingerprint"].as_str().unwrap().len(), 16);
+            let pids = heading["occurrences"]["pids"].as_array().unwrap();
+            prop_assert_eq!(pids.len() as u64, heading["occurrences"]["count"].as_u64().unwrap());
+            if heading["text_shown"] != "whole" {
+                not_whole += 1;
+            }
+        }
+        prop_assert_eq!(response.cut, not_whole);
+        if headings.first().is_some_and(|h| h["text_shown"] == "whole") {
+            prop_assert!(response.log.contains("Cart.tapped(Cart.java:47)"));
+        }
+        prop_assert!(!response.log.contains("jvm.a.a(SourceFile:1047)") || response.cut > 0);
+        if cap == MAX_RESULT_BYTES {
+            prop_assert_eq!(response.left_out, 0);
+            prop_assert_eq!(headings.len(), groups.len(), "{}", response.log);
+        }
+    }
 }
+
+const MAPPING: &str = include_str!("../../../testdata/symbols/proguard-6.2.2/mapping.txt");
+const TRACE: &str = include_str!("../../../testdata/symbols/proguard-6.2.2/trace-button.txt");
+const SUMMARY: &str = "java.lang.IllegalStateException: Crash button tapped";

@@ -261,9 +261,16 @@ async fn poll_models(models: Arc<RwLock<HashMap<String, String>>>) {
         phonelogs_ios::LockdownPhone::new(Arc::new(phonelogs_ios::UsbmuxdBackend::from_env()));
     loop {
         let mut found = HashMap::new();
-        for listed in [android.devices().await, ios.devices().await] {
+        for (listed, source) in [
+            (android.devices().await, android.source()),
+            (ios.devices().await, ios.source()),
+        ] {
             for device in listed.into_iter().flatten() {
                 if let Some(model) = device.model {
+                    // Under both names a question may carry: bare, and with its source.
+                    if let Some(source) = &source {
+                        found.insert(format!("{source}/{}", device.id), model.clone());
+                    }
                     found.insert(device.id.to_string(), model);
                 }
             }

@@ -407,6 +407,7 @@ pub fn record(app: &str, path: &str, dev_build: bool) -> AppRecord {
         label: None,
         system: app.starts_with("com.apple."),
         dev_build,
+        version: None,
     }
 }
 

@@ -1,0 +1,197 @@
+//! Load over Streamable HTTP, bounded and on loopback only: 16 concurrent MCP sessions, each its
+//! own agent (token) and app, 2,000 `phone_logs` calls in all, across four simulated phones
+//! behind a private real adb server (`/usr/bin/adb`). Beside them in the same run: one session
+//! alone, for the warm call's p50 and p99. During the load: the adb server killed and started
+//! again, a phone disconnected for a second, clients dropping their connection mid-call. Every
+//! result is checked for another app's canary; the history is counted against the calls made;
+//! the server's RSS is read from /proc at the start, the middle and the end.
+//!
+//! Run: `cargo bench -p phonelogs-mcp --bench http_load` (needs `/usr/bin/adb`).
+
+#![allow(clippy::unwrap_used)]
+
+#[path = "../tests/http_support/mod.rs"]
+mod http_support;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http_support::load::{self, Lab, Tally};
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+const AGENTS: usize = 16;
+const CALLS: usize = 2_000;
+const SINGLE: usize = 200;
+const DROPS: usize = 10;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+async fn run() {
+    let Some(lab) = load::lab(AGENTS, 4, 200).await else {
+        return;
+    };
+    let lab = Arc::new(lab);
+    let rss_start = lab.rss_kib();
+
+    // One session alone: the warm call (after one call to look the app up).
+    let single = Arc::new(Mutex::new(Tally::default()));
+    let mut alone = load::session(&lab, 0).await;
+    let serial = lab.serials[0].clone();
+    load::call(&mut alone, 0, &serial, AGENTS, &single).await;
+    single.lock().unwrap().outcomes.clear();
+    for _ in 0..SINGLE {
+        load::call(&mut alone, 0, &serial, AGENTS, &single).await;
+    }
+    let _ = alone.delete().await;
+    let single_times: Vec<Duration> = single
+        .lock()
+        .unwrap()
+        .outcomes
+        .iter()
+        .map(|o| o.took)
+        .collect();
+
+    // The load, with faults beside it.
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let progress = Arc::new(AtomicUsize::new(0));
+    let faults = tokio::spawn(faults(lab.clone(), progress.clone()));
+    load::run(&lab, AGENTS, CALLS, &tally, &progress).await;
+    let (rss_middle, dropped) = faults.await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_end = lab.rss_kib();
+
+    let tally = std::mem::take(&mut *tally.lock().unwrap());
+    let ok_times: Vec<Duration> = tally
+        .outcomes
+        .iter()
+        .filter(|o| o.status.as_deref() == Ok("ok"))
+        .map(|o| o.took)
+        .collect();
+    let mut failures: BTreeMap<String, usize> = BTreeMap::new();
+    for outcome in tally
+        .outcomes
+        .iter()
+        .filter(|o| o.status.as_deref() != Ok("ok"))
+    {
+        let key = match &outcome.status {
+            Ok(status) => format!("status {status}: {}", outcome.message),
+            Err(error) => format!("transport: {error}"),
+        };
+        *failures.entry(key).or_default() += 1;
+    }
+    let history: usize = (0..AGENTS).map(|i| load::history_of(&lab, i)).sum();
+    let answered = tally.outcomes.iter().filter(|o| o.status.is_ok()).count();
+
+    println!(
+        "sessions {AGENTS}, calls {} (ok {}), phones 4",
+        tally.outcomes.len(),
+        ok_times.len()
+    );
+    println!(
+        "leaks (another app's line in a result): {}",
+        tally.leaks.len()
+    );
+    for leak in tally.leaks.iter().take(5) {
+        println!("  {leak}");
+    }
+    let (p50s, p99s) = (
+        load::percentile(&single_times, 0.5),
+        load::percentile(&single_times, 0.99),
+    );
+    let (p50, p99) = (
+        load::percentile(&ok_times, 0.5),
+        load::percentile(&ok_times, 0.99),
+    );
+    println!("single session, {SINGLE} warm calls: p50 {p50s:?}, p99 {p99s:?}");
+    println!("16 sessions at once, ok calls: p50 {p50:?}, p99 {p99:?}");
+    println!(
+        "p99 under load / p99 alone = {:.2}x (goal: 3x or less)",
+        p99.as_secs_f64() / p99s.as_secs_f64().max(f64::EPSILON)
+    );
+    println!("failed calls, by what they said:");
+    for (what, count) in &failures {
+        println!("  {count:>4} × {what}");
+    }
+    println!("dropped mid-call by their client: {dropped}");
+    println!(
+        "history rows of the load's agents: {history}; calls the server answered: {answered} \
+         (+{SINGLE} +1 alone, +{dropped} dropped: rows may include those)"
+    );
+    println!("server RSS KiB: start {rss_start:?}, middle {rss_middle:?}, end {rss_end:?}");
+
+    let (stolen, own) = load::approval_stays_in_its_session(&lab, 2, 3).await;
+    println!(
+        "approval of session 2 used by session 3: {}; by session 2: {}",
+        stolen["status"], own["status"]
+    );
+}
+
+/// At a third of the run the adb server is killed and restarted; at a half a phone goes offline
+/// for a second; meanwhile clients send calls and drop the connection. Returns the RSS in the
+/// middle and how many calls were dropped.
+async fn faults(lab: Arc<Lab>, progress: Arc<AtomicUsize>) -> (Option<u64>, usize) {
+    let at = |fraction: f64| (CALLS as f64 * fraction) as usize;
+    while progress.load(Ordering::SeqCst) < at(0.33) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    lab.restart_adb(Duration::from_millis(500)).await;
+    while progress.load(Ordering::SeqCst) < at(0.5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rss_middle = lab.rss_kib();
+    lab.phones[3].set_offline(true);
+    let dropped = drop_mid_call(&lab).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    lab.phones[3].set_offline(false);
+    (rss_middle, dropped)
+}
+
+/// Clients that send a call and close the connection before the answer.
+async fn drop_mid_call(lab: &Lab) -> usize {
+    let mut dropped = 0;
+    for n in 0..DROPS {
+        let i = n % AGENTS;
+        let mut mcp = load::session(lab, i).await;
+        let body = serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+            "params": { "name": "phone_logs",
+                        "arguments": { "app": load::app(i), "device": lab.serials[i % 4], "since": "1h" } }
+        }))
+        .unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
+             Mcp-Protocol-Version: {}\r\nContent-Length: {}\r\n\r\n",
+            lab.server.addr,
+            load::token(i),
+            mcp.session.clone().unwrap_or_default(),
+            http_support::PROTOCOL,
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(lab.server.addr)
+            .await
+            .unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&body).await.unwrap();
+        drop(stream);
+        dropped += 1;
+        // The session goes on serving after its client dropped a call.
+        let after = mcp.call("list_devices", json!({})).await;
+        assert!(
+            after.is_ok(),
+            "the session died with its dropped call: {after:?}"
+        );
+        let _ = mcp.delete().await;
+    }
+    dropped
+}

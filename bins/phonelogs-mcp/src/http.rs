@@ -1,0 +1,666 @@
+//! `phonelogs-mcp --http ADDR`: MCP over Streamable HTTP at `/mcp`, for agents that do not start
+//! the server themselves (an agent in CI, several agents at once).
+//!
+//! rmcp's server-side Streamable HTTP does the protocol: sessions (`Mcp-Session-Id`), DELETE,
+//! the idle timeout, the `Host` and `Origin` allow lists (DNS rebinding), the body limit. This
+//! module puts in front of it what rmcp leaves to the server:
+//!
+//! - **who is asking**: every request carries `Authorization: Bearer TOKEN`, a token of the
+//!   `--token-file` (or the one made at start); anything else gets 401, `WWW-Authenticate:
+//!   Bearer` and an empty body. The token names the agent, and the agent's mode and scope come
+//!   from the server's configuration, never from the request.
+//! - **isolation**: one rmcp service (and one session manager) per agent, so a session id shown
+//!   with another agent's token is unknown there (404). Each session is one gateway task, ended
+//!   when rmcp drops the session ([`session::HttpSession`]).
+//! - **limits**: the body is read here, at most [`MAX_BODY_BYTES`] (413) within the read timeout
+//!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
+//!   at most `--http-max-sessions` sessions (503).
+//! - **sessions only**: a request outside a session (the stateless 2026-07-28 form) would make
+//!   a new task per request, so an approval could never be carried to the retry; it gets 400
+//!   and the client falls back to `initialize` (the official SDKs do).
+
+mod session;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use phonelogs_gateway::{Gateway, TaskSpec};
+use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
+use phonelogs_policy::{Agent, Policy};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use self::session::HttpSession;
+
+/// The largest request body served, in bytes (larger: 413).
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The endpoint's path.
+pub const ENDPOINT: &str = "/mcp";
+/// The fewest characters a token of a token file may have.
+pub const MIN_TOKEN_CHARS: usize = 16;
+/// The most connections served at once; more wait to be accepted.
+const MAX_CONNECTIONS: usize = 512;
+
+/// The HTTP flags (`phonelogs-mcp --http ADDR …`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at ADDR (host:port, endpoint /mcp) instead of stdio.
+    /// Loopback only unless --allow-remote. Every request needs a bearer token.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// The bearer tokens, one a line, each optionally followed by a space and the name of the
+    /// agent it stands for (its mode and scope come from [policy] agents). Default: a random
+    /// token, written to a new file (mode 0600) in the state directory, its path printed.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Allow --http on an address other than loopback (needs --token-file).
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// Another `Origin` allowed to call (scheme://host:port); repeatable. Default: the
+    /// loopback names on the bound port. A request without `Origin` is not checked.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
+    /// Another `Host` the server answers to (name or name:port); repeatable. Default:
+    /// localhost, 127.0.0.1, ::1 and the bound address.
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    pub allow_host: Vec<String>,
+    /// Seconds a session may stay idle before it (and its task) ends.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub http_idle_timeout: u64,
+    /// Seconds a client has to send a request's headers, and again its body.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub http_read_timeout: u64,
+    /// The most MCP sessions open at once.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub http_max_sessions: usize,
+}
+
+/// The HTTP settings, checked.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// The token file, if given.
+    pub token_file: Option<PathBuf>,
+    /// More allowed origins.
+    pub allow_origin: Vec<String>,
+    /// More allowed hosts.
+    pub allow_host: Vec<String>,
+    /// Idle time before a session ends.
+    pub idle_timeout: Duration,
+    /// Time for a request's headers, and for its body.
+    pub read_timeout: Duration,
+    /// The most sessions at once.
+    pub max_sessions: usize,
+}
+
+impl HttpArgs {
+    /// The settings, or `None` for stdio; refuses a non-loopback address without
+    /// `--allow-remote` and a token file.
+    pub fn settings(&self) -> anyhow::Result<Option<HttpSettings>> {
+        let Some(addr) = self.http else {
+            return Ok(None);
+        };
+        if !addr.ip().is_loopback() {
+            if !self.allow_remote {
+                bail!(
+                    "--http {addr} is not a loopback address: pass --allow-remote (and --token-file) to serve other hosts"
+                );
+            }
+            if self.token_file.is_none() {
+                bail!("--http {addr} with --allow-remote needs --token-file");
+            }
+        }
+        if self.http_max_sessions == 0 || self.http_read_timeout == 0 {
+            bail!("--http-max-sessions and --http-read-timeout must be at least 1");
+        }
+        Ok(Some(HttpSettings {
+            addr,
+            token_file: self.token_file.clone(),
+            allow_origin: self.allow_origin.clone(),
+            allow_host: self.allow_host.clone(),
+            idle_timeout: Duration::from_secs(self.http_idle_timeout.max(1)),
+            read_timeout: Duration::from_secs(self.http_read_timeout),
+            max_sessions: self.http_max_sessions,
+        }))
+    }
+}
+
+/// A token and the agent (an index into [`Server::agents`]) it stands for.
+struct Token {
+    secret: String,
+    agent: usize,
+}
+
+type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
+
+/// One agent's service: its sessions are its own.
+struct AgentService {
+    name: String,
+    service: Service,
+    sessions: Arc<LocalSessionManager>,
+}
+
+struct Server {
+    tokens: Vec<Token>,
+    agents: Vec<AgentService>,
+    max_sessions: usize,
+    read_timeout: Duration,
+    /// Held while a session opens, so the session cap is not passed by a race.
+    opening: tokio::sync::Mutex<()>,
+}
+
+/// What the HTTP server needs besides its settings.
+pub struct Serve {
+    /// The gateway every session's task starts on.
+    pub gateway: Gateway,
+    /// The agent of a token that names none (`--agent`, its mode and scope).
+    pub default_agent: Agent,
+    /// The policy, for the agents tokens name.
+    pub policy: Policy,
+    /// Each task's apps.
+    pub task_apps: Option<Vec<phonelogs_driver::AppId>>,
+    /// The state directory, where a made token is written.
+    pub state_dir: PathBuf,
+    /// The servers' options.
+    pub options: ServerOptions,
+}
+
+/// Binds, prints the endpoint (and a made token's file) on stderr, and serves until the
+/// process ends.
+pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(settings.addr)
+        .await
+        .with_context(|| format!("listening on {}", settings.addr))?;
+    let bound = listener.local_addr().context("the bound address")?;
+    let lines = match &settings.token_file {
+        Some(path) => read_token_file(path)?,
+        None => {
+            let (path, token) = make_token_file(&serve.state_dir)?;
+            eprintln!(
+                "phonelogs-mcp: the bearer token is in {} (readable by you only)",
+                path.display()
+            );
+            vec![(token, None)]
+        }
+    };
+    let server = Arc::new(build(&serve, &settings, bound, lines));
+    let names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
+    tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
+    eprintln!("phonelogs-mcp: serving MCP on http://{bound}{ENDPOINT}");
+    accept(listener, server, settings.read_timeout).await
+}
+
+/// The agents of the token file, each with its own service.
+fn build(
+    serve: &Serve,
+    settings: &HttpSettings,
+    bound: SocketAddr,
+    lines: Vec<(String, Option<String>)>,
+) -> Server {
+    let mut agents: Vec<AgentService> = Vec::new();
+    let mut tokens = Vec::new();
+    let config = rmcp_config(settings, bound);
+    for (secret, name) in lines {
+        let agent = match name {
+            Some(name) => agent_named(&name, &serve.default_agent, &serve.policy),
+            None => serve.default_agent.clone(),
+        };
+        let index = match agents.iter().position(|a| a.name == agent.name) {
+            Some(index) => index,
+            None => {
+                agents.push(agent_service(serve, agent, settings, config.clone()));
+                agents.len() - 1
+            }
+        };
+        tokens.push(Token {
+            secret,
+            agent: index,
+        });
+    }
+    Server {
+        tokens,
+        agents,
+        max_sessions: settings.max_sessions,
+        read_timeout: settings.read_timeout,
+        opening: tokio::sync::Mutex::new(()),
+    }
+}
+
+/// The agent a token names: the policy's agent of that name, else the default agent's mode
+/// and scope under that name.
+fn agent_named(name: &str, default: &Agent, policy: &Policy) -> Agent {
+    policy.agent(name).cloned().unwrap_or_else(|| {
+        let mut agent = Agent::new(name, default.mode);
+        agent.scope = default.scope.clone();
+        agent
+    })
+}
+
+fn agent_service(
+    serve: &Serve,
+    agent: Agent,
+    settings: &HttpSettings,
+    config: StreamableHttpServerConfig,
+) -> AgentService {
+    let name = agent.name.clone();
+    let task = TaskSpec {
+        agent,
+        apps: serve.task_apps.clone(),
+        devices: None,
+    };
+    let (gateway, options) = (serve.gateway.clone(), serve.options.clone());
+    let factory = move || {
+        PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone())
+            .map(HttpSession::new)
+            .map_err(std::io::Error::other)
+    };
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(settings.idle_timeout);
+    let sessions = Arc::new(manager);
+    AgentService {
+        name,
+        service: StreamableHttpService::new(factory, sessions.clone(), config),
+        sessions,
+    }
+}
+
+/// rmcp's checks: `Host` and `Origin` against the allow lists, the body limit.
+fn rmcp_config(settings: &HttpSettings, bound: SocketAddr) -> StreamableHttpServerConfig {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).into();
+    if !bound.ip().is_unspecified() && !bound.ip().is_loopback() {
+        hosts.push(bound.ip().to_string());
+    }
+    hosts.extend(settings.allow_host.iter().cloned());
+    let port = bound.port();
+    let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .map(|host| format!("http://{host}:{port}"))
+        .collect();
+    origins.extend(settings.allow_origin.iter().cloned());
+    StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_BODY_BYTES)
+}
+
+async fn accept(
+    listener: tokio::net::TcpListener,
+    server: Arc<Server>,
+    read_timeout: Duration,
+) -> anyhow::Result<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            bail!("the connection limit was closed");
+        };
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Out of descriptors, say: wait a little rather than spin.
+                tracing::warn!(%error, "could not accept a connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let server = server.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let server = server.clone();
+                async move { Ok::<_, Infallible>(server.handle(request).await) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(read_timeout)
+                .serve_connection(TokioIo::new(stream), service);
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, %peer, "an HTTP connection ended");
+            }
+            drop(slot);
+        });
+    }
+}
+
+type Body = BoxBody<Bytes, Infallible>;
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// 401 and nothing else.
+fn unauthorized() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+impl Server {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let Some(agent) = self.agent_of(request.headers()) else {
+            return unauthorized();
+        };
+        if request.uri().path() != ENDPOINT {
+            return plain(StatusCode::NOT_FOUND, "Not Found: the endpoint is /mcp\n");
+        }
+        let (parts, body) = request.into_parts();
+        let limited = Limited::new(body, MAX_BODY_BYTES);
+        let bytes = match tokio::time::timeout(self.read_timeout, limited.collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+                return plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "Payload Too Large: a request body may hold at most 1 MiB\n",
+                );
+            }
+            Ok(Err(_)) => return plain(StatusCode::BAD_REQUEST, "Bad Request: unreadable body\n"),
+            Err(_) => {
+                let mut response = plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "Request Timeout: the body did not arrive in time\n",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return response;
+            }
+        };
+        let outside = if parts.method == Method::POST {
+            outside_a_session(&parts.headers, &bytes)
+        } else {
+            None
+        };
+        let service = &self.agents[agent];
+        // rmcp answers a DELETE of an unknown session with 202; say it is unknown, as for
+        // every other request, so another agent's session id gets the same 404.
+        if parts.method == Method::DELETE && !service.knows(&parts.headers).await {
+            return plain(StatusCode::NOT_FOUND, "Not Found: no such session\n");
+        }
+        let is_delete = parts.method == Method::DELETE;
+        let request = Request::from_parts(parts, Full::new(bytes));
+        match outside {
+            Some(Outside::Stateless) => plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: phonelogs serves MCP over HTTP in sessions: send initialize first\n",
+            ),
+            Some(Outside::Opening) => {
+                let _opening = self.opening.lock().await;
+                if self.session_count().await >= self.max_sessions {
+                    let mut response = plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "Service Unavailable: too many MCP sessions are open\n",
+                    );
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                    return response;
+                }
+                service.service.handle(request).await
+            }
+            // rmcp answers a DELETE with 202; the official Python SDK expects 200 or 204.
+            None if is_delete => {
+                let mut response = service.service.handle(request).await;
+                if response.status() == StatusCode::ACCEPTED {
+                    *response.status_mut() = StatusCode::NO_CONTENT;
+                }
+                response
+            }
+            None => service.service.handle(request).await,
+        }
+    }
+
+    /// The agent whose token the request carries, comparing with every token in constant time.
+    fn agent_of(&self, headers: &hyper::HeaderMap) -> Option<usize> {
+        let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+        let (scheme, given) = value.split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let given = given.trim();
+        let mut found = None;
+        for token in &self.tokens {
+            if same(given, &token.secret) {
+                found = Some(token.agent);
+            }
+        }
+        found
+    }
+
+    async fn session_count(&self) -> usize {
+        let mut count = 0;
+        for agent in &self.agents {
+            count += agent.sessions.sessions.read().await.len();
+        }
+        count
+    }
+}
+
+impl AgentService {
+    /// Whether the request names one of this agent's sessions.
+    async fn knows(&self, headers: &hyper::HeaderMap) -> bool {
+        let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        self.sessions.sessions.read().await.contains_key(id)
+    }
+}
+
+enum Outside {
+    /// An `initialize`: a session opens.
+    Opening,
+    /// Anything else outside a session, or a request that names the stateless revision.
+    Stateless,
+}
+
+/// Whether a POST is outside a session: an `initialize` opens one; anything else, or a request
+/// naming protocol 2026-07-28 or later (served statelessly by rmcp), is refused.
+fn outside_a_session(headers: &hyper::HeaderMap, body: &[u8]) -> Option<Outside> {
+    let stateless_version = |version: &str| version >= "2026-07-28";
+    let header_version = headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok());
+    if header_version.is_some_and(stateless_version) {
+        return Some(Outside::Stateless);
+    }
+    let has_session = headers.contains_key("mcp-session-id");
+    // An unreadable body is left to rmcp, which answers it with a JSON-RPC error.
+    let message: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let meta_version = message
+        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(|v| v.as_str());
+    if meta_version.is_some_and(stateless_version) {
+        return Some(Outside::Stateless);
+    }
+    if has_session {
+        return None;
+    }
+    if message.get("method").and_then(|m| m.as_str()) == Some("initialize") {
+        Some(Outside::Opening)
+    } else {
+        Some(Outside::Stateless)
+    }
+}
+
+/// Compares a given token with a secret in time that depends on the longer length only, so
+/// that neither a refusal's timing nor which token matched tells how much of a guess was right.
+/// Hand-written because it is a few lines and the graph has no constant-time crate to reuse.
+fn same(given: &str, secret: &str) -> bool {
+    let (a, b) = (given.as_bytes(), secret.as_bytes());
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= std::hint::black_box(x ^ y);
+    }
+    diff == 0
+}
+
+/// The tokens of a token file: one a line (`TOKEN` or `TOKEN AGENT`); blank lines and lines
+/// starting with `#` are skipped.
+pub fn read_token_file(path: &Path) -> anyhow::Result<Vec<(String, Option<String>)>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the token file {}", path.display()))?;
+    let tokens = parse_tokens(&text)
+        .with_context(|| format!("reading the token file {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            tracing::warn!(path = %path.display(), "the token file is readable by others: chmod 600 it");
+        }
+    }
+    Ok(tokens)
+}
+
+/// The parse of [`read_token_file`].
+pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<(String, Option<String>)>> {
+    let mut tokens: Vec<(String, Option<String>)> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (token, agent) = match line.split_once(char::is_whitespace) {
+            Some((token, agent)) => (token, Some(agent.trim().to_owned())),
+            None => (line, None),
+        };
+        if token.chars().count() < MIN_TOKEN_CHARS || !token.chars().all(|c| c.is_ascii_graphic()) {
+            bail!(
+                "line {}: a token must be at least {MIN_TOKEN_CHARS} visible ASCII characters",
+                number + 1
+            );
+        }
+        if agent.as_deref().is_some_and(str::is_empty) {
+            bail!("line {}: the agent name is empty", number + 1);
+        }
+        if tokens.iter().any(|(t, _)| t == token) {
+            bail!("line {}: the same token twice", number + 1);
+        }
+        tokens.push((token.to_owned(), agent));
+    }
+    if tokens.is_empty() {
+        bail!("no token in it");
+    }
+    Ok(tokens)
+}
+
+/// Makes a random token and writes it to a new file in `dir`, created exclusively with mode
+/// 0600. Returns the file and the token.
+pub fn make_token_file(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).context("no randomness for the bearer token")?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut tag = [0u8; 4];
+    getrandom::fill(&mut tag).context("no randomness for the token file's name")?;
+    let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the state directory {}", dir.display()))?;
+    let path = dir.join(format!("http-token-{tag}"));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options
+        .open(&path)
+        .with_context(|| format!("creating the token file {}", path.display()))?;
+    use std::io::Write;
+    writeln!(file, "{token}").with_context(|| format!("writing {}", path.display()))?;
+    Ok((path, token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_read_one_a_line_with_an_optional_agent() {
+        let tokens =
+            parse_tokens("# agents\n0123456789abcdef0123\n\nfedcba9876543210fedc ci-agent\n")
+                .unwrap();
+        assert_eq!(
+            tokens,
+            vec![
+                ("0123456789abcdef0123".to_owned(), None),
+                (
+                    "fedcba9876543210fedc".to_owned(),
+                    Some("ci-agent".to_owned())
+                )
+            ]
+        );
+        assert!(parse_tokens("short\n").is_err());
+        assert!(parse_tokens("0123456789abcdef0123\n0123456789abcdef0123 b\n").is_err());
+        assert!(parse_tokens("# nothing\n").is_err());
+    }
+
+    #[test]
+    fn same_compares_whole_tokens() {
+        assert!(same("0123456789abcdef", "0123456789abcdef"));
+        assert!(!same("0123456789abcdeX", "0123456789abcdef"));
+        assert!(!same("0123456789abcde", "0123456789abcdef"));
+        assert!(!same("0123456789abcdef0", "0123456789abcdef"));
+        assert!(!same("", "0123456789abcdef"));
+    }
+
+    #[test]
+    fn a_remote_address_needs_allow_remote_and_a_token_file() {
+        let args = |addr: &str, remote: bool, file: bool| HttpArgs {
+            http: Some(addr.parse().unwrap()),
+            allow_remote: remote,
+            token_file: file.then(|| PathBuf::from("/t")),
+            http_read_timeout: 30,
+            http_max_sessions: 4,
+            ..HttpArgs::default()
+        };
+        assert!(
+            args("127.0.0.1:1", false, false)
+                .settings()
+                .unwrap()
+                .is_some()
+        );
+        assert!(args("[::1]:1", false, false).settings().unwrap().is_some());
+        assert!(args("0.0.0.0:1", false, true).settings().is_err());
+        assert!(args("0.0.0.0:1", true, false).settings().is_err());
+        assert!(args("0.0.0.0:1", true, true).settings().unwrap().is_some());
+        assert!(HttpArgs::default().settings().unwrap().is_none());
+    }
+
+    #[test]
+    fn the_made_token_file_is_new_and_readable_by_its_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, token) = make_token_file(dir.path()).unwrap();
+        assert_eq!(token.len(), 64);
+        assert_eq!(read_token_file(&path).unwrap(), vec![(token, None)]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let (other, _) = make_token_file(dir.path()).unwrap();
+        assert_ne!(path, other);
+    }
+}

@@ -1,0 +1,297 @@
+//! `phonelogs-mcp --http` refuses what it must, over real sockets: no token, a wrong token, a
+//! session shown with another agent's token, a forged `Origin`, a `Host` not on the list, an
+//! oversized body, a slow client, a non-loopback bind without `--allow-remote`; the token file
+//! it makes is its owner's only; a session's end (DELETE) ends its task.
+
+#![allow(clippy::unwrap_used)]
+
+mod http_support;
+
+use std::time::{Duration, Instant};
+
+use http_support::{Mcp, PROTOCOL, Server, send, start, token_file};
+use phonelogs_gateway::Store;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const ALICE: &str = "alice-0123456789abcdef0123456789";
+const BOB: &str = "bob-fedcba9876543210fedcba98765";
+
+async fn two_agents(state: &std::path::Path, extra: &[&str]) -> Server {
+    let file = token_file(state, &[(ALICE, "alice"), (BOB, "bob")]);
+    let mut args = vec![
+        "--demo=fake",
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        file.to_str().unwrap(),
+        "--http-read-timeout",
+        "2",
+    ];
+    args.extend_from_slice(extra);
+    start(state, &args, &[]).await
+}
+
+fn initialize_body() -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": { "protocolVersion": PROTOCOL, "capabilities": {},
+                    "clientInfo": { "name": "t", "version": "0" } }
+    }))
+    .unwrap()
+}
+
+const MCP_HEADERS: [(&str, &str); 2] = [
+    ("content-type", "application/json"),
+    ("accept", "application/json, text/event-stream"),
+];
+
+#[tokio::test]
+async fn without_a_known_token_every_request_gets_401_and_nothing_else() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &[]).await;
+    let wrong = format!("Bearer {}x", &ALICE[..ALICE.len() - 1]);
+    let basic = format!("Basic {ALICE}");
+    let bare = ALICE.to_owned();
+    let cases: Vec<Vec<(&str, &str)>> = vec![
+        vec![],
+        vec![("authorization", wrong.as_str())],
+        vec![("authorization", "Bearer ")],
+        vec![("authorization", basic.as_str())],
+        vec![("authorization", bare.as_str())],
+    ];
+    for auth in cases {
+        for (method, path) in [
+            ("POST", "/mcp"),
+            ("GET", "/mcp"),
+            ("DELETE", "/mcp"),
+            ("GET", "/"),
+        ] {
+            let mut headers = MCP_HEADERS.to_vec();
+            headers.extend(auth.iter().copied());
+            let reply = send(server.addr, method, path, &headers, initialize_body())
+                .await
+                .unwrap();
+            assert_eq!(reply.status, 401, "{method} {path} {auth:?}");
+            assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+            assert!(reply.body.is_empty(), "{:?}", reply.body);
+        }
+    }
+    // The right token opens a session.
+    let mut alice = Mcp::new(server.addr, ALICE);
+    let info = alice.initialize().await.unwrap();
+    assert_eq!(info["serverInfo"]["name"], "phonelogs");
+}
+
+#[tokio::test]
+async fn a_session_shown_with_another_agents_token_is_unknown() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &[]).await;
+    let mut alice = Mcp::new(server.addr, ALICE);
+    alice.initialize().await.unwrap();
+    let tools = alice.request("tools/list", json!({})).await.unwrap();
+    assert!(tools["tools"].as_array().is_some_and(|t| !t.is_empty()));
+
+    let mut bob = Mcp::new(server.addr, BOB);
+    bob.session = alice.session.clone();
+    let err = bob.request("tools/list", json!({})).await.unwrap_err();
+    assert!(err.starts_with("HTTP 404"), "{err}");
+    assert_eq!(bob.delete().await.unwrap(), 404);
+    // Alice's session is untouched by Bob's tries.
+    assert!(alice.request("tools/list", json!({})).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_session_ends_its_task_on_delete() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &[]).await;
+    let mut alice = Mcp::new(server.addr, ALICE);
+    alice.initialize().await.unwrap();
+    let out = alice
+        .call("phone_logs", json!({ "app": "com.example.store" }))
+        .await
+        .unwrap();
+    assert_eq!(out["status"], "approval_pending", "{out}");
+    let store = Store::open(state.path()).unwrap();
+    assert_eq!(store.pending_approvals().unwrap().len(), 1);
+    assert_eq!(alice.delete().await.unwrap(), 204);
+    // The task's pending approval expires with it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !store.pending_approvals().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the task did not end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let err = alice.request("tools/list", json!({})).await.unwrap_err();
+    assert!(err.starts_with("HTTP 404"), "{err}");
+}
+
+#[tokio::test]
+async fn a_forged_origin_or_a_host_not_on_the_list_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &["--allow-origin", "https://ci.example:8443"]).await;
+    let auth = format!("Bearer {ALICE}");
+    let own_origin = format!("http://127.0.0.1:{}", server.addr.port());
+    let post = |extra: Vec<(&'static str, String)>| {
+        let auth = auth.clone();
+        async move {
+            let mut headers: Vec<(&str, &str)> = MCP_HEADERS.to_vec();
+            headers.push(("authorization", auth.as_str()));
+            headers.extend(extra.iter().map(|(n, v)| (*n, v.as_str())));
+            send(server.addr, "POST", "/mcp", &headers, initialize_body())
+                .await
+                .unwrap()
+        }
+    };
+    for origin in ["http://evil.example", "http://127.0.0.1:1", "null"] {
+        let reply = post(vec![("origin", origin.to_owned())]).await;
+        assert_eq!(reply.status, 403, "Origin {origin}");
+    }
+    for host in ["evil.example", "evil.example:80", "127.0.0.1.nip.io"] {
+        let reply = post(vec![("host", host.to_owned())]).await;
+        assert!(
+            [403, 421].contains(&reply.status),
+            "Host {host}: {}",
+            reply.status
+        );
+    }
+    // What is on the lists passes.
+    for origin in [own_origin.as_str(), "https://ci.example:8443"] {
+        let reply = post(vec![("origin", origin.to_owned())]).await;
+        assert_eq!(reply.status, 200, "Origin {origin}");
+    }
+    let reply = post(vec![("host", format!("localhost:{}", server.addr.port()))]).await;
+    assert_eq!(reply.status, 200);
+}
+
+#[tokio::test]
+async fn an_oversized_body_gets_413() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &[]).await;
+    let auth = format!("Bearer {ALICE}");
+    let mut headers = MCP_HEADERS.to_vec();
+    headers.push(("authorization", auth.as_str()));
+    let mut body =
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"x\":\"".to_vec();
+    body.resize(1024 * 1024 + 1, b'a');
+    let reply = send(server.addr, "POST", "/mcp", &headers, body).await;
+    // The server may answer before reading everything and close the connection.
+    match reply {
+        Ok(reply) => assert_eq!(reply.status, 413),
+        Err(error) => panic!("no 413: {error}"),
+    }
+}
+
+/// Sends `bytes` and then nothing; returns how long until the server closed the connection,
+/// and what it said.
+async fn stall(addr: std::net::SocketAddr, bytes: &[u8]) -> (Duration, String) {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(bytes).await.unwrap();
+    let start = Instant::now();
+    let mut said = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut said)).await;
+    assert!(read.is_ok(), "the server kept a stalled connection open");
+    (start.elapsed(), String::from_utf8_lossy(&said).into_owned())
+}
+
+#[tokio::test]
+async fn a_slow_client_is_cut_off_after_the_read_timeout() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &[]).await;
+    // Half the headers.
+    let (waited, said) = stall(server.addr, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+    assert!(waited >= Duration::from_millis(1500), "{waited:?}");
+    assert!(
+        said.is_empty() || said.starts_with("HTTP/1.1 408"),
+        "{said}"
+    );
+    // Whole headers, half the body.
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {ALICE}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        server.addr.port()
+    );
+    let (waited, said) = stall(server.addr, head.as_bytes()).await;
+    assert!(waited >= Duration::from_millis(1500), "{waited:?}");
+    assert!(said.starts_with("HTTP/1.1 408"), "{said}");
+}
+
+#[tokio::test]
+async fn a_non_loopback_bind_needs_allow_remote_and_a_token_file() {
+    let state = tempfile::tempdir().unwrap();
+    let file = token_file(state.path(), &[(ALICE, "alice")]);
+    for args in [
+        vec!["--demo=fake", "--http", "0.0.0.0:0"],
+        vec![
+            "--demo=fake",
+            "--http",
+            "0.0.0.0:0",
+            "--token-file",
+            file.to_str().unwrap(),
+        ],
+        vec!["--demo=fake", "--http", "0.0.0.0:0", "--allow-remote"],
+    ] {
+        let output = std::process::Command::new(http_support::BIN)
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--allow-remote") || stderr.contains("--token-file"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_a_token_file_a_token_is_made_readable_by_its_owner_only() {
+    let state = tempfile::tempdir().unwrap();
+    let server = start(state.path(), &["--demo=fake", "--http", "127.0.0.1:0"], &[]).await;
+    let line = server
+        .said
+        .iter()
+        .find_map(|l| l.strip_prefix("phonelogs-mcp: the bearer token is in "))
+        .unwrap();
+    let path = std::path::PathBuf::from(line.trim_end_matches(" (readable by you only)"));
+    assert!(path.starts_with(state.path()), "{path:?}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    let token = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+    assert_eq!(token.len(), 64);
+    let mut agent = Mcp::new(server.addr, &token);
+    agent.initialize().await.unwrap();
+    let out = agent
+        .call("phone_logs", json!({ "app": "dev.phonelogs.crashtest" }))
+        .await
+        .unwrap();
+    assert_eq!(out["status"], "ok", "{out}");
+}
+
+#[tokio::test]
+async fn a_request_outside_a_session_is_refused_and_the_session_cap_holds() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &["--http-max-sessions", "2"]).await;
+    let auth = format!("Bearer {ALICE}");
+    let mut headers = MCP_HEADERS.to_vec();
+    headers.push(("authorization", auth.as_str()));
+    let list = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})).unwrap();
+    let reply = send(server.addr, "POST", "/mcp", &headers, list)
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 400);
+    let mut sessions = Vec::new();
+    for token in [ALICE, BOB] {
+        let mut agent = Mcp::new(server.addr, token);
+        agent.initialize().await.unwrap();
+        sessions.push(agent);
+    }
+    let mut third = Mcp::new(server.addr, ALICE);
+    let err = third.initialize().await.unwrap_err();
+    assert!(err.contains("503"), "{err}");
+    assert_eq!(sessions[0].delete().await.unwrap(), 204);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    third.initialize().await.unwrap();
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The official MCP Python SDK (`pip install mcp`) as the client of `phonelogs-mcp --demo=fake
+--http 127.0.0.1:0` over Streamable HTTP, with a bearer token in the Authorization header: lists
+the tools, reads the demo phone's Crash Test logs, and checks that the agent the token names is
+the one the history records. A wrong token gets no session.
+
+    python3 -m venv .venv && .venv/bin/pip install mcp
+    .venv/bin/python bins/phonelogs-mcp/tests/python/test_mcp_http.py
+
+Binary: $PHONELOGS_MCP (default target/debug/phonelogs-mcp). Exits non-zero on the first failed
+check.
+"""
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+SERVER = os.environ.get("PHONELOGS_MCP", "target/debug/phonelogs-mcp")
+TOKEN = "ci-token-0123456789abcdef0123456789"
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+    print(f"ok - {what}")
+
+
+def field(obj, snake):
+    """Reads a field by its SDK 2.x name, falling back to the 1.x camelCase one."""
+    if hasattr(obj, snake):
+        return getattr(obj, snake)
+    head, *rest = snake.split("_")
+    return getattr(obj, head + "".join(word.title() for word in rest))
+
+
+def start(state_dir):
+    tokens = os.path.join(state_dir, "tokens")
+    with open(tokens, "w") as f:
+        f.write(f"{TOKEN} ci-agent\n")
+    os.chmod(tokens, 0o600)
+    proc = subprocess.Popen(
+        [SERVER, "--demo=fake", "--state-dir", state_dir, "--http", "127.0.0.1:0", "--token-file", tokens],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        prefix = "phonelogs-mcp: serving MCP on "
+        if line.startswith(prefix):
+            return proc, line[len(prefix):].strip()
+    raise AssertionError("the server ended before naming its address")
+
+
+async def session_with(url, token, body):
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with client:
+        async with streamable_http_client(url, http_client=client) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await body(session)
+
+
+async def main():
+    with tempfile.TemporaryDirectory() as state_dir:
+        proc, url = start(state_dir)
+        try:
+            async def agent(session):
+                tools = {t.name for t in (await session.list_tools()).tools}
+                check({"phone_logs", "list_devices"} <= tools, f"the tools are listed over HTTP: {sorted(tools)}")
+                result = await session.call_tool("phone_logs", {"app": "dev.phonelogs.crashtest"})
+                out = field(result, "structured_content")
+                check(out["status"] == "ok" and out["shown"] == 5, "the demo phone's Crash Test lines are read")
+                devices = field(await session.call_tool("list_devices", {}), "structured_content")
+                check(devices["devices"][0]["id"] == "emulator-5554", "the demo phone is listed")
+            await session_with(url, TOKEN, agent)
+
+            refused = False
+            try:
+                await asyncio.wait_for(session_with(url, TOKEN[:-1] + "x", lambda s: s.list_tools()), 30)
+            except Exception:  # the SDK raises its own error kinds for a 401
+                refused = True
+            check(refused, "a wrong token gets no session")
+
+            db = sqlite3.connect(os.path.join(state_dir, "phonelogs.db"))
+            agents = {row[0] for row in db.execute("SELECT DISTINCT agent FROM history")}
+            check(agents == {"ci-agent"}, f"the history names the token's agent: {agents}")
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except AssertionError as failure:
+        print(f"FAILED: {failure}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,301 @@
+//! Waiting for a line or a crash report: `wait_for` with `timeout`. On a driver that streams
+//! ([`phonelogs_driver::AppLogger::follow_app_logs`]: Android's streaming logcat, the iPhone's
+//! follower, the fake phone) one stream is read, every line checked by the guard, and dropped
+//! when the wait ends (which closes it on the phone); otherwise the app's lines are read again
+//! at a short interval. Crash reports are read again at a modest interval, since a phone files
+//! them some seconds after the crash. Progress is reported about once a second, and a
+//! cancellation ends the wait at once with what came.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use phonelogs_driver::{AppInfo, CrashReport, CrashResult, DeviceId, ErrorKind, LogLine, LogQuery};
+use time::OffsetDateTime;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::cursor::{Position, fingerprint};
+use crate::guard::GuardedLogger;
+use crate::lines::one_line_each;
+
+/// The default and longest `timeout` of a wait, in seconds.
+pub const WAIT_TIMEOUTS: (u32, u32) = (10, 60);
+
+/// How often lines are read again on a driver that cannot stream them.
+const LINE_POLL: Duration = Duration::from_millis(200);
+
+/// How often crash reports are read again while waiting for one.
+const REPORT_POLL: Duration = Duration::from_secs(1);
+
+/// How often progress is reported.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Where a wait stands, for a progress notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitProgress {
+    /// How long it has waited.
+    pub elapsed: Duration,
+    /// How long it will wait at most.
+    pub timeout: Duration,
+    /// How many of the app's new lines (or reports) came so far.
+    pub count: usize,
+}
+
+/// What a caller can do to a wait while it runs: hear how it goes, and end it.
+#[derive(Clone, Default)]
+pub struct LiveHooks {
+    /// Called about once a second while waiting.
+    pub progress: Option<Arc<dyn Fn(WaitProgress) + Send + Sync>>,
+    /// Ends the wait at once when cancelled (an MCP `notifications/cancelled`, Ctrl-C).
+    pub cancel: Option<CancellationToken>,
+}
+
+impl std::fmt::Debug for LiveHooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveHooks")
+            .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel.is_some())
+            .finish()
+    }
+}
+
+impl LiveHooks {
+    fn report(&self, started: Instant, timeout: Duration, count: usize) {
+        if let Some(progress) = &self.progress {
+            progress(WaitProgress {
+                elapsed: started.elapsed(),
+                timeout,
+                count,
+            });
+        }
+    }
+
+    async fn cancelled(&self) {
+        match &self.cancel {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Whether the wait was cancelled already.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+}
+
+/// A wait's text and time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Wait {
+    pub(crate) text: String,
+    pub(crate) seconds: u32,
+}
+
+impl Wait {
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(u64::from(self.seconds))
+    }
+}
+
+/// Whether `line` holds the awaited text, as `filter` matches: in its tag or its text.
+pub(crate) fn holds(line: &LogLine, text: &str) -> bool {
+    line.tag.contains(text) || line.text.contains(text)
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    Matched,
+    TimedOut,
+    Cancelled,
+}
+
+/// Lines read after a place, one by one, skipping those at or before it: the stream replays
+/// the lines of the place's instant, in the phone's order.
+struct After {
+    time: OffsetDateTime,
+    seen: Vec<u64>,
+    matched: usize,
+}
+
+impl After {
+    fn new(place: &Position) -> After {
+        After {
+            time: place.time,
+            seen: place.seen.clone(),
+            matched: 0,
+        }
+    }
+
+    fn is_new(&mut self, line: &LogLine) -> bool {
+        if line.time < self.time {
+            return false;
+        }
+        if line.time > self.time {
+            return true;
+        }
+        if self.matched < self.seen.len() {
+            if fingerprint(line) == self.seen[self.matched] {
+                self.matched += 1;
+            }
+            return false;
+        }
+        true
+    }
+}
+
+/// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `lines`
+/// (split one per line of text) until one holds it, the time runs out or the wait is
+/// cancelled. An error of the driver ends the wait with it.
+pub(crate) async fn wait_for_line(
+    on: &On<'_>,
+    query: &LogQuery,
+    place: &Position,
+    lines: &mut Vec<LogLine>,
+) -> phonelogs_driver::Result<Ending> {
+    let On {
+        driver,
+        device,
+        info,
+        wait,
+        hooks,
+    } = *on;
+    let started = Instant::now();
+    let deadline = started + wait.timeout();
+    if hooks.is_cancelled() {
+        return Ok(Ending::Cancelled);
+    }
+    let mut query = query.clone();
+    query.since = place.time;
+    let mut stream = match driver.follow_own_logs(device, info, &query).await {
+        Ok(stream) => Some(stream),
+        Err(error) if error.kind() == ErrorKind::Unsupported => None,
+        Err(error) => return Err(error),
+    };
+    let mut after = After::new(place);
+    let mut progress = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut polled = place.clone();
+    let first = lines.len();
+    loop {
+        let next = async {
+            match stream.as_mut() {
+                Some(stream) => Next::Line(stream.next_line().await),
+                None => {
+                    tokio::time::sleep(LINE_POLL).await;
+                    Next::Poll
+                }
+            }
+        };
+        let next = tokio::select! {
+            next = next => next,
+            _ = tokio::time::sleep_until(deadline) => return Ok(Ending::TimedOut),
+            _ = hooks.cancelled() => return Ok(Ending::Cancelled),
+            _ = progress.tick() => {
+                hooks.report(started, wait.timeout(), lines.len() - first);
+                continue;
+            }
+        };
+        let fresh: Vec<LogLine> = match next {
+            Next::Line(None) => {
+                return Err(phonelogs_driver::Error::Disconnected(
+                    "the phone's log stream ended while waiting".into(),
+                ));
+            }
+            Next::Line(Some(line)) => {
+                let line = line?;
+                if !after.is_new(&line) {
+                    continue;
+                }
+                one_line_each(vec![line], usize::MAX).0
+            }
+            Next::Poll => poll_lines(on, &query, &mut polled).await?,
+        };
+        for line in fresh {
+            let found = holds(&line, &wait.text);
+            lines.push(line);
+            if found {
+                return Ok(Ending::Matched);
+            }
+        }
+    }
+}
+
+/// The app's lines after `polled`, read again (a driver that cannot stream), and `polled`
+/// moved after them.
+async fn poll_lines(
+    on: &On<'_>,
+    query: &LogQuery,
+    polled: &mut Position,
+) -> phonelogs_driver::Result<Vec<LogLine>> {
+    let mut again = query.clone();
+    again.since = polled.time;
+    again.count = usize::MAX;
+    let result = on.driver.own_logs(on.device, on.info, &again).await?;
+    let (split, _) = one_line_each(result.lines, usize::MAX);
+    let key = (query.filter.clone(), query.level);
+    let (fresh, _) = polled.skip_seen(split, &key);
+    *polled = polled.advanced(&fresh);
+    Ok(fresh)
+}
+
+/// What a wait is about: the driver, the phone, the app, the wait and the caller's hooks.
+#[derive(Clone, Copy)]
+pub(crate) struct On<'a> {
+    pub(crate) driver: &'a GuardedLogger,
+    pub(crate) device: &'a DeviceId,
+    pub(crate) info: &'a AppInfo,
+    pub(crate) wait: &'a Wait,
+    pub(crate) hooks: &'a LiveHooks,
+}
+
+enum Next {
+    Line(Option<phonelogs_driver::Result<LogLine>>),
+    Poll,
+}
+
+/// A report's identity, to tell a new report from one already there.
+fn report_key(report: &CrashReport) -> (OffsetDateTime, Option<u32>, String, String) {
+    (
+        report.time,
+        report.pid,
+        report.kind.name().to_owned(),
+        report.summary.clone(),
+    )
+}
+
+/// Waits for a crash report of the app that `first` (the reports there at the start) does not
+/// hold, reading the reports again every second. Returns the last read and how it ended.
+pub(crate) async fn wait_for_report(
+    on: &On<'_>,
+    since: OffsetDateTime,
+    limit: usize,
+    first: CrashResult,
+) -> phonelogs_driver::Result<(CrashResult, Ending)> {
+    let On {
+        driver,
+        device,
+        info,
+        wait,
+        hooks,
+    } = *on;
+    let started = Instant::now();
+    let deadline = started + wait.timeout();
+    let known: Vec<_> = first.reports.iter().map(report_key).collect();
+    let mut last = first;
+    let mut progress = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut poll = tokio::time::interval_at(started + REPORT_POLL, REPORT_POLL);
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => return Ok((last, Ending::TimedOut)),
+            _ = hooks.cancelled() => return Ok((last, Ending::Cancelled)),
+            _ = progress.tick() => hooks.report(started, wait.timeout(), 0),
+            _ = poll.tick() => {
+                last = driver.own_crash_result(device, info, since, limit).await?;
+                if last.reports.iter().any(|r| !known.contains(&report_key(r))) {
+                    return Ok((last, Ending::Matched));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,472 @@
+//! The symbols step of a `phone_logs` call, before the one cut (`render.rs`), since it changes
+//! the texts the cut measures: crash reports get the person's symbols applied (deobfuscated
+//! Java frames, symbolicated native and iPhone frames), a blamed frame and a fingerprint, and
+//! reports of one fingerprint become one heading (the newest text once, the others as
+//! occurrences); with `context: N` each report shown gets the app's own lines of its pid in the
+//! N seconds before it, read through the same guarded `app_logs` path as `kind: "logs"`. Stack
+//! lines in `kind: "logs"` are deobfuscated too.
+//!
+//! The engine is `phonelogs-symbols`; nothing of what it reads or writes reaches the history,
+//! which records counts only.
+
+use std::fmt::Write as _;
+
+use phonelogs_driver::{AppInfo, AppLogger, CrashKind, CrashReport, LogLine, LogQuery, Platform};
+use phonelogs_symbols::fingerprint::{self, Analysis, AppCode, Occurrence};
+use phonelogs_symbols::{NotMatched, Report, ReportKind, SymbolsDir, SymbolsUsed};
+use time::format_description::well_known::Rfc3339;
+
+use crate::catalog;
+use crate::render::{
+    HeadingExtras, Occurrences, RenderedReports, render_line, render_reports_with,
+};
+use crate::session::{Session, Target};
+use crate::types::{LogsKind, LogsRequest, TextShown};
+
+/// The most seconds `context` may ask for.
+pub const MAX_CONTEXT_SECONDS: u32 = 30;
+
+/// How many of the app's lines one context read may return: the window is a few seconds, and
+/// the lines still have to fit in the result cap.
+const CONTEXT_READ_LINES: usize = 20_000;
+
+/// The `context` a request asks for: seconds, 1 to 30, kind crashes only.
+pub(crate) fn context_of(request: &LogsRequest) -> Result<Option<u32>, String> {
+    match request.context {
+        None => Ok(None),
+        Some(_) if request.kind != LogsKind::Crashes => Err(
+            "context adds lines under crash reports: use it with kind \"crashes\", or read the lines with kind \"logs\" and since.".to_owned(),
+        ),
+        Some(seconds) if seconds == 0 || seconds > MAX_CONTEXT_SECONDS => Err(format!(
+            "context must be between 1 and {MAX_CONTEXT_SECONDS} seconds, not {seconds}."
+        )),
+        Some(seconds) => Ok(Some(seconds)),
+    }
+}
+
+/// Reports laid out within the cap, with the counts the message and the result give.
+pub(crate) struct LaidOutReports {
+    pub(crate) rendered: RenderedReports,
+    /// How many reports the headings shown stand for (each occurrence counts).
+    pub(crate) shown: usize,
+    /// How many reports the cap left out (each occurrence of a heading left out counts).
+    pub(crate) left_out: usize,
+    /// What the message adds: the kinds, and which symbols were used or why none matched.
+    pub(crate) note: Option<String>,
+}
+
+impl LaidOutReports {
+    /// The message: the counts of what is shown ("3 crash reports of Example, newest first."),
+    /// what the cap did, then the kinds and the symbols used.
+    pub(crate) fn message(&self, label: &str, cap: usize) -> String {
+        let count = |wanted: TextShown| {
+            self.rendered
+                .views
+                .iter()
+                .filter(|v| v.text_shown == wanted)
+                .count()
+        };
+        let mut message = catalog::reports_message(
+            self.shown,
+            label,
+            count(TextShown::Cut),
+            count(TextShown::FirstLine),
+            self.left_out,
+            cap,
+        );
+        if let Some(note) = &self.note {
+            message.push(' ');
+            message.push_str(note);
+        }
+        message
+    }
+}
+
+/// One report with symbols applied and its analysis.
+struct Symbolicated {
+    report: CrashReport,
+    analysis: Analysis,
+    symbols: SymbolsUsed,
+}
+
+fn report_kind(kind: CrashKind) -> ReportKind {
+    match kind {
+        CrashKind::JavaCrash => ReportKind::JavaCrash,
+        CrashKind::NativeCrash => ReportKind::NativeCrash,
+        CrashKind::Anr => ReportKind::Anr,
+        CrashKind::Crash => ReportKind::Crash,
+        CrashKind::Watchdog => ReportKind::Watchdog,
+    }
+}
+
+fn symbolicate(dir: Option<&SymbolsDir>, info: &AppInfo, mut report: CrashReport) -> Symbolicated {
+    let kind = report_kind(report.kind);
+    let symbols = match dir {
+        None => SymbolsUsed::no_directory(),
+        Some(dir) => {
+            let target = phonelogs_symbols::Target {
+                app: info.app.as_str(),
+                version: info.version.as_deref(),
+            };
+            let input = Report {
+                kind,
+                time: None,
+                pid: report.pid,
+                process: report.process.clone(),
+                summary: std::mem::take(&mut report.summary),
+                text: std::mem::take(&mut report.text),
+                warnings: Vec::new(),
+            };
+            let applied = dir.apply(target, &input);
+            report.summary = applied.summary;
+            report.text = applied.text;
+            applied.symbols
+        }
+    };
+    let app = AppCode::for_app(info.app.as_str(), &report.process);
+    let analysis = fingerprint::analyse(kind, &report.summary, &report.text, &app);
+    Symbolicated {
+        report,
+        analysis,
+        symbols,
+    }
+}
+
+/// The heading's `symbols`: the files used (their path inside the symbols directory) and why
+/// others did not match.
+fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> String {
+    let mut parts: Vec<String> = used
+        .used
+        .iter()
+        .map(|file| {
+            let path = dir
+                .and_then(|d| file.path.strip_prefix(d.root()).ok())
+                .unwrap_or(&file.path);
+            let kind = serde_plain_kind(file.kind);
+            format!("{kind} {} ({} frames)", path.display(), file.frames)
+        })
+        .collect();
+    if !used.not_matched.is_empty() {
+        let reasons = SymbolsUsed {
+            not_matched: used.not_matched.clone(),
+            ..SymbolsUsed::default()
+        }
+        .describe();
+        parts.push(reasons.trim_start_matches("symbols: ").to_owned());
+    }
+    if parts.is_empty() {
+        "nothing to apply".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
+fn serde_plain_kind(kind: phonelogs_symbols::SymbolKind) -> &'static str {
+    match kind {
+        phonelogs_symbols::SymbolKind::Mapping => "mapping",
+        phonelogs_symbols::SymbolKind::Elf => "library",
+        phonelogs_symbols::SymbolKind::Dsym => "dSYM",
+    }
+}
+
+fn rfc3339(time: time::OffsetDateTime) -> String {
+    time.format(&Rfc3339).unwrap_or_else(|_| time.to_string())
+}
+
+/// One heading per fingerprint, newest first: the newest report's text with the group's extras,
+/// how many reports each stands for, and each group's symbols account.
+fn group_reports(
+    dir: Option<&SymbolsDir>,
+    items: Vec<Symbolicated>,
+) -> (
+    Vec<CrashReport>,
+    Vec<HeadingExtras>,
+    Vec<usize>,
+    Vec<SymbolsUsed>,
+) {
+    let keys: Vec<(String, Occurrence)> = items
+        .iter()
+        .map(|item| {
+            let occurrence = Occurrence {
+                pid: item.report.pid,
+                time: Some(item.report.time),
+            };
+            (item.analysis.fingerprint.clone(), occurrence)
+        })
+        .collect();
+    let groups = fingerprint::group(&keys);
+    let mut items: Vec<Option<Symbolicated>> = items.into_iter().map(Some).collect();
+    let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for group in groups {
+        let Some(newest) = items.get_mut(group.newest).and_then(Option::take) else {
+            continue;
+        };
+        let kind = report_kind(newest.report.kind);
+        let times: Vec<time::OffsetDateTime> =
+            group.occurrences.iter().filter_map(|o| o.time).collect();
+        let occurrences = Occurrences {
+            count: group.occurrences.len(),
+            first: times.first().map(|t| rfc3339(*t)).unwrap_or_default(),
+            last: times.last().map(|t| rfc3339(*t)).unwrap_or_default(),
+            pids: group.occurrences.iter().filter_map(|o| o.pid).collect(),
+        };
+        let symbols = describe_symbols(dir, &newest.symbols);
+        let mut detail = fingerprint::group_heading(kind, &group, &newest.analysis);
+        let _ = write!(detail, " · fingerprint {}", group.fingerprint);
+        if occurrences.count > 1 {
+            let pids: Vec<String> = occurrences.pids.iter().map(u32::to_string).collect();
+            let _ = write!(detail, " · pids {}", pids.join(", "));
+        }
+        let _ = write!(detail, " · symbols: {symbols}");
+        let extras = HeadingExtras {
+            fingerprint: group.fingerprint.clone(),
+            blamed_frame: newest.analysis.blamed_frame.as_ref().map(|f| f.short()),
+            occurrences,
+            symbols,
+            detail,
+        }
+        .cut_to_heading();
+        out.2.push(group.members.len());
+        out.3.push(newest.symbols);
+        out.0.push(newest.report);
+        out.1.push(extras);
+    }
+    out
+}
+
+/// The version word of the app's platform: `versionCode` or `CFBundleVersion`.
+fn version_word(platform: Platform) -> &'static str {
+    match platform {
+        Platform::Ios => "CFBundleVersion",
+        Platform::Android => "versionCode",
+    }
+}
+
+/// What the message says of the symbols used for the reports shown: which files were used, or
+/// that none matched the installed version. Nothing without a symbols directory (each heading
+/// says so).
+fn symbols_sentence(
+    dir: Option<&SymbolsDir>,
+    accounts: &[SymbolsUsed],
+    label: &str,
+    platform: Platform,
+) -> Option<String> {
+    dir?;
+    let mut used: Vec<String> = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    let word = version_word(platform);
+    for account in accounts {
+        for file in &account.used {
+            let path = dir
+                .and_then(|d| file.path.strip_prefix(d.root()).ok())
+                .unwrap_or(&file.path)
+                .display()
+                .to_string();
+            let named = format!("{} {path}", serde_plain_kind(file.kind));
+            if !used.contains(&named) {
+                used.push(named);
+            }
+        }
+        for reason in &account.not_matched {
+            let text = match reason {
+                NotMatched::NoVersionFolder {
+                    version, available, ..
+                } => format!(
+                    "no mapping matched {word} {version} of {label} (filed: {})",
+                    available.join(", ")
+                ),
+                NotMatched::NoAppFolder { app } => format!("none are filed for {app}"),
+                NotMatched::NoMapping { version, .. } => {
+                    format!("no mapping.txt is filed for {word} {version} of {label}")
+                }
+                other => SymbolsUsed {
+                    not_matched: vec![other.clone()],
+                    ..SymbolsUsed::default()
+                }
+                .describe()
+                .trim_start_matches("symbols: ")
+                .to_owned(),
+            };
+            if !reasons.contains(&text) {
+                reasons.push(text);
+            }
+        }
+    }
+    let mut sentence = String::new();
+    if !used.is_empty() {
+        let _ = write!(sentence, "Symbols used: {}.", used.join(", "));
+    }
+    if !reasons.is_empty() {
+        if !sentence.is_empty() {
+            sentence.push(' ');
+        }
+        let _ = write!(sentence, "Symbols: {}.", reasons.join("; "));
+    }
+    (!sentence.is_empty()).then_some(sentence)
+}
+
+/// "2 kinds: Java crash ×2 (…) IllegalStateException at …; ANR ×1 (…) ANR." when reports were
+/// grouped.
+fn kinds_sentence(extras: &[HeadingExtras], reports: usize) -> Option<String> {
+    if extras.len() >= reports {
+        return None;
+    }
+    let kinds: Vec<&str> = extras
+        .iter()
+        .map(|e| e.detail.split(" · ").next().unwrap_or(""))
+        .collect();
+    Some(format!("{} kinds: {}.", extras.len(), kinds.join("; ")))
+}
+
+impl Session {
+    /// Applies symbols, groups by fingerprint, adds the context lines, and lays the reports
+    /// out within the cap.
+    pub(crate) async fn symbolicated_reports(
+        &self,
+        target: &Target,
+        context: Option<u32>,
+        reports: Vec<CrashReport>,
+    ) -> Result<LaidOutReports, phonelogs_driver::Error> {
+        let dir = self.gateway().symbols();
+        let total = reports.len();
+        let items: Vec<Symbolicated> = reports
+            .into_iter()
+            .map(|report| symbolicate(dir, &target.info, report))
+            .collect();
+        let (mut reports, extras, sizes, accounts) = group_reports(dir, items);
+        if let Some(seconds) = context {
+            self.add_context(target, seconds, &mut reports).await?;
+        }
+        let rendered = render_reports_with(&reports, &extras, self.gateway().result_cap());
+        let kept = rendered.views.len();
+        let shown: usize = sizes.iter().take(kept).sum();
+        let platform = self.driver(target.driver_index).capabilities().platform;
+        let kinds = kinds_sentence(&extras[..kept.min(extras.len())], shown);
+        let symbols = symbols_sentence(dir, &accounts[..kept], &target.label, platform);
+        let note = match (kinds, symbols) {
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (a, b) => a.or(b),
+        };
+        Ok(LaidOutReports {
+            rendered,
+            shown,
+            left_out: total - shown,
+            note,
+        })
+    }
+
+    /// Adds under each report the app's own lines of its pid in the `seconds` before it, read
+    /// once through the guarded `app_logs` path (the uid checks and refusals of `kind: "logs"`).
+    /// A report's time is often whole seconds (the drop box prints no fraction), so the window
+    /// ends a second after it.
+    async fn add_context(
+        &self,
+        target: &Target,
+        seconds: u32,
+        reports: &mut [CrashReport],
+    ) -> Result<(), phonelogs_driver::Error> {
+        let window = time::Duration::seconds(i64::from(seconds));
+        let Some(oldest) = reports.iter().map(|r| r.time).min() else {
+            return Ok(());
+        };
+        let driver = self.driver(target.driver_index);
+        if !driver.capabilities().logs {
+            for report in reports.iter_mut() {
+                report.text = format!(
+                    "{}\n--- no lines before it: this phone's driver cannot read lines ---\n",
+                    report.text.trim_end()
+                );
+            }
+            return Ok(());
+        }
+        let query = LogQuery::since(oldest - window, CONTEXT_READ_LINES);
+        let result = driver
+            .own_logs(&target.device, &target.info, &query)
+            .await?;
+        let (lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
+        let local = self.gateway().local_offset();
+        for report in reports.iter_mut() {
+            let Some(pid) = report.pid else {
+                continue;
+            };
+            let (from, to) = (report.time - window, report.time + time::Duration::SECOND);
+            let before: Vec<&LogLine> = lines
+                .iter()
+                .filter(|l| l.pid == Some(pid) && l.time >= from && l.time < to)
+                .collect();
+            let text = report.text.trim_end().to_owned();
+            let mut out = format!(
+                "{text}\n--- {} line{} of pid {pid} in the {seconds} s before ---\n",
+                before.len(),
+                if before.len() == 1 { "" } else { "s" },
+            );
+            for line in before {
+                out.push_str(&render_line(line, local).0);
+                out.push('\n');
+            }
+            report.text = out;
+        }
+        Ok(())
+    }
+
+    /// Deobfuscates the Java frames in the lines shown (`kind: "logs"`), one line at a time; a
+    /// frame that inlined others becomes several lines, each a line of its own. Adds to `notes`
+    /// which mapping was used, or why none matched, when a line held a frame.
+    pub(crate) fn symbolicated_lines(
+        &self,
+        target: &Target,
+        lines: Vec<LogLine>,
+        notes: &mut Vec<String>,
+    ) -> Vec<LogLine> {
+        let Some(dir) = self.gateway().symbols() else {
+            return lines;
+        };
+        let app = phonelogs_symbols::Target {
+            app: target.info.app.as_str(),
+            version: target.info.version.as_deref(),
+        };
+        let mut account = SymbolsUsed::default();
+        let mut out = Vec::with_capacity(lines.len());
+        for line in lines {
+            if !line.text.contains("at ") {
+                out.push(line);
+                continue;
+            }
+            let (text, used) = dir.apply_to_logs(app, &line.text);
+            merge(&mut account, used);
+            if text == line.text || text.lines().next().is_none() {
+                out.push(line);
+                continue;
+            }
+            for piece in text.lines() {
+                out.push(LogLine {
+                    text: piece.to_owned(),
+                    ..line.clone()
+                });
+            }
+        }
+        let platform = self.driver(target.driver_index).capabilities().platform;
+        if let Some(sentence) = symbols_sentence(Some(dir), &[account], &target.label, platform) {
+            notes.push(sentence);
+        }
+        out
+    }
+}
+
+/// Adds one line's account to the call's: frames of a file summed, reasons once.
+fn merge(into: &mut SymbolsUsed, from: SymbolsUsed) {
+    if into.version.is_none() {
+        into.version = from.version;
+    }
+    for file in from.used {
+        match into.used.iter_mut().find(|u| u.path == file.path) {
+            Some(known) => known.frames += file.frames,
+            None => into.used.push(file),
+        }
+    }
+    for reason in from.not_matched {
+        if !into.not_matched.contains(&reason) {
+            into.not_matched.push(reason);
+        }
+    }
+}
