@@ -482,7 +482,10 @@ fn sim_ios_serves_the_simulated_iphone() {
         // own socket, so its phone is named with it (docs/farms.md).
         assert_eq!(ios[0]["serial"], UDID, "{listed}");
         let source = ios[0]["source"].as_str().unwrap_or_default();
-        assert!(source.contains(usbmuxd.trim_start_matches("UNIX:")), "{listed}");
+        assert!(
+            source.contains(usbmuxd.trim_start_matches("UNIX:")),
+            "{listed}"
+        );
         assert_eq!(ios[0]["id"], format!("{source}/{UDID}"), "{listed}");
         assert_eq!(ios[0]["state"], "online", "{listed}");
     }
