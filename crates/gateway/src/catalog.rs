@@ -634,10 +634,10 @@ pub fn clock_moved(seconds: i64) -> String {
 }
 
 /// The sentence for a buffer that wrapped past the cursor: lines may be lost, how many is
-/// not known.
-pub fn buffer_wrapped(since: &str, oldest: &str) -> String {
+/// not known. It never names the time of the buffer's oldest line, which may be another app's.
+pub fn buffer_wrapped(since: &str) -> String {
     format!(
-        "The phone's log buffer no longer holds lines from before {oldest}: lines logged between {since} and {oldest} may be lost (how many is not known)."
+        "The phone's log buffer no longer holds lines from {since}: some lines logged after it may be lost (how many is not known)."
     )
 }
 

@@ -222,11 +222,8 @@ impl PhoneChange {
         if let Some(seconds) = self.clock_moved {
             out.push(catalog::clock_moved(seconds));
         }
-        if let Some(oldest) = self.wrapped_after {
-            out.push(catalog::buffer_wrapped(
-                &clock(place, local),
-                &clock(oldest, local),
-            ));
+        if self.wrapped_after.is_some() {
+            out.push(catalog::buffer_wrapped(&clock(place, local)));
         } else if gone && !self.rebooted {
             out.push(catalog::cursor_lines_gone());
         }

@@ -138,8 +138,11 @@ impl After {
         if self.matched < self.seen.len() {
             if fingerprint(line) == self.seen[self.matched] {
                 self.matched += 1;
+                return false;
             }
-            return false;
+            // Not the next line the cursor saw at its instant: those lines are no longer on
+            // the phone, and this one and every later one at the instant are new.
+            self.matched = self.seen.len();
         }
         true
     }
@@ -160,6 +163,7 @@ pub(crate) async fn wait_for_line(
         info,
         wait,
         hooks,
+        ..
     } = *on;
     let started = Instant::now();
     let deadline = started + wait.timeout();
@@ -192,6 +196,9 @@ pub(crate) async fn wait_for_line(
             _ = tokio::time::sleep_until(deadline) => return Ok(Ending::TimedOut),
             _ = hooks.cancelled() => return Ok(Ending::Cancelled),
             _ = progress.tick() => {
+                if !(on.allowed)() {
+                    return Ok(Ending::Cancelled);
+                }
                 hooks.report(started, wait.timeout(), lines.len() - first);
                 continue;
             }
@@ -203,14 +210,17 @@ pub(crate) async fn wait_for_line(
                 ));
             }
             Next::Line(Some(line)) => {
-                let line = line?;
-                if !after.is_new(&line) {
-                    continue;
-                }
-                one_line_each(vec![line], usize::MAX).0
+                // Split first: the cursor's lines are the split ones.
+                let mut pieces = one_line_each(vec![line?], usize::MAX).0;
+                pieces.retain(|piece| after.is_new(piece));
+                pieces
             }
             Next::Poll => poll_lines(on, &query, &mut polled).await?,
         };
+        // A line that comes after the task ended or the person blocked the app is not shown.
+        if !fresh.is_empty() && !(on.allowed)() {
+            return Ok(Ending::Cancelled);
+        }
         for line in fresh {
             let found = holds(&line, &wait.text);
             lines.push(line);
@@ -247,6 +257,9 @@ pub(crate) struct On<'a> {
     pub(crate) info: &'a AppInfo,
     pub(crate) wait: &'a Wait,
     pub(crate) hooks: &'a LiveHooks,
+    /// Whether the read is still allowed: checked every second, so a wait ends when its task
+    /// ends or the person blocks the app while it waits.
+    pub(crate) allowed: &'a (dyn Fn() -> bool + Send + Sync),
 }
 
 enum Next {
@@ -278,6 +291,7 @@ pub(crate) async fn wait_for_report(
         info,
         wait,
         hooks,
+        ..
     } = *on;
     let started = Instant::now();
     let deadline = started + wait.timeout();
@@ -291,6 +305,9 @@ pub(crate) async fn wait_for_report(
             _ = hooks.cancelled() => return Ok((last, Ending::Cancelled)),
             _ = progress.tick() => hooks.report(started, wait.timeout(), 0),
             _ = poll.tick() => {
+                if !(on.allowed)() {
+                    return Ok((last, Ending::Cancelled));
+                }
                 last = driver.own_crash_result(device, info, since, limit).await?;
                 if last.reports.iter().any(|r| !known.contains(&report_key(r))) {
                     return Ok((last, Ending::Matched));

@@ -280,12 +280,14 @@ impl Session {
             return Ok(Ending::Matched);
         }
         let _ = call;
+        let allowed = || self.still_allowed(&target.info.app);
         let on = On {
             driver: self.driver(target.driver_index),
             device: &target.device,
             info: &target.info,
             wait,
             hooks,
+            allowed: &allowed,
         };
         wait_for_line(&on, query, place, lines).await
     }
@@ -387,12 +389,14 @@ impl Session {
             .await?;
         let mut ending = None;
         if let Some(wait) = &call.wait {
+            let allowed = || self.still_allowed(&target.info.app);
             let on = crate::live::On {
                 driver,
                 device: &target.device,
                 info: &target.info,
                 wait,
                 hooks,
+                allowed: &allowed,
             };
             let (last, how) =
                 crate::live::wait_for_report(&on, call.since, call.limit, result).await?;

@@ -193,6 +193,12 @@ impl Session {
         &self.inner.gateway.inner.drivers[index]
     }
 
+    /// Whether a read of `app` that began allowed may go on: the task has not ended and the
+    /// person has not blocked the app since (a block that cannot be read counts as one).
+    pub(crate) fn still_allowed(&self, app: &phonelogs_driver::AppId) -> bool {
+        !self.ended() && matches!(self.gateway().inner.store.is_blocked(app), Ok(false))
+    }
+
     pub(crate) fn ended(&self) -> bool {
         self.inner.ended.load(Ordering::SeqCst)
     }

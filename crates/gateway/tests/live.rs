@@ -224,6 +224,50 @@ async fn a_cancel_ends_the_wait_at_once_and_leaves_no_stream() {
     assert!(count.load(Ordering::SeqCst) >= 1, "progress was reported");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_ends_when_the_person_blocks_the_app_or_the_task_ends() {
+    for by_block in [true, false] {
+        let phone = phone();
+        let gateway = gateway(&phone);
+        let session = task(&gateway, "agent");
+        let before = phone.open_streams(&device());
+        let hooks = LiveHooks::default();
+        let started = std::time::Instant::now();
+        let wait = session.logs_live(waiting(DEV_APP, "never", 30), &hooks);
+        let meanwhile = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if by_block {
+                gateway.store().block_app(&AppId::new(DEV_APP)).unwrap();
+            } else {
+                session.end().await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            // Written after the block or the end: never shown.
+            phone.add_logs(
+                &device(),
+                &AppId::new(DEV_APP),
+                [dev_line(3000, "after the person said no")],
+            );
+        };
+        let (result, ()) = tokio::join!(wait, meanwhile);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the wait went on after {}",
+            if by_block {
+                "the block"
+            } else {
+                "the task ended"
+            }
+        );
+        assert!(
+            !result.log.contains("after the person said no"),
+            "{}",
+            result.log
+        );
+        assert_eq!(phone.open_streams(&device()), before);
+    }
+}
+
 #[tokio::test]
 async fn timeouts_out_of_range_and_without_a_wait_are_refused() {
     let phone = phone();
