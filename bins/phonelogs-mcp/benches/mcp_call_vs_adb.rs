@@ -7,103 +7,33 @@
 //!
 //! Run: `cargo bench -p phonelogs-mcp --bench mcp_call_vs_adb` (needs `/usr/bin/adb`).
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-use phonelogs_adbsim::{Buffer, SimPhone, Simulator};
-use rmcp::ClientHandler;
+use std::time::Instant;
+
+use common::{PrivateAdb, median, run_with_adb};
+use phonelogs_adbsim::{Buffer, SimPhone};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
 const ROUNDS: usize = 15;
 const DUMP_BYTES: usize = 2 * 1024 * 1024;
 const APP: &str = "dev.phonelogs.crashtest";
 
-/// The agent's client: it answers nothing (the app is a development build: no question).
-#[derive(Clone, Default)]
-struct Agent;
-
-impl ClientHandler for Agent {}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn main() {
-    let adb = Path::new("/usr/bin/adb");
-    if !adb.is_file() {
-        eprintln!("skipped: /usr/bin/adb is not installed");
-        return;
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(run(adb));
+    run_with_adb(run);
 }
 
-async fn run(adb: &Path) {
-    let home = tempfile::tempdir().expect("a temporary HOME");
+async fn run(adb: std::path::PathBuf) {
     let state = tempfile::tempdir().expect("a state directory");
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        listener.local_addr().expect("its address").port()
-    };
-    let adb_cmd = |args: &[&str]| {
-        Command::new(adb)
-            .arg("-P")
-            .arg(port.to_string())
-            .args(args)
-            .env("HOME", home.path())
-            .env("ANDROID_USER_HOME", home.path().join(".android"))
-            .output()
-            .expect("adb runs")
-    };
-    assert!(adb_cmd(&["start-server"]).status.success());
-
+    let server = PrivateAdb::start(adb);
     let phone = SimPhone::default_phone();
     phone.set_noise_rate(0.0);
     phone
         .fill_log(APP, Buffer::Main, DUMP_BYTES)
         .expect("the app runs");
-    let (address, _handle) = Simulator::bind_loopback(None, phone.clone())
-        .await
-        .expect("the simulator listens");
-    let serial = format!("127.0.0.1:{}", address.port());
-    assert!(String::from_utf8_lossy(&adb_cmd(&["connect", &serial]).stdout).contains("connected"));
-    for _ in 0..100 {
-        let listing = String::from_utf8_lossy(&adb_cmd(&["devices"]).stdout).into_owned();
-        if listing
-            .lines()
-            .any(|line| line.split_whitespace().collect::<Vec<_>>() == [serial.as_str(), "device"])
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-
-    let mut command = tokio::process::Command::new(BIN);
-    command
-        .arg("--state-dir")
-        .arg(state.path())
-        .env("ANDROID_ADB_SERVER_PORT", port.to_string())
-        .env_remove("ADB_SERVER_SOCKET")
-        // No usbmuxd here: the iPhone driver finds none and stays out of the way.
-        .env("USBMUXD_SOCKET_ADDRESS", "127.0.0.1:1")
-        .stderr(Stdio::null());
-    let client = Agent
-        .serve_with_lifecycle(
-            TokioChildProcess::new(command).expect("phonelogs-mcp starts"),
-            ClientLifecycleMode::Initialize,
-        )
-        .await
-        .expect("the MCP session opens");
+    let (serial, _handle) = server.connect(phone.clone()).await;
+    let client = server.mcp(state.path()).await;
     let arguments = json!({ "app": APP, "device": serial, "since": "1h" });
     let call = || async {
         let result: CallToolResult = client
@@ -122,7 +52,8 @@ async fn run(adb: &Path) {
     let uid = phone.uid_of(APP, 0).expect("installed");
     let bare_command =
         format!("logcat -d -b main,system,crash -v epoch -v uid --uid={uid} -t 1000000 '*:V'");
-    let dump_bytes = adb_cmd(&["-s", &serial, "shell", &bare_command])
+    let dump_bytes = server
+        .cmd(&["-s", &serial, "shell", &bare_command])
         .stdout
         .len();
 
@@ -135,7 +66,7 @@ async fn run(adb: &Path) {
         assert_eq!(result["shown"], first["shown"]);
 
         let start = Instant::now();
-        let output = adb_cmd(&["-s", &serial, "shell", &bare_command]);
+        let output = server.cmd(&["-s", &serial, "shell", &bare_command]);
         cli.push(start.elapsed());
         assert!(output.status.success());
     }
@@ -151,5 +82,4 @@ async fn run(adb: &Path) {
         warm.as_secs_f64() / cli.as_secs_f64()
     );
     let _ = client.cancel().await;
-    let _ = adb_cmd(&["kill-server"]);
 }

@@ -7,45 +7,22 @@
 //!
 //! Run: `cargo bench -p phonelogs-mcp --bench wait_latency` (needs `/usr/bin/adb`).
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use phonelogs_adbsim::{Priority, SimPhone, Simulator};
-use rmcp::ClientHandler;
+use common::{PrivateAdb, median, run_with_adb};
+use phonelogs_adbsim::{Priority, SimPhone};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
 const ROUNDS: usize = 25;
 const APP: &str = "dev.phonelogs.crashtest";
 
-/// The agent's client: it answers nothing (the app is a development build: no question).
-#[derive(Clone, Default)]
-struct Agent;
-
-impl ClientHandler for Agent {}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn main() {
-    let adb = Path::new("/usr/bin/adb");
-    if !adb.is_file() {
-        eprintln!("skipped: /usr/bin/adb is not installed");
-        return;
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(run(adb));
+    run_with_adb(run);
 }
 
 /// Waits until the phone has `count` logcat commands running.
@@ -67,66 +44,21 @@ async fn streams_reach(phone: &SimPhone, count: usize) {
     }
 }
 
-async fn run(adb: &Path) {
-    let home = tempfile::tempdir().expect("a temporary HOME");
+async fn run(adb: std::path::PathBuf) {
     let state = tempfile::tempdir_in(
         std::env::var_os("BENCH_STATE_PARENT")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(std::env::temp_dir),
     )
     .expect("a state directory");
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-        listener.local_addr().expect("its address").port()
-    };
-    let adb_cmd = |args: &[&str]| {
-        Command::new(adb)
-            .arg("-P")
-            .arg(port.to_string())
-            .args(args)
-            .env("HOME", home.path())
-            .env("ANDROID_USER_HOME", home.path().join(".android"))
-            .output()
-            .expect("adb runs")
-    };
-    assert!(adb_cmd(&["start-server"]).status.success());
+    let server = PrivateAdb::start(adb);
 
     let phone = SimPhone::default_phone();
     phone.set_noise_rate(0.0);
     let pid = phone.launch(APP).expect("the app starts");
     let uid = phone.uid_of(APP, 0).expect("installed");
-    let (address, _handle) = Simulator::bind_loopback(None, phone.clone())
-        .await
-        .expect("the simulator listens");
-    let serial = format!("127.0.0.1:{}", address.port());
-    assert!(String::from_utf8_lossy(&adb_cmd(&["connect", &serial]).stdout).contains("connected"));
-    for _ in 0..100 {
-        let listing = String::from_utf8_lossy(&adb_cmd(&["devices"]).stdout).into_owned();
-        if listing
-            .lines()
-            .any(|line| line.split_whitespace().collect::<Vec<_>>() == [serial.as_str(), "device"])
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-
-    let mut command = tokio::process::Command::new(BIN);
-    command
-        .arg("--state-dir")
-        .arg(state.path())
-        .env("ANDROID_ADB_SERVER_PORT", port.to_string())
-        .env_remove("ADB_SERVER_SOCKET")
-        // No usbmuxd here: the iPhone driver finds none and stays out of the way.
-        .env("USBMUXD_SOCKET_ADDRESS", "127.0.0.1:1")
-        .stderr(Stdio::null());
-    let client = Agent
-        .serve_with_lifecycle(
-            TokioChildProcess::new(command).expect("phonelogs-mcp starts"),
-            ClientLifecycleMode::Initialize,
-        )
-        .await
-        .expect("the MCP session opens");
+    let (serial, _handle) = server.connect(phone.clone()).await;
+    let client = server.mcp(state.path()).await;
     let peer = client.peer().clone();
     let call = move |arguments: Value| {
         let peer = peer.clone();
@@ -164,12 +96,9 @@ async fn run(adb: &Path) {
         (false, "adb -s SERIAL logcat"),
         (true, "adb -s SERIAL shell logcat"),
     ] {
-        let mut child = tokio::process::Command::new(adb)
-            .arg("-P")
-            .arg(port.to_string())
-            .args(logcat_args(via_shell))
-            .env("HOME", home.path())
-            .env("ANDROID_USER_HOME", home.path().join(".android"))
+        let args = logcat_args(via_shell);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = tokio::process::Command::from(server.command(&args))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -242,5 +171,4 @@ async fn run(adb: &Path) {
     );
     let _ = bare.kill().await;
     let _ = client.cancel().await;
-    let _ = adb_cmd(&["kill-server"]);
 }

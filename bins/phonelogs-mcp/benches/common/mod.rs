@@ -1,0 +1,124 @@
+//! What this package's benches share: a private real adb server, the simulated phone behind
+//! it, and a real MCP client (rmcp) driving this package's `phonelogs-mcp` over stdio.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use phonelogs_adbsim::{SimHandle, SimPhone, Simulator};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
+
+/// The agent's client: it answers nothing (the app is a development build: no question).
+#[derive(Clone, Default)]
+pub struct Agent;
+
+impl ClientHandler for Agent {}
+
+pub fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// Runs `bench` on a two-thread runtime, or says it is skipped where adb is not installed.
+pub fn run_with_adb<F: Future<Output = ()>>(bench: impl FnOnce(PathBuf) -> F) {
+    let adb = Path::new("/usr/bin/adb");
+    if !adb.is_file() {
+        eprintln!("skipped: /usr/bin/adb is not installed");
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(bench(adb.to_owned()));
+}
+
+/// A real adb server of its own, on a free loopback port, with its own HOME; killed on drop.
+pub struct PrivateAdb {
+    pub adb: PathBuf,
+    pub home: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl PrivateAdb {
+    pub fn start(adb: PathBuf) -> PrivateAdb {
+        let home = tempfile::tempdir().expect("a temporary HOME");
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            listener.local_addr().expect("its address").port()
+        };
+        let server = PrivateAdb { adb, home, port };
+        assert!(server.cmd(&["start-server"]).status.success());
+        server
+    }
+
+    /// `adb -P PORT …` with this server's HOME, not yet run.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.adb);
+        command
+            .arg("-P")
+            .arg(self.port.to_string())
+            .args(args)
+            .env("HOME", self.home.path())
+            .env("ANDROID_USER_HOME", self.home.path().join(".android"));
+        command
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("adb runs")
+    }
+
+    /// Serves `phone` on a loopback port and connects this server to it: its serial, and the
+    /// handle that keeps it served.
+    pub async fn connect(&self, phone: SimPhone) -> (String, SimHandle) {
+        let (address, handle) = Simulator::bind_loopback(None, phone)
+            .await
+            .expect("the simulator listens");
+        let serial = format!("127.0.0.1:{}", address.port());
+        assert!(
+            String::from_utf8_lossy(&self.cmd(&["connect", &serial]).stdout).contains("connected")
+        );
+        for _ in 0..100 {
+            let listing = String::from_utf8_lossy(&self.cmd(&["devices"]).stdout).into_owned();
+            if listing.lines().any(|line| {
+                line.split_whitespace().collect::<Vec<_>>() == [serial.as_str(), "device"]
+            }) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        (serial, handle)
+    }
+
+    /// `phonelogs-mcp` with its state in `state`, reaching phones through this server, and an
+    /// MCP session open with it.
+    pub async fn mcp(&self, state: &Path) -> RunningService<RoleClient, Agent> {
+        let mut command = tokio::process::Command::new(BIN);
+        command
+            .arg("--state-dir")
+            .arg(state)
+            .env("ANDROID_ADB_SERVER_PORT", self.port.to_string())
+            .env_remove("ADB_SERVER_SOCKET")
+            // No usbmuxd here: the iPhone driver finds none and stays out of the way.
+            .env("USBMUXD_SOCKET_ADDRESS", "127.0.0.1:1")
+            .stderr(Stdio::null());
+        Agent
+            .serve_with_lifecycle(
+                TokioChildProcess::new(command).expect("phonelogs-mcp starts"),
+                ClientLifecycleMode::Initialize,
+            )
+            .await
+            .expect("the MCP session opens")
+    }
+}
+
+impl Drop for PrivateAdb {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
