@@ -23,8 +23,21 @@ pub struct Demo {
     pub drivers: Vec<Arc<dyn AppLogger>>,
     /// The phones' ids, as `list_devices` shows them, for the log line at start.
     pub devices: Vec<String>,
+    /// Fills the fake phone once the task has started (`--demo=fake`).
+    fill_fake: Option<Box<dyn FnOnce(time::OffsetDateTime) + Send>>,
     _android: Option<AndroidDemo>,
     _iphone: Option<IosDemo>,
+}
+
+impl Demo {
+    /// Stamps the fake phone's lines from `task_start` on, so that the task sees them without
+    /// a `since` however long opening the state took. The simulated phones play their story
+    /// in real time, after the session has started, and need nothing here.
+    pub fn task_started(&mut self, task_start: time::OffsetDateTime) {
+        if let Some(fill) = self.fill_fake.take() {
+            fill(task_start);
+        }
+    }
 }
 
 /// Starts the phones `kind` names and their stories.
@@ -32,11 +45,17 @@ pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
     let mut demo = Demo {
         drivers: Vec::new(),
         devices: Vec::new(),
+        fill_fake: None,
         _android: None,
         _iphone: None,
     };
     if kind == DemoKind::Fake {
-        let phone = phonelogs_demo::fake_phone(time::OffsetDateTime::now_utc());
+        // Empty until the task starts (`Demo::task_started`); a clone shares the phone.
+        let phone = phonelogs_demo::FakePhone::new();
+        let filled = phone.clone();
+        demo.fill_fake = Some(Box::new(move |start| {
+            phonelogs_demo::fill_fake_phone(&filled, start);
+        }));
         demo.drivers.push(Arc::new(phone));
         demo.devices.push(phonelogs_demo::FAKE_SERIAL.to_owned());
         return Ok(demo);

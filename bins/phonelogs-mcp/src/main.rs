@@ -68,6 +68,10 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         ..ServerOptions::default()
     };
     if let Some(http) = settings.http.clone() {
+        // Each HTTP agent's task starts when it connects; the fake phone's lines start now.
+        if let Some(demo) = _demo.as_mut() {
+            demo.task_started(time::OffsetDateTime::now_utc());
+        }
         let serve = http::Serve {
             gateway,
             default_agent: settings.agent.clone(),
@@ -90,6 +94,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         "phonelogs-mcp serving on stdio"
     );
     let server = PhoneLogsServer::new(gateway, task, options).context("starting the MCP server")?;
+    if let Some(demo) = _demo.as_mut() {
+        demo.task_started(server.session().started_at());
+    }
     server
         .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await

@@ -86,16 +86,23 @@ fn line(
     }
 }
 
-/// Builds the fake demo phone, its lines stamped from `start` on (the MCP server passes the
-/// time it starts, so that the task, which starts with the session, sees them without a
-/// `since`).
+/// Builds the fake demo phone, its lines stamped from `start` on.
 pub fn fake_phone(start: OffsetDateTime) -> FakePhone {
+    let phone = FakePhone::new();
+    fill_fake_phone(&phone, start);
+    phone
+}
+
+/// Puts the demo's phone, apps and lines into `phone` (a clone shares it), the lines stamped
+/// from `start` on. The MCP server hands the gateway an empty phone and fills it with its
+/// task's start: a task sees only what came after it began, and a machine slow to open the
+/// state must not push the first lines before that.
+pub fn fill_fake_phone(phone: &FakePhone, start: OffsetDateTime) {
     let start = start.replace_nanosecond(0).unwrap_or(start);
     let device = DeviceId::new(FAKE_SERIAL);
-    let phone = FakePhone::new();
     phone.add_device(&device, "Fake Phone");
-    add_crash_test(&phone, &device, start);
-    add_store_app(&phone, &device, start);
+    add_crash_test(phone, &device, start);
+    add_store_app(phone, &device, start);
     phone.add_app(
         &device,
         FakeApp::new(AppId::new("com.android.settings"))
@@ -123,9 +130,8 @@ pub fn fake_phone(start: OffsetDateTime) -> FakePhone {
             .label("PayPal")
             .uid(10_300),
     );
-    add_debugging_answers(&phone, &device);
-    add_chatty(&phone, &device);
-    phone
+    add_debugging_answers(phone, &device);
+    add_chatty(phone, &device);
 }
 
 /// Crash Test: five lines of rising severity, a Java crash, then an ANR of its relaunch.

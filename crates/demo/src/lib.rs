@@ -3,8 +3,8 @@
 //! The phones `phonelogs demo` and `phonelogs-mcp --demo` serve, so that someone with no phone
 //! sees real results, built once for both binaries:
 //!
-//! - [`fake_phone`]: the in-memory fake phone with the demo's own scenario (not the conformance
-//!   suite's, whose lines carry test markers).
+//! - [`fake_phone`] and [`fill_fake_phone`]: the in-memory fake phone with the demo's own
+//!   scenario (not the conformance suite's, whose lines carry test markers).
 //! - [`AndroidDemo`]: the simulated Android phone (`phonelogs-adbsim`) behind an adb
 //!   host-protocol front, and the real Android driver pointed at it.
 //! - [`IosDemo`]: the simulated iPhone (`phonelogs-iossim`) on a loopback usbmuxd, and the real
@@ -34,8 +34,10 @@ mod fake;
 mod ios;
 
 pub use android::{AndroidDemo, play_android_story};
-pub use fake::{CHATTY, CRASH_TEST, FAKE_SERIAL, STORE_APP, fake_phone};
+pub use fake::{CHATTY, CRASH_TEST, FAKE_SERIAL, STORE_APP, fake_phone, fill_fake_phone};
 pub use ios::{CRASH_TEST_WIDGET, IosDemo, play_ios_story};
+/// The fake phone's type, for a caller that fills an empty one with [`fill_fake_phone`].
+pub use phonelogs_fake::FakePhone;
 
 /// The line Crash Test logs when it starts (`crashtest/res/values/strings.xml`, `start_line`).
 pub const START_LINE: &str = "Crash Test started";
