@@ -487,10 +487,17 @@ impl Session {
                     ErrorCode::PolicyDenied,
                     catalog::device_outside_task(&wanted),
                 ),
-                NoDevice::NotFound {
-                    error: Some(error), ..
-                } if error.kind() == ErrorKind::DeviceUnavailable => {
-                    DebugResponse::error(ErrorCode::AdbUnavailable, error.to_string())
+                NoDevice::NotFound { errors, .. }
+                    if errors
+                        .iter()
+                        .any(|e| e.kind() == ErrorKind::DeviceUnavailable) =>
+                {
+                    let unavailable: Vec<String> = errors
+                        .iter()
+                        .filter(|e| e.kind() == ErrorKind::DeviceUnavailable)
+                        .map(ToString::to_string)
+                        .collect();
+                    DebugResponse::error(ErrorCode::AdbUnavailable, unavailable.join("; "))
                 }
                 NoDevice::Ambiguous(names) => DebugResponse::error(
                     ErrorCode::DeviceNotFound,

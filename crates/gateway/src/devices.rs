@@ -170,9 +170,10 @@ impl DeviceList {
             || (entry == device.serial.as_str() && self.unique_serial(device))
     }
 
-    /// The error to show for a phone that was not found: the failure of the source its name
-    /// points at, else the first failure of a driver that could have had it.
-    fn failure_for(&mut self, wanted: &str, debugging: bool) -> Option<Error> {
+    /// The errors to show for a phone that was not found: the failure of the source its name
+    /// points at, else the failure of every source that could have had it (a bare serial says
+    /// nothing of its platform, so an adb server down and an unreachable usbmuxd are both named).
+    fn failures_for(&mut self, wanted: &str, debugging: bool) -> Vec<Error> {
         let pointed = self.failures.iter().position(|f| {
             f.source.as_deref().is_some_and(|source| {
                 wanted
@@ -180,9 +181,14 @@ impl DeviceList {
                     .is_some_and(|r| r.starts_with('/'))
             })
         });
-        let index =
-            pointed.or_else(|| self.failures.iter().position(|f| !debugging || f.debugger))?;
-        Some(self.failures.swap_remove(index).error)
+        if let Some(index) = pointed {
+            return vec![self.failures.swap_remove(index).error];
+        }
+        std::mem::take(&mut self.failures)
+            .into_iter()
+            .filter(|f| !debugging || f.debugger)
+            .map(|f| f.error)
+            .collect()
     }
 }
 
@@ -441,19 +447,19 @@ fn devices_or_error(
 pub(crate) enum NoDevice {
     /// The phone named is not among the task's phones.
     OutsideTask(String),
-    /// The phone named is not connected; `error` is a driver's failure to list its phones, when
-    /// one failed.
+    /// The phone named is not connected; `errors` are the failures of sources that could have
+    /// listed it.
     NotFound {
         /// The id asked for.
         wanted: String,
-        /// The failure of the source the name points at, else the first listing failure of a
+        /// The failure of the source the name points at, else the listing failure of every
         /// driver that could have had it.
-        error: Option<Error>,
+        errors: Vec<Error>,
     },
     /// A bare serial that several sources show: the names of each phone it could mean.
     Ambiguous(Vec<String>),
-    /// No phone was named and none is online (`error` as above).
-    None(Option<Error>),
+    /// No phone was named and none is online (`errors` as above).
+    None(Vec<Error>),
     /// No phone was named and several are online.
     Several(Vec<String>),
 }
@@ -461,18 +467,21 @@ pub(crate) enum NoDevice {
 impl NoDevice {
     /// The `phone_logs` status and message.
     pub(crate) fn for_logs(&self) -> (Status, String) {
-        let with = |text: String, error: &Option<Error>| match error {
-            Some(error) => format!("{text} ({error})"),
-            None => text,
+        let with = |text: String, errors: &[Error]| {
+            if errors.is_empty() {
+                return text;
+            }
+            let errors: Vec<String> = errors.iter().map(Error::to_string).collect();
+            format!("{text} ({})", errors.join("; "))
         };
         match self {
             NoDevice::OutsideTask(wanted) => {
                 (Status::ScopeDenied, catalog::device_outside_task(wanted))
             }
-            NoDevice::NotFound { wanted, error } => {
-                (Status::Error, with(catalog::no_such_device(wanted), error))
+            NoDevice::NotFound { wanted, errors } => {
+                (Status::Error, with(catalog::no_such_device(wanted), errors))
             }
-            NoDevice::None(error) => (Status::Error, with(catalog::no_device(), error)),
+            NoDevice::None(errors) => (Status::Error, with(catalog::no_device(), errors)),
             NoDevice::Several(ids) => (Status::Error, catalog::several_devices(ids)),
             NoDevice::Ambiguous(names) => (Status::Error, catalog::ambiguous_device(names)),
         }
@@ -542,7 +551,7 @@ impl Session {
                 }
                 Ok(None) => Err(NoDevice::NotFound {
                     wanted: wanted.to_owned(),
-                    error: list.failure_for(wanted, debugging),
+                    errors: list.failures_for(wanted, debugging),
                 }),
             };
         }
@@ -554,7 +563,7 @@ impl Session {
             .collect();
         match online.len() {
             1 => Ok(online.remove(0)),
-            0 => Err(NoDevice::None(list.failure_for("", debugging))),
+            0 => Err(NoDevice::None(list.failures_for("", debugging))),
             _ => Err(NoDevice::Several(
                 online.iter().map(|(_, d)| d.to_string()).collect(),
             )),
@@ -746,7 +755,7 @@ mod tests {
         let session = gateway.start_task(task(Some(&["emulator-5554"])));
         assert!(matches!(
             session.find_device(None, false).await,
-            Err(NoDevice::None(Some(_)))
+            Err(NoDevice::None(errors)) if !errors.is_empty()
         ));
         assert!(matches!(
             session.find_device(Some("emulator-5554"), false).await,
@@ -769,6 +778,53 @@ mod tests {
         let session = gateway.start_task(task(Some(&["emulator-5554"])));
         let (driver, name) = session.find_device(None, false).await.unwrap();
         assert_eq!((driver, name.as_str()), (1, "farm-b:5037/emulator-5554"));
+    }
+
+    #[tokio::test]
+    async fn a_phone_not_found_names_every_source_that_could_have_had_it() {
+        let adb = Source::adb("farm-a:5037", &["emulator-5554"]);
+        let ios = Source::new(Platform::Ios, "10.0.0.9:27015", false, &["00008030-AAAA"]);
+        let other = Source::adb("farm-b:5037", &["emulator-5556"]);
+        let gateway = gateway(&[&adb, &ios, &other]);
+        adb.down();
+        ios.down();
+        let session = gateway.start_task(task(None));
+        // A bare serial says nothing of its platform: both failures are named, in order.
+        let (_, message) = match session.find_device(Some("127.0.0.1:40001"), false).await {
+            Err(none @ NoDevice::NotFound { .. }) => none.for_logs(),
+            other => panic!("{other:?}"),
+        };
+        let (at_adb, at_ios) = (
+            message.find("\"farm-a:5037\") is not running"),
+            message.find("\"10.0.0.9:27015\") is not running"),
+        );
+        assert!(
+            at_adb.is_some() && at_ios.is_some() && at_adb < at_ios,
+            "{message}"
+        );
+        // A name that points at its source names that source's failure alone.
+        let (_, message) = match session
+            .find_device(Some("10.0.0.9:27015/00008030-AAAA"), false)
+            .await
+        {
+            Err(none @ NoDevice::NotFound { .. }) => none.for_logs(),
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            message.contains("10.0.0.9:27015") && !message.contains("farm-a"),
+            "{message}"
+        );
+        // A debugging aid reaches adb servers only: the iPhone's failure is not its concern.
+        let Err(NoDevice::NotFound { errors, .. }) =
+            session.find_device(Some("127.0.0.1:40001"), true).await
+        else {
+            panic!("not found");
+        };
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            ["device unavailable: Some(\"farm-a:5037\") is not running"]
+        );
     }
 
     #[tokio::test]
