@@ -177,12 +177,14 @@ pub struct Serve {
 }
 
 /// Binds, prints the endpoint (and a made token's file) on stderr, and serves until the
-/// process ends.
+/// process is told to stop (SIGINT or SIGTERM), when a token file it made is removed: the
+/// token dies with the server, and no stale secret is left in the state directory.
 pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.addr)
         .await
         .with_context(|| format!("listening on {}", settings.addr))?;
     let bound = listener.local_addr().context("the bound address")?;
+    let mut made = None;
     let lines = match &settings.token_file {
         Some(path) => read_token_file(path)?,
         None => {
@@ -191,6 +193,7 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
                 "phonelogs-mcp: the bearer token is in {} (readable by you only)",
                 path.display()
             );
+            made = Some(MadeToken(path));
             vec![(token, None)]
         }
     };
@@ -198,7 +201,50 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
     let names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
     eprintln!("phonelogs-mcp: serving MCP on http://{bound}{ENDPOINT}");
-    accept(listener, server, settings.read_timeout).await
+    let served = tokio::select! {
+        served = accept(listener, server, settings.read_timeout) => served,
+        signal = stop_signal() => {
+            tracing::info!(signal, "phonelogs-mcp stopping");
+            Ok(())
+        }
+    };
+    drop(made);
+    served
+}
+
+/// A token file this server made: removed when the server stops.
+struct MadeToken(PathBuf);
+
+impl Drop for MadeToken {
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_file(&self.0) {
+            tracing::warn!(%error, path = %self.0.display(), "could not remove the made token file");
+        }
+    }
+}
+
+/// Resolves with the signal's name when the process is told to stop.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = terminate.recv() => "SIGTERM",
+            },
+            Err(error) => {
+                tracing::warn!(%error, "no SIGTERM handler; stopping on SIGINT only");
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "ctrl-c"
+    }
 }
 
 /// The agents of the token file, each with its own service.

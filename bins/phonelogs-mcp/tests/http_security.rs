@@ -268,6 +268,24 @@ async fn without_a_token_file_a_token_is_made_readable_by_its_owner_only() {
         .await
         .unwrap();
     assert_eq!(out["status"], "ok", "{out}");
+
+    // Told to stop, the server takes its token with it.
+    let mut server = server;
+    let pid = server.child.id().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), server.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        !path.exists(),
+        "the made token file is still there: {path:?}"
+    );
 }
 
 #[tokio::test]
