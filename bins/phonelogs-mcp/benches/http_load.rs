@@ -1,12 +1,17 @@
 //! Load over Streamable HTTP, bounded and on loopback only: 16 concurrent MCP sessions, each its
 //! own agent (token) and app, 2,000 `phone_logs` calls in all, across four simulated phones
-//! behind a private real adb server (`/usr/bin/adb`). Beside them in the same run: one session
-//! alone, for the warm call's p50 and p99. During the load: the adb server killed and started
-//! again, a phone disconnected for a second, clients dropping their connection mid-call. Every
-//! result is checked for another app's canary; the history is counted against the calls made;
-//! the server's RSS is read from /proc at the start, the middle and the end.
+//! split two and two between two private real adb servers (`/usr/bin/adb`), the server given
+//! both with `--adb-server`, every call naming its phone as `list_devices` did
+//! (`server/serial`). Beside them in the same run: one session alone, for the warm call's p50
+//! and p99. During the load: ONE adb server (A) killed and started again, a phone of that same
+//! server disconnected for a second, clients dropping their connection mid-call. Failures are
+//! counted per server and per phone: the bench asserts that no call on the untouched server's
+//! (B's) phones failed, and that no result held another app's line (canaries, checked on every
+//! result). The history is counted against the calls made; the server's RSS is read from /proc
+//! at the start, the middle and the end.
 //!
-//! Run: `cargo bench -p phonelogs-mcp --bench http_load` (needs `/usr/bin/adb`).
+//! Run: `cargo bench -p phonelogs-mcp --bench http_load` (needs `/usr/bin/adb`; a debug build:
+//! `cargo bench --profile dev -p phonelogs-mcp --bench http_load`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -26,6 +31,8 @@ const AGENTS: usize = 16;
 const CALLS: usize = 2_000;
 const SINGLE: usize = 200;
 const DROPS: usize = 10;
+/// The adb server killed and restarted during the load; the other one is never touched.
+const KILLED: usize = 0;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -46,11 +53,10 @@ async fn run() {
     // One session alone: the warm call (after one call to look the app up).
     let single = Arc::new(Mutex::new(Tally::default()));
     let mut alone = load::session(&lab, 0).await;
-    let serial = lab.serials[0].clone();
-    load::call(&mut alone, 0, &serial, AGENTS, &single).await;
+    load::call(&lab, &mut alone, 0, 0, &single).await;
     single.lock().unwrap().outcomes.clear();
     for _ in 0..SINGLE {
-        load::call(&mut alone, 0, &serial, AGENTS, &single).await;
+        load::call(&lab, &mut alone, 0, 0, &single).await;
     }
     let _ = alone.delete().await;
     let single_times: Vec<Duration> = single
@@ -65,8 +71,8 @@ async fn run() {
     let tally = Arc::new(Mutex::new(Tally::default()));
     let progress = Arc::new(AtomicUsize::new(0));
     let faults = tokio::spawn(faults(lab.clone(), progress.clone()));
-    load::run(&lab, AGENTS, CALLS, &tally, &progress).await;
-    let (rss_middle, dropped) = faults.await.unwrap();
+    load::run(&lab, CALLS, &tally, &progress).await;
+    let (rss_middle, dropped, offline) = faults.await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_end = lab.rss_kib();
 
@@ -77,18 +83,7 @@ async fn run() {
         .filter(|o| o.status.as_deref() == Ok("ok"))
         .map(|o| o.took)
         .collect();
-    let mut failures: BTreeMap<String, usize> = BTreeMap::new();
-    for outcome in tally
-        .outcomes
-        .iter()
-        .filter(|o| o.status.as_deref() != Ok("ok"))
-    {
-        let key = match &outcome.status {
-            Ok(status) => format!("status {status}: {}", outcome.message),
-            Err(error) => format!("transport: {error}"),
-        };
-        *failures.entry(key).or_default() += 1;
-    }
+    let failures = failures_by_server(&lab, &tally);
     let history: usize = (0..AGENTS).map(|i| load::history_of(&lab, i)).sum();
     let answered = tally.outcomes.iter().filter(|o| o.status.is_ok()).count();
 
@@ -118,10 +113,7 @@ async fn run() {
         "p99 under load / p99 alone = {:.2}x (goal: 3x or less)",
         p99.as_secs_f64() / p99s.as_secs_f64().max(f64::EPSILON)
     );
-    println!("failed calls, by what they said:");
-    for (what, count) in &failures {
-        println!("  {count:>4} × {what}");
-    }
+    print_failures(&lab, &tally, &failures, offline);
     println!("dropped mid-call by their client: {dropped}");
     println!(
         "history rows of the load's agents: {history}; calls the server answered: {answered} \
@@ -129,31 +121,115 @@ async fn run() {
     );
     println!("server RSS KiB: start {rss_start:?}, middle {rss_middle:?}, end {rss_end:?}");
 
-    let (stolen, own) = load::approval_stays_in_its_session(&lab, 2, 3).await;
-    println!(
-        "approval of session 2 used by session 3: {}; by session 2: {}",
-        stolen["status"], own["status"]
+    let approvals = load::approval_stays_in_its_session(&lab, 2, 3).await;
+    for (phone, stolen, own) in &approvals {
+        println!(
+            "on {phone}: approval of session 2 used by session 3: {}; by session 2: {}",
+            stolen["status"], own["status"]
+        );
+    }
+
+    // What must hold, asserted after the figures are printed.
+    assert!(tally.leaks.is_empty(), "{:?}", tally.leaks);
+    for (s, by_what) in failures.iter().enumerate().filter(|(s, _)| *s != KILLED) {
+        let calls = tally
+            .outcomes
+            .iter()
+            .filter(|o| lab.server_of[o.phone] == s)
+            .count();
+        assert_eq!(calls, CALLS / 2, "calls on adb server {s}'s phones");
+        assert!(
+            by_what.is_empty(),
+            "calls on untouched adb server {s}'s phones failed: {by_what:?}"
+        );
+    }
+    // Nothing lost from the history: every answered call has its row (the lone session's
+    // too); a call whose client dropped it, or whose answer never arrived, may have one.
+    let (least, most) = (
+        answered + SINGLE + 1,
+        tally.outcomes.len() + SINGLE + 1 + dropped,
     );
+    assert!(
+        (least..=most).contains(&history),
+        "history rows {history}, expected {least} to {most}"
+    );
+    for (phone, stolen, own) in &approvals {
+        assert_ne!(stolen["status"], "ok", "{phone}: {stolen}");
+        assert_eq!(own["status"], "ok", "{phone}: {own}");
+    }
 }
 
-/// At a third of the run the adb server is killed and restarted; at a half a phone goes offline
-/// for a second; meanwhile clients send calls and drop the connection. Returns the RSS in the
-/// middle and how many calls were dropped.
-async fn faults(lab: Arc<Lab>, progress: Arc<AtomicUsize>) -> (Option<u64>, usize) {
+/// For each adb server, its phones' failed calls, by phone and what they said.
+fn failures_by_server(lab: &Lab, tally: &Tally) -> Vec<BTreeMap<(usize, String), usize>> {
+    let mut failures = vec![BTreeMap::new(); lab.servers.len()];
+    for outcome in tally
+        .outcomes
+        .iter()
+        .filter(|o| o.status.as_deref() != Ok("ok"))
+    {
+        let what = match &outcome.status {
+            Ok(status) => format!("status {status}: {}", outcome.message),
+            Err(error) => format!("transport: {error}"),
+        };
+        *failures[lab.server_of[outcome.phone]]
+            .entry((outcome.phone, what))
+            .or_default() += 1;
+    }
+    failures
+}
+
+fn print_failures(
+    lab: &Lab,
+    tally: &Tally,
+    failures: &[BTreeMap<(usize, String), usize>],
+    offline: usize,
+) {
+    println!("failed calls, per adb server and phone, by what they said:");
+    for (s, by_what) in failures.iter().enumerate() {
+        let calls = tally
+            .outcomes
+            .iter()
+            .filter(|o| lab.server_of[o.phone] == s)
+            .count();
+        let failed: usize = by_what.values().sum();
+        let role = if s == KILLED {
+            format!(
+                "killed and restarted; phone {} set offline",
+                lab.names[offline]
+            )
+        } else {
+            "untouched".to_owned()
+        };
+        println!(
+            "  adb server {s} at {} ({role}): {failed} failed of {calls}",
+            lab.servers[s].address()
+        );
+        for ((phone, what), count) in by_what {
+            println!("    {count:>4} × on {}: {what}", lab.names[*phone]);
+        }
+    }
+}
+
+/// At a third of the run adb server `KILLED` is killed and restarted; at a half a phone of
+/// that same server goes offline for a second; meanwhile clients send calls and drop the
+/// connection. Returns the RSS in the middle, how many calls were dropped and the phone set
+/// offline.
+async fn faults(lab: Arc<Lab>, progress: Arc<AtomicUsize>) -> (Option<u64>, usize, usize) {
     let at = |fraction: f64| (CALLS as f64 * fraction) as usize;
     while progress.load(Ordering::SeqCst) < at(0.33) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    lab.restart_adb(Duration::from_millis(500)).await;
+    lab.restart_adb(KILLED, Duration::from_millis(500)).await;
     while progress.load(Ordering::SeqCst) < at(0.5) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let rss_middle = lab.rss_kib();
-    lab.phones[3].set_offline(true);
+    let offline = *lab.phones_of(KILLED).last().unwrap();
+    lab.phones[offline].set_offline(true);
     let dropped = drop_mid_call(&lab).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    lab.phones[3].set_offline(false);
-    (rss_middle, dropped)
+    lab.phones[offline].set_offline(false);
+    (rss_middle, dropped, offline)
 }
 
 /// Clients that send a call and close the connection before the answer.
@@ -165,7 +241,8 @@ async fn drop_mid_call(lab: &Lab) -> usize {
         let body = serde_json::to_vec(&json!({
             "jsonrpc": "2.0", "id": 99, "method": "tools/call",
             "params": { "name": "phone_logs",
-                        "arguments": { "app": load::app(i), "device": lab.serials[i % 4], "since": "1h" } }
+                        "arguments": { "app": load::app(i), "device": lab.names[i % lab.names.len()],
+                                        "since": "1h" } }
         }))
         .unwrap();
         let head = format!(

@@ -128,7 +128,8 @@ enum Command {
     Doctor {
         #[command(flatten)]
         state: StateArgs,
-        /// Also say what symbols this directory holds for each app version.
+        /// Also say, for each app with symbols here and each phone reached, whether symbols are
+        /// filed for the installed version (default: the config file's `symbols_dir`).
         #[arg(long, value_name = "DIR", env = "PHONELOGS_SYMBOLS_DIR")]
         symbols: Option<PathBuf>,
         /// Print JSON.
@@ -364,13 +365,15 @@ async fn doctor(
     json: bool,
     phones: phones::PhoneArgs,
 ) -> anyhow::Result<bool> {
-    let mut findings = doctor_findings_with(state.state_dir, &phones.phones()?).await;
-    findings.extend(
-        symbols
-            .as_deref()
-            .map(symbols::doctor_findings)
-            .unwrap_or_default(),
-    );
+    let symbols = match symbols {
+        Some(dir) => Some(dir),
+        None => phones.symbols_dir()?,
+    };
+    let phones = phones.phones()?;
+    let mut findings = doctor_findings_with(state.state_dir, &phones).await;
+    if let Some(dir) = &symbols {
+        findings.extend(symbols::doctor_findings(dir, &phones).await);
+    }
     let all_ok = findings.iter().all(|f| f.ok);
     if json {
         println!("{}", serde_json::to_string_pretty(&findings)?);

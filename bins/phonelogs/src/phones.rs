@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use phonelogs_android::{AdbConfig, AdbPhone};
 use phonelogs_driver::AppLogger;
-use phonelogs_gateway::{DeviceList, Gateway};
+use phonelogs_gateway::{DeviceList, Gateway, NamedDevice};
 use phonelogs_ios::{LockdownPhone, UsbmuxdBackend};
 
 /// The flags that say where phones are.
@@ -22,7 +22,8 @@ pub struct PhoneArgs {
     /// $USBMUXD_SOCKET_ADDRESS, else the platform's socket.
     #[arg(long = "usbmuxd", value_name = "ADDR")]
     pub usbmuxd: Vec<String>,
-    /// phonelogs-mcp's config file: its `adb_servers` and `usbmuxd` keys (flags win).
+    /// phonelogs-mcp's config file: its `adb_servers` and `usbmuxd` keys, and for `doctor` its
+    /// `symbols_dir` (flags win).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -32,7 +33,11 @@ pub struct PhoneArgs {
 struct FileKeys {
     adb_servers: Option<Vec<String>>,
     usbmuxd: Option<Vec<String>>,
+    symbols_dir: Option<PathBuf>,
 }
+
+/// The keys of the config file read here.
+const KEYS: [&str; 3] = ["adb_servers", "usbmuxd", "symbols_dir"];
 
 /// One driver per adb server and per usbmuxd.
 pub struct Phones {
@@ -43,6 +48,15 @@ pub struct Phones {
 }
 
 impl PhoneArgs {
+    /// The config file's `symbols_dir`, as phonelogs-mcp reads it; `None` without a file or
+    /// the key.
+    pub fn symbols_dir(&self) -> anyhow::Result<Option<PathBuf>> {
+        match &self.config {
+            Some(path) => Ok(read_keys(path)?.symbols_dir),
+            None => Ok(None),
+        }
+    }
+
     /// The drivers these flags (and the config file) name; adb's and usbmuxd's own defaults
     /// when they name none.
     pub fn phones(&self) -> anyhow::Result<Phones> {
@@ -84,14 +98,27 @@ impl PhoneArgs {
 }
 
 impl Phones {
+    /// Every driver: the Android ones, then the iPhone ones.
+    pub fn drivers(&self) -> Vec<Arc<dyn AppLogger>> {
+        let android = self.android.iter().map(|d| d.clone() as Arc<dyn AppLogger>);
+        let ios = self.ios.iter().map(|d| d.clone() as Arc<dyn AppLogger>);
+        android.chain(ios).collect()
+    }
+
+    /// The driver a phone of [`Phones::list`] comes from: the first of its platform with its
+    /// source (the gateway reads a source configured twice once).
+    pub fn driver_of(&self, device: &NamedDevice) -> Option<Arc<dyn AppLogger>> {
+        self.drivers().into_iter().find(|driver| {
+            driver.capabilities().platform == device.info.platform
+                && driver.source() == device.source
+        })
+    }
+
     /// Every phone, named as the MCP server names them, with the sources that failed.
     pub async fn list(&self) -> anyhow::Result<DeviceList> {
         let mut builder = Gateway::builder();
-        for driver in &self.android {
-            builder = builder.driver(driver.clone() as Arc<dyn AppLogger>);
-        }
-        for driver in &self.ios {
-            builder = builder.driver(driver.clone() as Arc<dyn AppLogger>);
+        for driver in self.drivers() {
+            builder = builder.driver(driver);
         }
         // An in-memory store: listing reads and records nothing.
         let gateway = builder.build().context("listing the phones")?;
@@ -107,10 +134,14 @@ fn read_keys(path: &Path) -> anyhow::Result<FileKeys> {
     let keys = toml::Table::from_iter(
         table
             .into_iter()
-            .filter(|(key, _)| key == "adb_servers" || key == "usbmuxd"),
+            .filter(|(key, _)| KEYS.contains(&key.as_str())),
     );
-    keys.try_into()
-        .with_context(|| format!("the adb_servers or usbmuxd key of {}", path.display()))
+    keys.try_into().with_context(|| {
+        format!(
+            "the adb_servers, usbmuxd or symbols_dir key of {}",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]

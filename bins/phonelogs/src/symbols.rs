@@ -1,16 +1,22 @@
 //! `phonelogs symbols add` and `phonelogs report --symbols`: filing symbol files in the symbols
 //! directory, and reading report files with symbols applied, grouped by fingerprint (see
-//! `docs/symbols.md`).
+//! `docs/symbols.md`); and `phonelogs doctor --symbols`: whether symbols are filed for the
+//! version of each app installed on the phones reached.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use anyhow::{Context, Result, bail};
 use phonelogs_crash::{Format, Report, ReportKind, render_heading};
+use phonelogs_driver::{AppId, AppLogger as _, DeviceState, Platform};
+use phonelogs_gateway::{GuardedLogger, NamedDevice};
 use phonelogs_symbols::fingerprint::{self, AppCode, Occurrence};
-use phonelogs_symbols::{SymbolsDir, Target};
+use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, SymbolsUsed, Target};
 
 use crate::doctor::Finding;
+use crate::phones::Phones;
 
 /// Files each of `files` for `app` and `version` and prints where it went.
 pub fn add(dir: &Path, app: &str, version: &str, files: &[PathBuf]) -> Result<()> {
@@ -222,9 +228,16 @@ fn app_of(report: &Report) -> (String, Option<String>) {
     }
 }
 
-/// `phonelogs doctor --symbols DIR`: one finding per app version in the directory, saying what
-/// is there.
-pub fn doctor_findings(dir: &Path) -> Vec<Finding> {
+/// How long the doctor waits for one phone to describe one app (a `dumpsys package` or an
+/// installation_proxy lookup); the drivers' own timeouts apply inside it.
+const APP_INFO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `phonelogs doctor --symbols DIR`: for every app with a folder in `dir`, one finding per
+/// phone reached where it is installed (its installed version, and whether symbols are filed
+/// for it, [`installed_finding`]), or one saying which versions are filed when it is installed
+/// on none. Reads only each app's description (`app_info`), never a log line. A phone that
+/// cannot be reached is left to the doctor's own findings.
+pub async fn doctor_findings(dir: &Path, phones: &Phones) -> Vec<Finding> {
     let symbols = match SymbolsDir::open(dir) {
         Ok(symbols) => symbols,
         Err(error) => {
@@ -239,39 +252,244 @@ pub fn doctor_findings(dir: &Path) -> Vec<Finding> {
             }];
         }
     };
-    let mut findings = Vec::new();
-    for app in symbols.apps() {
-        for version in symbols.versions(&app) {
-            let inventory = symbols.inventory(&app, &version);
-            let mut parts = Vec::new();
-            if inventory.mapping.is_some() {
-                parts.push("mapping.txt".to_owned());
-            }
-            for entry in &inventory.debug_files {
-                parts.push(format!("{} ({})", entry.name, entry.id));
-            }
-            let ok = !parts.is_empty();
-            findings.push(Finding {
-                check: format!("symbols for {app} version {version}"),
-                ok,
-                detail: if ok {
-                    parts.join(", ")
-                } else {
-                    "an empty folder".into()
-                },
-                fix: (!ok).then(|| {
-                    format!("`phonelogs symbols add {app} {version} mapping.txt lib….so App.dSYM`")
-                }),
-            });
-        }
-    }
-    if findings.is_empty() {
-        findings.push(Finding {
+    let apps: Vec<AppId> = symbols
+        .apps()
+        .iter()
+        .filter_map(|app| AppId::parse(app).ok())
+        .collect();
+    if apps.is_empty() {
+        return vec![Finding {
             check: "symbols directory".into(),
             ok: true,
             detail: format!("{}: no app has symbols yet", dir.display()),
             fix: None,
-        });
+        }];
+    }
+    let online = online_phones(phones).await;
+    let mut findings = Vec::new();
+    for app in &apps {
+        let mut installed = false;
+        for (device, driver) in &online {
+            match driver.app_info(&device.serial, app).await {
+                Ok(info) => {
+                    installed = true;
+                    let version = info.version.as_deref();
+                    let phone = (device.info.id.as_str(), device.info.platform);
+                    findings.push(installed_finding(&symbols, phone, app.as_str(), version));
+                }
+                Err(phonelogs_driver::Error::NotFound(_)) => {}
+                Err(error) => findings.push(Finding {
+                    check: format!("symbols for {app} on {}", device.info.id),
+                    ok: false,
+                    detail: format!("cannot read its installed version: {error}"),
+                    fix: Some("see the doctor's finding for this phone above".into()),
+                }),
+            }
+        }
+        if !installed {
+            findings.push(not_installed_finding(&symbols, app.as_str(), online.len()));
+        }
     }
     findings
+}
+
+/// The phones that can be read now, named as the MCP server names them, each with its
+/// driver behind the gateway's timeouts.
+async fn online_phones(phones: &Phones) -> Vec<(NamedDevice, GuardedLogger)> {
+    let list = match phones.list().await {
+        Ok(list) => list,
+        Err(error) => {
+            tracing::warn!(error = %format!("{error:#}"), "cannot list the phones");
+            return Vec::new();
+        }
+    };
+    list.devices
+        .into_iter()
+        .filter(|device| device.info.state == DeviceState::Online)
+        .filter_map(|device| {
+            let driver = phones.driver_of(&device)?;
+            Some((device, GuardedLogger::new(driver, APP_INFO_TIMEOUT)))
+        })
+        .collect()
+}
+
+/// The one decision of the doctor: whether the symbols filed for `app` match the version
+/// installed on `phone` (its name and platform), by the rule the gateway applies them with
+/// ([`SymbolsDir::version_folder`]).
+fn installed_finding(
+    symbols: &SymbolsDir,
+    (phone, platform): (&str, Platform),
+    app: &str,
+    installed: Option<&str>,
+) -> Finding {
+    let check = format!("symbols for {app} on {phone}");
+    let files = match platform {
+        Platform::Android => "mapping.txt lib….so",
+        Platform::Ios => "App.dSYM",
+    };
+    let add = |version: &str| {
+        format!(
+            "`phonelogs symbols add --dir {} {app} {version} {files}` (the files of that build)",
+            symbols.root().display()
+        )
+    };
+    let target = Target {
+        app,
+        version: installed,
+    };
+    let (ok, detail, fix) = match symbols.version_folder(target) {
+        Ok(version) => {
+            let files = contents(symbols, app, &version);
+            match (installed, files.is_empty()) {
+                (_, true) => (
+                    false,
+                    format!("installed version {version}; its folder holds no symbol file"),
+                    Some(add(&version)),
+                ),
+                (Some(_), false) => (
+                    true,
+                    format!("installed version {version}; symbols filed for {version}: {files}"),
+                    None,
+                ),
+                (None, false) => (
+                    true,
+                    format!(
+                        "the phone does not say its installed version; the only version filed, {version}, is used: {files}"
+                    ),
+                    None,
+                ),
+            }
+        }
+        Err(NotMatched::NoVersionFolder {
+            version, available, ..
+        }) => (
+            false,
+            format!(
+                "no symbols for the installed version {version}; filed: {}",
+                available.join(", ")
+            ),
+            Some(add(&version)),
+        ),
+        Err(NotMatched::VersionUnknown { available, .. }) => (
+            false,
+            format!(
+                "the phone does not say its installed version, and several are filed ({}): none is used",
+                available.join(", ")
+            ),
+            Some("keep only the installed version's folder for this app".to_owned()),
+        ),
+        Err(other) => (
+            false,
+            SymbolsUsed {
+                not_matched: vec![other],
+                ..SymbolsUsed::default()
+            }
+            .describe(),
+            None,
+        ),
+    };
+    Finding {
+        check,
+        ok,
+        detail,
+        fix,
+    }
+}
+
+/// An app with symbols that no phone reached has installed: which versions are filed, and
+/// what each holds (informational).
+fn not_installed_finding(symbols: &SymbolsDir, app: &str, phones: usize) -> Finding {
+    let filed: Vec<String> = symbols
+        .versions(app)
+        .iter()
+        .map(|version| {
+            let files = contents(symbols, app, version);
+            let files = if files.is_empty() {
+                "empty".to_owned()
+            } else {
+                files
+            };
+            format!("{version} ({files})")
+        })
+        .collect();
+    let where_ = match phones {
+        0 => "no phone was reached to compare with".to_owned(),
+        1 => "not installed on the phone reached".to_owned(),
+        n => format!("not installed on any of the {n} phones reached"),
+    };
+    Finding {
+        check: format!("symbols for {app}"),
+        ok: true,
+        detail: format!("{where_}; filed: {}", filed.join(", ")),
+        fix: None,
+    }
+}
+
+/// What one version folder holds: `mapping.txt, libx.so (build id …), App (UUID …)`; empty
+/// when nothing.
+fn contents(symbols: &SymbolsDir, app: &str, version: &str) -> String {
+    let inventory = symbols.inventory(app, version);
+    let mut parts = Vec::new();
+    if inventory.mapping.is_some() {
+        parts.push("mapping.txt".to_owned());
+    }
+    for entry in &inventory.debug_files {
+        let id = match entry.kind {
+            SymbolKind::Dsym => "UUID",
+            _ => "build id",
+        };
+        parts.push(format!("{} ({id} {})", entry.name, entry.id));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir_with(folders: &[(&str, &str, bool)]) -> (tempfile::TempDir, SymbolsDir) {
+        let dir = tempfile::tempdir().unwrap();
+        for (app, version, mapping) in folders {
+            let folder = dir.path().join(app).join(version);
+            std::fs::create_dir_all(&folder).unwrap();
+            if *mapping {
+                std::fs::write(folder.join("mapping.txt"), "a.B -> c:\n").unwrap();
+            }
+        }
+        let symbols = SymbolsDir::open(dir.path()).unwrap();
+        (dir, symbols)
+    }
+
+    #[test]
+    fn an_unknown_version_uses_the_only_folder_and_refuses_to_guess_among_several() {
+        let (_dir, symbols) = dir_with(&[
+            ("com.a", "4", true),
+            ("com.b", "1", true),
+            ("com.b", "2", true),
+        ]);
+        let one = installed_finding(&symbols, ("p", Platform::Ios), "com.a", None);
+        assert!(one.ok, "{one:?}");
+        assert_eq!(
+            one.detail,
+            "the phone does not say its installed version; the only version filed, 4, is used: mapping.txt"
+        );
+        let several = installed_finding(&symbols, ("p", Platform::Android), "com.b", None);
+        assert!(!several.ok, "{several:?}");
+        assert!(
+            several.detail.contains("several are filed (1, 2)"),
+            "{several:?}"
+        );
+    }
+
+    #[test]
+    fn an_empty_folder_for_the_installed_version_is_a_problem() {
+        let (_dir, symbols) = dir_with(&[("com.a", "4", false)]);
+        let empty = installed_finding(&symbols, ("p", Platform::Android), "com.a", Some("4"));
+        assert!(!empty.ok, "{empty:?}");
+        assert_eq!(
+            empty.detail,
+            "installed version 4; its folder holds no symbol file"
+        );
+        assert!(empty.fix.unwrap().contains(" com.a 4 mapping.txt lib….so`"),);
+    }
 }

@@ -545,3 +545,110 @@ fn ios_tool(name: &str) -> Option<std::path::PathBuf> {
     }
     found
 }
+
+/// `phonelogs devices --usbmuxd A --usbmuxd B`: two `phonelogs sim --ios` (the same simulated
+/// iPhone, so one UDID, behind two usbmuxd addresses) are listed as `A/UDID` and `B/UDID`, each
+/// with its source; once A's simulator stops, only B's phone is listed and A is a problem that
+/// names its address (docs/farms.md).
+#[test]
+fn devices_lists_the_iphones_of_two_usbmuxd_by_address() {
+    use std::io::BufRead;
+    const UDID: &str = "00008101-000A1234567890AB";
+    /// A simulator process, killed if the test ends before it stops.
+    struct Sim(std::process::Child);
+    impl Drop for Sim {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let start = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+            .args(["sim", "--ios", "--port", "0", "--control"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("phonelogs sim --ios starts");
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("the address line");
+        let address = first
+            .trim()
+            .strip_prefix("USBMUXD_SOCKET_ADDRESS=")
+            .unwrap_or_else(|| panic!("the first line is {first:?}"))
+            .to_owned();
+        (Sim(child), address)
+    };
+    let (mut sim_a, a) = start();
+    let (mut sim_b, b) = start();
+    let empty_path = tempfile::tempdir().expect("tempdir");
+    let devices = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+            .args(["devices", "--json", "--usbmuxd", &a, "--usbmuxd", &b])
+            // No adb to start, no server on its port: only iPhones are listed.
+            .env("PATH", empty_path.path())
+            .env("ANDROID_ADB_SERVER_PORT", free_port().to_string())
+            .env_remove("ADB_SERVER_SOCKET")
+            .env_remove("USBMUXD_SOCKET_ADDRESS")
+            .output()
+            .expect("phonelogs devices runs");
+        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let ios: Vec<(String, String, String)> = listed["devices"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter(|d| d["platform"] == "ios")
+                    .map(|d| {
+                        let field = |k: &str| d[k].as_str().unwrap_or_default().to_owned();
+                        (field("id"), field("source"), field("serial"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        (ios, listed)
+    };
+
+    let (mut ios, listed) = devices();
+    ios.sort();
+    let mut expected = vec![
+        (format!("{a}/{UDID}"), a.clone(), UDID.to_owned()),
+        (format!("{b}/{UDID}"), b.clone(), UDID.to_owned()),
+    ];
+    expected.sort();
+    assert_eq!(ios, expected, "{listed}");
+
+    // A's usbmuxd goes away (the end of its control input stops it): B's phone alone, and A
+    // named as the problem.
+    drop(sim_a.0.stdin.take());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sim_a.0.try_wait().expect("wait").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "phonelogs sim --ios did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (ios, listed) = devices();
+    assert_eq!(
+        ios,
+        [(format!("{b}/{UDID}"), b.clone(), UDID.to_owned())],
+        "{listed}"
+    );
+    let problems: Vec<&str> = listed["problems"]
+        .as_array()
+        .map(|all| all.iter().filter_map(|p| p.as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with(&format!("iPhone ({a}):"))),
+        "{listed}"
+    );
+    assert!(
+        !problems.iter().any(|p| p.contains(&format!("({b})"))),
+        "{listed}"
+    );
+    drop(sim_b.0.stdin.take());
+}

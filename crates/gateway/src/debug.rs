@@ -19,7 +19,7 @@ use phonelogs_policy::Action;
 use crate::catalog::{self, Subject};
 use crate::debug_types::{
     BacktraceData, DebugData, DebugRequest, DebugResponse, DebugStatus, ErrorCode, JdwpListing,
-    JdwpPackage,
+    JdwpPackage, TombstoneData,
 };
 use crate::devices::NoDevice;
 use crate::owner::Dumped;
@@ -30,6 +30,9 @@ use crate::types::{Status, StepArgs};
 
 /// The most pids of a JDWP listing resolved to their packages.
 const MAX_JDWP_NAMED: usize = 64;
+
+/// What the `symbols` field of a backtrace adds to its JSON besides its value: `,"symbols":""`.
+const SYMBOLS_KEY_COST: usize = 13;
 
 impl Session {
     /// One call of a debugging aid, policy-checked, recorded in the history without content.
@@ -290,17 +293,24 @@ impl Session {
             return Err(refused);
         }
         self.record_used(args, &target);
-        // The one cut of this result: the text to the gateway's cap, said in the message and in
-        // `text_cut`, so nothing after the gateway shortens it again.
-        let cut = crate::render::cap_backtrace_text(&mut backtrace, self.gateway().result_cap());
+        // Symbols before the cut, which measures the text they wrote.
+        let symbols = self.symbolicate_dump(&target, &mut backtrace.text);
+        // The one cut of this result: the text to the gateway's cap (less the `symbols` field,
+        // JSON-escaped), said in the message and in `text_cut`, so nothing after the gateway
+        // shortens it again.
+        let room = self
+            .gateway()
+            .result_cap()
+            .saturating_sub(crate::render::json_escaped_len(&symbols.heading) + SYMBOLS_KEY_COST);
+        let cut = crate::render::cap_backtrace_text(&mut backtrace, room);
+        let mut message = catalog::backtrace_message(cut);
+        symbols.add_to(&mut message);
         let data = BacktraceData {
             backtrace,
             text_cut: cut.is_some(),
+            symbols: symbols.heading,
         };
-        Ok(DebugResponse::success(
-            catalog::backtrace_message(cut),
-            DebugData::Backtrace(data),
-        ))
+        Ok(DebugResponse::success(message, DebugData::Backtrace(data)))
     }
 
     async fn tombstone(
@@ -342,19 +352,21 @@ impl Session {
         {
             return Err(refused);
         }
-        let written =
-            write_tombstone(&root, &relative, &capture.bytes).map_err(|(code, why)| {
-                self.record(
-                    args,
-                    Some(&target.device),
-                    Status::Error,
-                    catalog::step_failed(&target.label),
-                );
-                DebugResponse::error(code, catalog::bad_local_path(local_path, &why))
-            })?;
+        // The file holds the phone's lines, each frame of a filed library followed by its
+        // function and file:line.
+        let (bytes, symbols) = self.symbolicate_tombstone(&target, capture.bytes);
+        let written = write_tombstone(&root, &relative, &bytes).map_err(|(code, why)| {
+            self.record(
+                args,
+                Some(&target.device),
+                Status::Error,
+                catalog::step_failed(&target.label),
+            );
+            DebugResponse::error(code, catalog::bad_local_path(local_path, &why))
+        })?;
         self.record_used(args, &target);
         let path = written.display().to_string();
-        let result = phonelogs_driver::NativeTombstone {
+        let tombstone = phonelogs_driver::NativeTombstone {
             serial: capture.serial,
             pid: capture.pid,
             process_name: capture.process_name,
@@ -363,13 +375,16 @@ impl Session {
             frame_count: capture.frame_count,
             device_tombstone_ref: capture.device_tombstone_ref,
             local_path: path.clone(),
-            size_bytes: capture.bytes.len() as u64,
+            size_bytes: bytes.len() as u64,
             success: true,
         };
-        Ok(DebugResponse::success(
-            catalog::tombstone_message(pid, &result.serial, &path),
-            DebugData::Tombstone(result),
-        ))
+        let mut message = catalog::tombstone_message(pid, &tombstone.serial, &path);
+        symbols.add_to(&mut message);
+        let data = TombstoneData {
+            tombstone,
+            symbols: symbols.heading,
+        };
+        Ok(DebugResponse::success(message, DebugData::Tombstone(data)))
     }
 
     /// Where a tombstone goes: the local root, and `local_path` checked as a plain relative

@@ -192,7 +192,7 @@ pub enum DebugData {
     /// `capture_native_backtrace`.
     Backtrace(BacktraceData),
     /// `capture_native_tombstone`.
-    Tombstone(NativeTombstone),
+    Tombstone(TombstoneData),
     /// A question waiting for the person.
     Pending(PendingData),
 }
@@ -206,6 +206,22 @@ pub struct BacktraceData {
     pub backtrace: NativeBacktrace,
     /// Whether the text was cut (the message says by how much).
     pub text_cut: bool,
+    /// What symbols did for the text's frames, in the words of a crash report's heading: the
+    /// files used (`library com.example.app/7/native/<build id>/libfoo.so (2 frames)`) or why
+    /// none matched (`no symbols directory`, …).
+    pub symbols: String,
+}
+
+/// `capture_native_tombstone`'s data: the spec's fields, and what symbols did for the frames of
+/// the file written (which holds the phone's lines, each frame followed by its function and
+/// `file:line` when a filed library matched).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TombstoneData {
+    /// The tombstone's header and where it was written.
+    #[serde(flatten)]
+    pub tombstone: NativeTombstone,
+    /// As [`BacktraceData::symbols`].
+    pub symbols: String,
 }
 
 /// The data of an `approval_pending` answer.

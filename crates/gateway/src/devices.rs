@@ -86,6 +86,8 @@ pub struct DeviceList {
     pub failures: Vec<SourceFailure>,
     /// How many sources answered (with phones or none).
     pub answered: usize,
+    /// The addresses of the sources that answered, for those that name one.
+    pub answered_sources: Vec<String>,
 }
 
 impl DeviceList {
@@ -170,23 +172,55 @@ impl DeviceList {
             || (entry == device.serial.as_str() && self.unique_serial(device))
     }
 
-    /// The errors to show for a phone that was not found: the failure of the source its name
-    /// points at, else the failure of every source that could have had it (a bare serial says
-    /// nothing of its platform, so an adb server down and an unreachable usbmuxd are both named).
-    fn failures_for(&mut self, wanted: &str, debugging: bool) -> Vec<Error> {
+    /// The errors to show for a phone that was not found (`wanted`; empty when no phone was
+    /// named and none of the task's, `allowed`, is online): the failure of the source its name
+    /// points at; nothing when that source answered (another source's failure is not why it is
+    /// missing); else the failure of every source that could have had it (a bare serial says
+    /// nothing of its platform, so an adb server down and an unreachable usbmuxd are both
+    /// named). With `debugging`, only sources with a debugger count.
+    fn failures_for(
+        &mut self,
+        wanted: &str,
+        debugging: bool,
+        allowed: Option<&[DeviceId]>,
+    ) -> Vec<Error> {
+        let points_at = |source: &str, name: &str| {
+            name.strip_prefix(source)
+                .is_some_and(|rest| rest.starts_with('/'))
+        };
         let pointed = self.failures.iter().position(|f| {
-            f.source.as_deref().is_some_and(|source| {
-                wanted
-                    .strip_prefix(source)
-                    .is_some_and(|r| r.starts_with('/'))
-            })
+            f.source
+                .as_deref()
+                .is_some_and(|source| points_at(source, wanted))
         });
         if let Some(index) = pointed {
-            return vec![self.failures.swap_remove(index).error];
+            let failure = self.failures.swap_remove(index);
+            // A debugging aid cannot reach that source's phones whether it is up or not.
+            return if debugging && !failure.debugger {
+                Vec::new()
+            } else {
+                vec![failure.error]
+            };
         }
+        if self.answered_sources.iter().any(|s| points_at(s, wanted)) {
+            return Vec::new();
+        }
+        // No phone named: only the sources that could hold one of the task's phones.
+        let could_hold = |failure: &SourceFailure| {
+            !wanted.is_empty()
+                || allowed.is_none_or(|entries| {
+                    entries.iter().any(|entry| {
+                        !entry.as_str().contains('/')
+                            || failure
+                                .source
+                                .as_deref()
+                                .is_some_and(|source| points_at(source, entry.as_str()))
+                    })
+                })
+        };
         std::mem::take(&mut self.failures)
             .into_iter()
-            .filter(|f| !debugging || f.debugger)
+            .filter(|f| (!debugging || f.debugger) && could_hold(f))
             .map(|f| f.error)
             .collect()
     }
@@ -342,6 +376,7 @@ fn list_from(
         match result {
             Ok(devices) => {
                 list.answered += 1;
+                list.answered_sources.extend(source.clone());
                 let devices = named(devices, &namings[index], &source, index);
                 list.devices.extend(devices);
             }
@@ -551,7 +586,7 @@ impl Session {
                 }
                 Ok(None) => Err(NoDevice::NotFound {
                     wanted: wanted.to_owned(),
-                    errors: list.failures_for(wanted, debugging),
+                    errors: list.failures_for(wanted, debugging, allowed),
                 }),
             };
         }
@@ -563,7 +598,7 @@ impl Session {
             .collect();
         match online.len() {
             1 => Ok(online.remove(0)),
-            0 => Err(NoDevice::None(list.failures_for("", debugging))),
+            0 => Err(NoDevice::None(list.failures_for("", debugging, allowed))),
             _ => Err(NoDevice::Several(
                 online.iter().map(|(_, d)| d.to_string()).collect(),
             )),
@@ -813,6 +848,37 @@ mod tests {
         assert!(
             message.contains("10.0.0.9:27015") && !message.contains("farm-a"),
             "{message}"
+        );
+        // A name whose source answered but does not list it borrows no other source's failure.
+        let (_, message) = match session
+            .find_device(Some("farm-b:5037/emulator-5558"), false)
+            .await
+        {
+            Err(none @ NoDevice::NotFound { .. }) => none.for_logs(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            message,
+            crate::catalog::no_such_device("farm-b:5037/emulator-5558"),
+        );
+        // A debugging aid on an iPhone's name: its usbmuxd being down is not the reason.
+        let Err(NoDevice::NotFound { errors, .. }) = session
+            .find_device(Some("10.0.0.9:27015/00008030-AAAA"), true)
+            .await
+        else {
+            panic!("not found");
+        };
+        assert!(errors.is_empty(), "{errors:?}");
+        // No phone named, none of the task's online: only the sources that could hold one of
+        // the task's phones are named, not every farm that is down.
+        let limited = gateway.start_task(task(Some(&["farm-a:5037/emulator-5554"])));
+        let Err(NoDevice::None(errors)) = limited.find_device(None, false).await else {
+            panic!("a phone was found");
+        };
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            ["device unavailable: Some(\"farm-a:5037\") is not running"]
         );
         // A debugging aid reaches adb servers only: the iPhone's failure is not its concern.
         let Err(NoDevice::NotFound { errors, .. }) =

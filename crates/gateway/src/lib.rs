@@ -101,7 +101,7 @@ mod types;
 
 pub use debug_types::{
     BacktraceData, DebugData, DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode,
-    JdwpListing, JdwpPackage, PendingData,
+    JdwpListing, JdwpPackage, PendingData, TombstoneData,
 };
 pub use devices::{DeviceList, NamedDevice, SourceFailure};
 pub use error::Error;

@@ -163,12 +163,17 @@ pub(crate) struct HeadingExtras {
     pub(crate) detail: String,
 }
 
+/// One part of a heading (a blamed frame, a symbols account), on one line and cut to what a
+/// heading holds: the same bound wherever such a part is shown.
+pub(crate) fn heading_part(text: &str) -> String {
+    cut_marked(&one_line(text), MAX_HEADING_PART_BYTES).0
+}
+
 impl HeadingExtras {
     /// The extras with every part cut to what a heading holds.
     pub(crate) fn cut_to_heading(mut self) -> HeadingExtras {
-        let part = |text: &str| cut_marked(&one_line(text), MAX_HEADING_PART_BYTES).0;
-        self.blamed_frame = self.blamed_frame.as_deref().map(part);
-        self.symbols = part(&self.symbols);
+        self.blamed_frame = self.blamed_frame.as_deref().map(heading_part);
+        self.symbols = heading_part(&self.symbols);
         self.detail = cut_marked(&one_line(&self.detail), MAX_DETAIL_BYTES).0;
         self
     }

@@ -99,30 +99,39 @@ fn report_kind(kind: CrashKind) -> ReportKind {
     }
 }
 
+/// The symbols engine on one text of the app, with the installed version `info` names: the
+/// one place the gateway calls it (crash reports, and the native dumps of the debugging aids).
+/// Returns the summary and text with symbols applied, and what was used or why nothing matched.
+fn apply_symbols(
+    dir: Option<&SymbolsDir>,
+    info: &AppInfo,
+    input: Report,
+) -> (String, String, SymbolsUsed) {
+    let Some(dir) = dir else {
+        return (input.summary, input.text, SymbolsUsed::no_directory());
+    };
+    let target = phonelogs_symbols::Target {
+        app: info.app.as_str(),
+        version: info.version.as_deref(),
+    };
+    let applied = dir.apply(target, &input);
+    (applied.summary, applied.text, applied.symbols)
+}
+
 fn symbolicate(dir: Option<&SymbolsDir>, info: &AppInfo, mut report: CrashReport) -> Symbolicated {
     let kind = report_kind(report.kind);
-    let symbols = match dir {
-        None => SymbolsUsed::no_directory(),
-        Some(dir) => {
-            let target = phonelogs_symbols::Target {
-                app: info.app.as_str(),
-                version: info.version.as_deref(),
-            };
-            let input = Report {
-                kind,
-                time: None,
-                pid: report.pid,
-                process: report.process.clone(),
-                summary: std::mem::take(&mut report.summary),
-                text: std::mem::take(&mut report.text),
-                warnings: Vec::new(),
-            };
-            let applied = dir.apply(target, &input);
-            report.summary = applied.summary;
-            report.text = applied.text;
-            applied.symbols
-        }
+    let input = Report {
+        kind,
+        time: None,
+        pid: report.pid,
+        process: report.process.clone(),
+        summary: std::mem::take(&mut report.summary),
+        text: std::mem::take(&mut report.text),
+        warnings: Vec::new(),
     };
+    let (summary, text, symbols) = apply_symbols(dir, info, input);
+    report.summary = summary;
+    report.text = text;
     let app = AppCode::for_app(info.app.as_str(), &report.process);
     let analysis = fingerprint::analyse(kind, &report.summary, &report.text, &app);
     Symbolicated {
@@ -294,15 +303,33 @@ fn symbols_sentence(
     }
     let mut sentence = String::new();
     if !used.is_empty() {
-        let _ = write!(sentence, "Symbols used: {}.", used.join(", "));
+        let _ = write!(sentence, "Symbols used: {}.", first_few(&used, ", "));
     }
     if !reasons.is_empty() {
         if !sentence.is_empty() {
             sentence.push(' ');
         }
-        let _ = write!(sentence, "Symbols: {}.", reasons.join("; "));
+        let _ = write!(sentence, "Symbols: {}.", first_few(&reasons, "; "));
     }
     (!sentence.is_empty()).then_some(sentence)
+}
+
+/// The most files or reasons the message names; a dump naming hundreds of libraries must not
+/// fill the agent's context with them.
+const SENTENCE_ITEMS: usize = 5;
+
+/// The first [`SENTENCE_ITEMS`] of `items` joined by `separator`, and how many more there are.
+fn first_few(items: &[String], separator: &str) -> String {
+    let mut text = items
+        .iter()
+        .take(SENTENCE_ITEMS)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(separator);
+    if items.len() > SENTENCE_ITEMS {
+        let _ = write!(text, "{separator}and {} more", items.len() - SENTENCE_ITEMS);
+    }
+    text
 }
 
 /// "2 kinds: Java crash ×2 (…) IllegalStateException at …; ANR ×1 (…) ANR." when reports were
@@ -318,7 +345,82 @@ fn kinds_sentence(extras: &[HeadingExtras], reports: usize) -> Option<String> {
     Some(format!("{} kinds: {}.", extras.len(), kinds.join("; ")))
 }
 
+/// What symbols did for a native dump of the app (`debuggerd -b`, a tombstone).
+pub(crate) struct DumpSymbols {
+    /// The account in the words of a crash report's heading ([`describe_symbols`]).
+    pub(crate) heading: String,
+    /// The message's sentence: the files used, or why none matched the installed version;
+    /// `None` without a symbols directory (the heading says so).
+    pub(crate) sentence: Option<String>,
+}
+
+impl DumpSymbols {
+    /// Adds the sentence, if any, to an aid's message.
+    pub(crate) fn add_to(&self, message: &mut String) {
+        if let Some(sentence) = &self.sentence {
+            message.push(' ');
+            message.push_str(sentence);
+        }
+    }
+}
+
 impl Session {
+    /// Applies symbols to a native dump of the app's process (`debuggerd -b`'s text, a
+    /// tombstone) as to a native crash report: every line stays as the phone printed it, and a
+    /// frame of a filed library is followed by its function and `file:line` (inlined frames
+    /// first). The version is the installed one `target` was read with.
+    pub(crate) fn symbolicate_dump(&self, target: &Target, text: &mut String) -> DumpSymbols {
+        let dir = self.gateway().symbols();
+        let input = Report {
+            kind: ReportKind::NativeCrash,
+            time: None,
+            pid: None,
+            process: target.info.app.to_string(),
+            summary: String::new(),
+            text: std::mem::take(text),
+            warnings: Vec::new(),
+        };
+        let (_, symbolicated, used) = apply_symbols(dir, &target.info, input);
+        *text = symbolicated;
+        let platform = self.driver(target.driver_index).capabilities().platform;
+        DumpSymbols {
+            // Cut as a crash report's heading is: one dump can name many libraries.
+            heading: crate::render::heading_part(&describe_symbols(dir, &used)),
+            sentence: symbols_sentence(dir, &[used], &target.label, platform),
+        }
+    }
+
+    /// [`Session::symbolicate_dump`] for a tombstone's bytes. A tombstone is text; one that is
+    /// not UTF-8 is kept byte for byte (symbols would have to rewrite it) and the account says
+    /// so.
+    pub(crate) fn symbolicate_tombstone(
+        &self,
+        target: &Target,
+        bytes: Vec<u8>,
+    ) -> (Vec<u8>, DumpSymbols) {
+        match String::from_utf8(bytes) {
+            Ok(mut text) => {
+                let symbols = self.symbolicate_dump(target, &mut text);
+                (text.into_bytes(), symbols)
+            }
+            Err(error) => {
+                let dir = self.gateway().symbols();
+                let heading = match dir {
+                    None => describe_symbols(None, &SymbolsUsed::no_directory()),
+                    Some(_) => {
+                        "the tombstone is not UTF-8 text; it was saved as the phone printed it"
+                            .to_owned()
+                    }
+                };
+                let symbols = DumpSymbols {
+                    heading,
+                    sentence: None,
+                };
+                (error.into_bytes(), symbols)
+            }
+        }
+    }
+
     /// Applies symbols, groups by fingerprint, adds the context lines, and lays the reports
     /// out within the cap.
     pub(crate) async fn symbolicated_reports(
@@ -468,5 +570,24 @@ fn merge(into: &mut SymbolsUsed, from: SymbolsUsed) {
         if !into.not_matched.contains(&reason) {
             into.not_matched.push(reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_account_names_the_first_few_and_counts_the_rest() {
+        let items: Vec<String> = (0..900).map(|i| format!("libx{i}.so")).collect();
+        let text = first_few(&items, "; ");
+        assert_eq!(
+            text,
+            "libx0.so; libx1.so; libx2.so; libx3.so; libx4.so; and 895 more"
+        );
+        assert_eq!(first_few(&items[..2], ", "), "libx0.so, libx1.so");
+        // The dump's heading is cut as a crash report's is.
+        let heading = crate::render::heading_part(&items.join("; "));
+        assert!(heading.len() <= 300 + "…".len(), "{}", heading.len());
     }
 }

@@ -218,9 +218,24 @@ impl UsbmuxdBackend {
         let addr = self.addr()?;
         addr.connect(TAG).await.map_err(|e| {
             Error::DeviceUnavailable(format!(
-                "usbmuxd is not reachable at {addr:?} ({e}): install and start usbmuxd (Debian: `apt install usbmuxd`), or set USBMUXD_SOCKET_ADDRESS"
+                "usbmuxd is not reachable at {} ({e}): {}",
+                self.address(),
+                self.unreachable_fix()
             ))
         })
+    }
+
+    /// What to do when this usbmuxd does not answer: a local one is installed and started (or
+    /// another is named); a shared one on another address is the farm's to serve.
+    fn unreachable_fix(&self) -> &'static str {
+        match &self.addr {
+            Ok(UsbmuxdAddr::TcpSocket(_)) if !self.is_default() => {
+                "check that a usbmuxd, or the relay sharing one (socat, netmuxd), listens there and that this address is right (--usbmuxd, the `usbmuxd` key, USBMUXD_SOCKET_ADDRESS)"
+            }
+            _ => {
+                "install and start usbmuxd (Debian: `apt install usbmuxd`), or name another with --usbmuxd or USBMUXD_SOCKET_ADDRESS"
+            }
+        }
     }
 
     async fn listed(&self) -> Result<Vec<idevice::usbmuxd::UsbmuxdDevice>> {
@@ -556,6 +571,26 @@ impl CrashFileSource for IdevicePhone {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_usbmuxd_is_named_as_written_with_the_fix_that_fits_it() {
+        // Port 1 on loopback: nothing listens there.
+        let shared = UsbmuxdBackend::parse("127.0.0.1:1").unwrap();
+        let error = shared.usbmuxd().await.err().unwrap().to_string();
+        assert!(
+            error.contains("not reachable at 127.0.0.1:1 (")
+                && error.contains("relay")
+                && !error.contains("apt install"),
+            "{error}"
+        );
+        let local = UsbmuxdBackend::parse("/nonexistent/phonelogs-usbmuxd").unwrap();
+        let error = local.usbmuxd().await.err().unwrap().to_string();
+        assert!(
+            error.contains("not reachable at /nonexistent/phonelogs-usbmuxd (")
+                && error.contains("apt install usbmuxd"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn usbmuxd_addresses_as_people_write_them() {

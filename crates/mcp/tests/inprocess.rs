@@ -475,6 +475,8 @@ async fn a_huge_backtrace_is_cut_in_the_gateway_and_says_so() {
     let out = result.structured_content.clone().unwrap();
     assert_eq!(out["status"], "success", "{out}");
     assert_eq!(out["data"]["text_cut"], true);
+    // The symbols field is in `data` too, and inside the cap: this gateway has no directory.
+    assert_eq!(out["data"]["symbols"], "no symbols directory");
     assert!(
         out["message"]
             .as_str()

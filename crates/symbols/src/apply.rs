@@ -231,28 +231,33 @@ impl SymbolsDir {
         (text, used)
     }
 
-    /// Which version folder to use: the installed version, or the only folder there.
-    fn resolve_version(&self, target: Target<'_>, used: &mut SymbolsUsed) -> Option<String> {
+    /// The one rule for which version folder symbols of `target` come from: the installed
+    /// version's folder, or, when the version is not known, the only folder there; else why
+    /// none ([`NotMatched::NoVersionFolder`], with the versions there, or
+    /// [`NotMatched::VersionUnknown`]). [`SymbolsDir::apply`] uses it, and so does
+    /// `phonelogs doctor` to say whether the installed version has symbols.
+    pub fn version_folder(&self, target: Target<'_>) -> Result<String, NotMatched> {
         let available = self.versions(target.app);
         match target.version {
-            Some(version) if available.iter().any(|v| v == version) => Some(version.to_owned()),
-            Some(version) => {
-                used.not_matched.push(NotMatched::NoVersionFolder {
-                    app: target.app.to_owned(),
-                    version: version.to_owned(),
-                    available,
-                });
-                None
-            }
-            None if available.len() == 1 => available.into_iter().next(),
-            None => {
-                used.not_matched.push(NotMatched::VersionUnknown {
-                    app: target.app.to_owned(),
-                    available,
-                });
-                None
-            }
+            Some(version) if available.iter().any(|v| v == version) => Ok(version.to_owned()),
+            Some(version) => Err(NotMatched::NoVersionFolder {
+                app: target.app.to_owned(),
+                version: version.to_owned(),
+                available,
+            }),
+            None if available.len() == 1 => Ok(available.into_iter().next().unwrap_or_default()),
+            None => Err(NotMatched::VersionUnknown {
+                app: target.app.to_owned(),
+                available,
+            }),
         }
+    }
+
+    /// Which version folder to use ([`SymbolsDir::version_folder`]), noting why none.
+    fn resolve_version(&self, target: Target<'_>, used: &mut SymbolsUsed) -> Option<String> {
+        self.version_folder(target)
+            .map_err(|reason| used.not_matched.push(reason))
+            .ok()
     }
 
     fn apply_java(

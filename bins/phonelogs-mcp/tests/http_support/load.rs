@@ -1,8 +1,11 @@
 //! The load run shared by `tests/http_isolation.rs` (small, asserts isolation only) and
-//! `benches/http_load.rs` (the full run, with faults and figures): four simulated phones behind
-//! a private real adb server (`/usr/bin/adb`), one `phonelogs-mcp --http`, one agent per app,
-//! each with its own token and scope, every app installed on every phone and writing lines that
-//! carry its own canary string, so a line of another app in any result shows at once.
+//! `benches/http_load.rs` (the full run, with faults and figures): four simulated phones split
+//! two and two between two private real adb servers (`/usr/bin/adb`, each on its own loopback
+//! port with its own HOME), one `phonelogs-mcp --http --adb-server A --adb-server B`, one agent
+//! per app, each with its own token and scope, every app installed on every phone and writing
+//! lines that carry its own canary string, so a line of another app in any result shows at
+//! once. Calls name each phone as `list_devices` named it (`server/serial`, there being two
+//! servers), which the lab checks against the servers it started.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -18,6 +21,8 @@ use super::{Mcp, Server, start};
 
 /// The release-build app every agent may ask about: its reads need the person's answer.
 pub const STORE: &str = "dev.phonelogs.load.store";
+/// How many adb servers the lab starts; phone `k` is on server `k * SERVERS / phones`.
+pub const SERVERS: usize = 2;
 
 pub fn app(i: usize) -> String {
     format!("dev.phonelogs.load.app{i:02}")
@@ -32,33 +37,77 @@ pub fn agent(i: usize) -> String {
     format!("agent{i:02}")
 }
 
-/// A private adb server, the simulated phones it reaches, and the server under load.
-pub struct Lab {
+/// One private real adb server: its port and its own HOME (so its keys and state are its own).
+pub struct AdbServer {
     pub home: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl AdbServer {
+    fn start(adb_path: &Path) -> AdbServer {
+        let home = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        assert!(
+            adb(adb_path, port, home.path(), &["start-server"])
+                .status
+                .success()
+        );
+        AdbServer { home, port }
+    }
+
+    /// `host:port`, as `--adb-server` takes it and as phone names start.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+/// Two private adb servers, the simulated phones they reach, and the server under load.
+pub struct Lab {
     pub state: tempfile::TempDir,
     pub adb: PathBuf,
-    pub port: u16,
+    pub servers: Vec<AdbServer>,
     pub phones: Vec<SimPhone>,
+    /// Each phone's adb serial (`127.0.0.1:PORT`, as `adb connect` names it).
     pub serials: Vec<String>,
+    /// Each phone's server (an index into `servers`).
+    pub server_of: Vec<usize>,
+    /// Each phone's name as `list_devices` gives it: what every call's `device` is.
+    pub names: Vec<String>,
+    /// How many agents (apps) the lab serves.
+    pub agents: usize,
     handles: Vec<SimHandle>,
     pub server: Server,
 }
 
 impl Lab {
-    pub fn adb(&self, args: &[&str]) -> std::process::Output {
-        adb(&self.adb, self.port, self.home.path(), args)
+    /// `adb -P <port of server s> args…` with that server's HOME.
+    pub fn adb(&self, s: usize, args: &[&str]) -> std::process::Output {
+        let server = &self.servers[s];
+        adb(&self.adb, server.port, server.home.path(), args)
     }
 
-    /// Connects every phone and waits until the adb server lists them all as devices.
-    pub async fn connect_all(&self) {
-        for serial in &self.serials {
-            self.adb(&["connect", serial]);
+    /// The phones of server `s`.
+    pub fn phones_of(&self, s: usize) -> Vec<usize> {
+        (0..self.phones.len())
+            .filter(|&k| self.server_of[k] == s)
+            .collect()
+    }
+
+    /// Connects server `s`'s phones and waits until that server lists them all as devices.
+    pub async fn connect(&self, s: usize) {
+        let mine = self.phones_of(s);
+        for &k in &mine {
+            self.adb(s, &["connect", &self.serials[k]]);
         }
         for _ in 0..100 {
-            let listing = String::from_utf8_lossy(&self.adb(&["devices"]).stdout).into_owned();
-            let ready = self.serials.iter().all(|serial| {
+            let listing = String::from_utf8_lossy(&self.adb(s, &["devices"]).stdout).into_owned();
+            let ready = mine.iter().all(|&k| {
                 listing.lines().any(|l| {
-                    l.split_whitespace().collect::<Vec<_>>() == [serial.as_str(), "device"]
+                    l.split_whitespace().collect::<Vec<_>>() == [self.serials[k].as_str(), "device"]
                 })
             });
             if ready {
@@ -66,15 +115,16 @@ impl Lab {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("the simulated phones did not all come up");
+        panic!("the simulated phones of adb server {s} did not all come up");
     }
 
-    /// The adb server killed, and started again with its phones, `down` later.
-    pub async fn restart_adb(&self, down: Duration) {
-        self.adb(&["kill-server"]);
+    /// Adb server `s` killed, and started again with its phones, `down` later. The other
+    /// server is not touched.
+    pub async fn restart_adb(&self, s: usize, down: Duration) {
+        self.adb(s, &["kill-server"]);
         tokio::time::sleep(down).await;
-        assert!(self.adb(&["start-server"]).status.success());
-        self.connect_all().await;
+        assert!(self.adb(s, &["start-server"]).status.success());
+        self.connect(s).await;
     }
 
     /// The server process's resident memory, in KiB, from /proc.
@@ -84,11 +134,18 @@ impl Lab {
         let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
     }
+
+    /// The phone whose `list_devices` name is `name`.
+    pub fn phone_named(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
 }
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        let _ = self.adb(&["kill-server"]);
+        for s in 0..self.servers.len() {
+            let _ = self.adb(s, &["kill-server"]);
+        }
     }
 }
 
@@ -103,56 +160,37 @@ fn adb(adb: &Path, port: u16, home: &Path, args: &[&str]) -> std::process::Outpu
         .unwrap()
 }
 
-/// `agents` apps on each of `phones` phones, `lines` lines of each app on each phone.
-pub async fn lab(agents: usize, phones: usize, lines: usize) -> Option<Lab> {
-    let adb_path = PathBuf::from("/usr/bin/adb");
-    if !adb_path.is_file() {
-        eprintln!("skipped: /usr/bin/adb is not installed");
-        return None;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    assert!(
-        adb(&adb_path, port, home.path(), &["start-server"])
-            .status
-            .success()
-    );
-    let mut sims = Vec::new();
-    let mut handles = Vec::new();
-    let mut serials = Vec::new();
-    for _ in 0..phones {
-        let phone = SimPhone::default_phone();
-        phone.set_noise_rate(0.0);
-        let mut store = Package::new(STORE, 10_900);
-        store.debuggable = false;
-        phone.install(store);
-        for i in 0..agents {
-            let mut package = Package::new(&app(i), 10_500 + i as u32);
-            package.debuggable = true;
-            phone.install(package);
-            phone.launch(&app(i)).unwrap();
-            for n in 0..lines {
-                let message = format!("{}line {n} of {}", canary(i), app(i));
-                phone
-                    .log(&app(i), Priority::Info, "Load", &message)
-                    .unwrap();
-            }
+/// A simulated phone with the store app and `agents` apps, each launched and having logged
+/// `lines` lines that carry its canary.
+fn phone(agents: usize, lines: usize) -> SimPhone {
+    let phone = SimPhone::default_phone();
+    phone.set_noise_rate(0.0);
+    let mut store = Package::new(STORE, 10_900);
+    store.debuggable = false;
+    phone.install(store);
+    for i in 0..agents {
+        let mut package = Package::new(&app(i), 10_500 + i as u32);
+        package.debuggable = true;
+        phone.install(package);
+        phone.launch(&app(i)).unwrap();
+        for n in 0..lines {
+            let message = format!("{}line {n} of {}", canary(i), app(i));
+            phone
+                .log(&app(i), Priority::Info, "Load", &message)
+                .unwrap();
         }
-        let (address, handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
-        serials.push(format!("127.0.0.1:{}", address.port()));
-        sims.push(phone);
-        handles.push(handle);
     }
-    // One token and one agent per app; each agent's scope is its app and the store app.
+    phone
+}
+
+/// Writes the token file (one token and agent per app) and the configuration (each agent's
+/// scope is its app and the store app); returns their paths.
+fn agents_files(state: &Path, agents: usize) -> (PathBuf, PathBuf) {
     let tokens: String = (0..agents)
         .map(|i| format!("{} {}\n", token(i), agent(i)))
         .collect();
-    std::fs::write(state.path().join("tokens"), tokens).unwrap();
+    let tokens_path = state.join("tokens");
+    std::fs::write(&tokens_path, tokens).unwrap();
     let config: String = (0..agents)
         .map(|i| {
             format!(
@@ -162,43 +200,105 @@ pub async fn lab(agents: usize, phones: usize, lines: usize) -> Option<Lab> {
             )
         })
         .collect();
-    std::fs::write(state.path().join("config.toml"), config).unwrap();
-    let tokens_path = state.path().join("tokens");
-    let config_path = state.path().join("config.toml");
-    let port_text = port.to_string();
-    let server = start(
-        state.path(),
-        &[
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            tokens_path.to_str().unwrap(),
-            "--config",
-            config_path.to_str().unwrap(),
-            "--http-max-sessions",
-            "64",
-        ],
-        &[("ANDROID_ADB_SERVER_PORT", port_text.as_str())],
-    )
-    .await;
-    let lab = Lab {
-        home,
+    let config_path = state.join("config.toml");
+    std::fs::write(&config_path, config).unwrap();
+    (tokens_path, config_path)
+}
+
+/// `agents` apps on each of `phones` phones, `lines` lines of each app on each phone; the
+/// phones split evenly between the two adb servers (the first half on server 0).
+pub async fn lab(agents: usize, phones: usize, lines: usize) -> Option<Lab> {
+    let adb_path = PathBuf::from("/usr/bin/adb");
+    if !adb_path.is_file() {
+        eprintln!("skipped: /usr/bin/adb is not installed");
+        return None;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let servers: Vec<AdbServer> = (0..SERVERS).map(|_| AdbServer::start(&adb_path)).collect();
+    let mut sims = Vec::new();
+    let mut handles = Vec::new();
+    let mut serials = Vec::new();
+    for _ in 0..phones {
+        let phone = phone(agents, lines);
+        let (address, handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
+        serials.push(format!("127.0.0.1:{}", address.port()));
+        sims.push(phone);
+        handles.push(handle);
+    }
+    let server_of: Vec<usize> = (0..phones).map(|k| k * SERVERS / phones).collect();
+    let (tokens_path, config_path) = agents_files(state.path(), agents);
+    let mut args = vec![
+        "--http".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--token-file".to_owned(),
+        tokens_path.to_str().unwrap().to_owned(),
+        "--config".to_owned(),
+        config_path.to_str().unwrap().to_owned(),
+        "--http-max-sessions".to_owned(),
+        "64".to_owned(),
+    ];
+    for server in &servers {
+        args.push("--adb-server".to_owned());
+        args.push(server.address());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // The servers come from the flags alone: no adb environment variable names a port.
+    let server = start(state.path(), &args, &[]).await;
+    let mut lab = Lab {
         state,
         adb: adb_path,
-        port,
+        servers,
         phones: sims,
         serials,
+        server_of,
+        names: Vec::new(),
+        agents,
         handles,
         server,
     };
-    lab.connect_all().await;
+    for s in 0..SERVERS {
+        lab.connect(s).await;
+    }
+    lab.names = listed_names(&lab).await;
     Some(lab)
+}
+
+/// Each phone's name as an agent's `list_devices` shows it, checked to be `server/serial` of
+/// the server the phone was connected to.
+async fn listed_names(lab: &Lab) -> Vec<String> {
+    let mut mcp = session(lab, 0).await;
+    let listed = mcp.call("list_devices", json!({})).await.unwrap();
+    let _ = mcp.delete().await;
+    let ids: Vec<&str> = listed["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["platform"] == "android")
+        .filter_map(|d| d["id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), lab.phones.len(), "{listed}");
+    lab.serials
+        .iter()
+        .zip(&lab.server_of)
+        .map(|(serial, &s)| {
+            let ends = format!("/{serial}");
+            let mut mine = ids.iter().filter(|id| id.ends_with(&ends));
+            let name = mine
+                .next()
+                .unwrap_or_else(|| panic!("{serial} in {listed}"));
+            assert!(mine.next().is_none(), "{serial} twice in {listed}");
+            assert_eq!(*name, format!("{}/{serial}", lab.servers[s].address()));
+            (*name).to_owned()
+        })
+        .collect()
 }
 
 /// What one call came to.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub agent: usize,
+    /// The phone it named (an index into `Lab::phones`).
+    pub phone: usize,
     pub took: Duration,
     /// `Ok(status)` when the tool answered (ok, error, …), `Err` for a transport failure.
     pub status: Result<String, String>,
@@ -213,28 +313,23 @@ pub struct Tally {
     pub leaks: Vec<String>,
 }
 
-/// One warm `phone_logs` call of agent `i` on its phone; checks the result's lines against
-/// every canary.
-pub async fn call(
-    mcp: &mut Mcp,
-    i: usize,
-    serial: &str,
-    agents: usize,
-    tally: &Mutex<Tally>,
-) -> Outcome {
+/// One warm `phone_logs` call of agent `i` on phone `k` (by its listed name); checks the
+/// result's lines against every canary.
+pub async fn call(lab: &Lab, mcp: &mut Mcp, i: usize, k: usize, tally: &Mutex<Tally>) -> Outcome {
     let start = Instant::now();
     let result = mcp
         .call(
             "phone_logs",
-            json!({ "app": app(i), "device": serial, "since": "1h", "limit": 50 }),
+            json!({ "app": app(i), "device": lab.names[k], "since": "1h", "limit": 50 }),
         )
         .await;
     let took = start.elapsed();
     let outcome = match result {
         Ok(out) => {
-            check_lines(&out, i, agents, tally);
+            check_lines(&out, i, lab.agents, tally);
             Outcome {
                 agent: i,
+                phone: k,
                 took,
                 status: Ok(out["status"].as_str().unwrap_or("?").to_owned()),
                 message: out["message"].as_str().unwrap_or_default().to_owned(),
@@ -242,6 +337,7 @@ pub async fn call(
         }
         Err(error) => Outcome {
             agent: i,
+            phone: k,
             took,
             status: Err(error.clone()),
             message: error,
@@ -278,24 +374,25 @@ pub async fn session(lab: &Lab, i: usize) -> Mcp {
     mcp
 }
 
-/// Runs `agents` sessions at once, `calls` calls in all, agent `i` on phone `i % phones`;
-/// `during` runs beside them (faults), given how far the run is (0.0 to 1.0).
+/// Runs the lab's agents' sessions at once, `calls` calls in all, agent `i` on phone
+/// `i % phones` (so every phone, and both servers, carry their share); `progress` counts the
+/// calls made, for faults run beside them.
 pub async fn run(
     lab: &Arc<Lab>,
-    agents: usize,
     calls: usize,
     tally: &Arc<Mutex<Tally>>,
     progress: &Arc<std::sync::atomic::AtomicUsize>,
 ) {
+    let agents = lab.agents;
     let mut tasks = Vec::new();
     for i in 0..agents {
         let (lab, tally, progress) = (lab.clone(), tally.clone(), progress.clone());
         let share = calls / agents + usize::from(i < calls % agents);
         tasks.push(tokio::spawn(async move {
             let mut mcp = session(&lab, i).await;
-            let serial = lab.serials[i % lab.serials.len()].clone();
+            let k = i % lab.phones.len();
             for _ in 0..share {
-                call(&mut mcp, i, &serial, agents, &tally).await;
+                call(&lab, &mut mcp, i, k, &tally).await;
                 progress.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             mcp
@@ -307,9 +404,23 @@ pub async fn run(
 }
 
 /// Asks about the store app in session `a`, has the person allow it once, and shows that
-/// session `b` cannot use the answer while `a` can. Returns what `b` got.
-pub async fn approval_stays_in_its_session(lab: &Lab, a: usize, b: usize) -> (Value, Value) {
-    let serial = lab.serials[0].clone();
+/// session `b` cannot use the answer while `a` can, on the first phone of each server.
+/// Returns, for each server, that phone's name and what `b` and `a` got.
+pub async fn approval_stays_in_its_session(
+    lab: &Lab,
+    a: usize,
+    b: usize,
+) -> Vec<(String, Value, Value)> {
+    let mut seen = Vec::new();
+    for s in 0..lab.servers.len() {
+        let name = lab.names[lab.phones_of(s)[0]].clone();
+        let (stolen, own) = approval_on(lab, a, b, &name).await;
+        seen.push((name, stolen, own));
+    }
+    seen
+}
+
+async fn approval_on(lab: &Lab, a: usize, b: usize, serial: &str) -> (Value, Value) {
     let mut first = session(lab, a).await;
     let mut other = session(lab, b).await;
     let asked = first
