@@ -71,7 +71,14 @@ async fn run() {
     let tally = Arc::new(Mutex::new(Tally::default()));
     let progress = Arc::new(AtomicUsize::new(0));
     let faults = tokio::spawn(faults(lab.clone(), progress.clone()));
+    let (cpu_before, wall) = (lab.cpu_seconds(), std::time::Instant::now());
     load::run(&lab, CALLS, &tally, &progress).await;
+    let (cpu_load, wall) = (
+        lab.cpu_seconds()
+            .zip(cpu_before)
+            .map(|(after, before)| after - before),
+        wall.elapsed(),
+    );
     let (rss_middle, dropped, offline) = faults.await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let rss_end = lab.rss_kib();
@@ -120,6 +127,20 @@ async fn run() {
          (+{SINGLE} +1 alone, +{dropped} dropped: rows may include those)"
     );
     println!("server RSS KiB: start {rss_start:?}, middle {rss_middle:?}, end {rss_end:?}");
+    if let Some(cpu) = cpu_load {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        println!(
+            "CPU seconds during the load ({:.1} s on {cores} cores = {:.1} core-seconds): \
+             phonelogs-mcp {:.1} ({:.2} ms a call), adb servers {:.1}, \
+             this process (16 clients, 4 simulated phones) {:.1}",
+            wall.as_secs_f64(),
+            wall.as_secs_f64() * cores as f64,
+            cpu.server,
+            cpu.server * 1000.0 / tally.outcomes.len().max(1) as f64,
+            cpu.adb,
+            cpu.this,
+        );
+    }
 
     let approvals = load::approval_stays_in_its_session(&lab, 2, 3).await;
     for (phone, stolen, own) in &approvals {

@@ -189,6 +189,21 @@ pub(crate) fn rfc3339(time: OffsetDateTime) -> String {
     time.format(&Rfc3339).unwrap_or_else(|_| time.to_string())
 }
 
+/// Runs `f`, which waits on the disk (a commit's fsync) or on the lock another call holds
+/// through one, without stalling the other tasks of a multi-threaded tokio runtime: there the
+/// worker hands its tasks to another thread first (`block_in_place`). Measured under 16
+/// concurrent HTTP sessions (`benches/http_load.rs`), a commit's fsync held a worker, and
+/// every call waiting for the lock held the other. Elsewhere (no runtime, a current-thread
+/// runtime, a blocking thread) `f` just runs.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
 fn is_corruption(error: &rusqlite::Error) -> bool {
     matches!(
         error.sqlite_error_code(),
@@ -278,7 +293,7 @@ impl Store {
         MIGRATIONS.len() as i64
     }
 
-    fn lock(&self) -> MutexGuard<'_, Connection> {
+    fn lock_now(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves the connection usable: SQLite rolls back an
         // unfinished transaction when the next one begins.
         self.connection
@@ -286,15 +301,26 @@ impl Store {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The connection, for a read: waiting for it may mean waiting out another call's commit
+    /// (an fsync), so the wait is [`blocking`].
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        blocking(|| self.lock_now())
+    }
+
+    /// One immediate transaction, committed durably (`synchronous=FULL`: an fsync), all of it
+    /// [`blocking`].
     fn write<T>(
         &self,
         f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut connection = self.lock();
-        let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&transaction)?;
-        transaction.commit()?;
-        Ok(value)
+        blocking(|| {
+            let mut connection = self.lock_now();
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&transaction)?;
+            transaction.commit()?;
+            Ok(value)
+        })
     }
 
     fn migrate(&self) -> Result<(), Error> {

@@ -289,3 +289,48 @@ fn the_history_filters_by_device_and_status() {
         0
     );
 }
+
+/// The store waits on the disk inside async calls: on a multi-threaded runtime it steps off
+/// the worker first (`block_in_place`), which must not panic there, nor on a current-thread
+/// runtime or a blocking thread, where it just runs; and many tasks writing at once lose
+/// nothing.
+#[test]
+fn the_store_serves_tasks_on_every_kind_of_runtime() {
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (name, runtime) in [("multi-thread", multi), ("current-thread", current)] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        runtime.block_on(async {
+            let mut tasks = Vec::new();
+            for t in 0..8 {
+                let store = store.clone();
+                tasks.push(tokio::spawn(async move {
+                    for n in 0..10 {
+                        let app = AppId::new(format!("com.example.t{t}.n{n}"));
+                        store.block_app(&app).unwrap();
+                        assert!(store.blocked_apps().unwrap().contains(&app));
+                        tokio::task::yield_now().await;
+                    }
+                }));
+            }
+            let blocking = store.clone();
+            tasks.push(tokio::task::spawn_blocking(move || {
+                blocking
+                    .block_app(&AppId::new("com.example.blocking"))
+                    .unwrap();
+            }));
+            for task in tasks {
+                task.await.unwrap();
+            }
+        });
+        assert_eq!(store.blocked_apps().unwrap().len(), 81, "{name}");
+    }
+}

@@ -65,6 +65,35 @@ impl AdbServer {
     }
 }
 
+/// CPU seconds of the processes a load run keeps busy.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuSeconds {
+    pub server: f64,
+    pub adb: f64,
+    pub this: f64,
+}
+
+impl std::ops::Sub for CpuSeconds {
+    type Output = CpuSeconds;
+    fn sub(self, earlier: CpuSeconds) -> CpuSeconds {
+        CpuSeconds {
+            server: self.server - earlier.server,
+            adb: self.adb - earlier.adb,
+            this: self.this - earlier.this,
+        }
+    }
+}
+
+/// utime + stime of a `/proc/PID/stat`, in seconds (at the usual 100 ticks a second).
+fn cpu_of(stat: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    // The name in parentheses may hold spaces: count fields after its closing parenthesis.
+    let after = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
 /// Two private adb servers, the simulated phones they reach, and the server under load.
 pub struct Lab {
     pub state: tempfile::TempDir,
@@ -133,6 +162,24 @@ impl Lab {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// CPU time used so far, from /proc (utime + stime), in seconds: the server under load,
+    /// the adb servers, and this process (the clients and the simulated phones).
+    pub fn cpu_seconds(&self) -> Option<CpuSeconds> {
+        let server = cpu_of(&format!("/proc/{}/stat", self.server.child.id()?))?;
+        let mut adb = 0.0;
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if self.servers.iter().any(|s| {
+                cmdline.contains(&format!("tcp:{} ", s.port)) && cmdline.contains("server")
+            }) {
+                adb += cpu_of(&entry.path().join("stat").to_string_lossy()).unwrap_or(0.0);
+            }
+        }
+        let this = cpu_of("/proc/self/stat")?;
+        Some(CpuSeconds { server, adb, this })
     }
 
     /// The phone whose `list_devices` name is `name`.
