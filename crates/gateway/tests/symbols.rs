@@ -377,43 +377,15 @@ use std::process::Command;
 
 use phonelogs_driver::{CrashKind, NativeBacktrace, ThreadSummary, TombstoneCapture};
 use phonelogs_gateway::{DebugRequest, DebugStatus, TaskSpec};
+use phonelogs_symbols::testing::{
+    addr2line_frames, build_library, dwarf_sections, have, macho_dsym, run,
+};
 
 const NATIVE_VERSION: &str = "7";
 const NATIVE_PID: u32 = 4242;
 const TOMBSTONE: &str = include_str!("../../../testdata/android/tombstone/tombstone-arm64.txt");
 const DEBUGGERD_B: &str = include_str!("../../../testdata/android/tombstone/debuggerd-b.txt");
 const IPS: &str = include_str!("../../../testdata/ios/ips309/swift-trap-exc-breakpoint.ips");
-
-/// Whether `tool` can be run; when it cannot, prints why the test skips, or fails the test
-/// when `PHONELOGS_REQUIRE_SYMBOL_TOOLS=1` (CI sets it). The same rule as
-/// `crates/symbols/tests/common`, which another crate's tests cannot reach.
-fn have(tool: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        if std::env::var("PHONELOGS_REQUIRE_SYMBOL_TOOLS").as_deref() == Ok("1") {
-            panic!("{tool} is missing and PHONELOGS_REQUIRE_SYMBOL_TOOLS=1");
-        }
-        eprintln!("skipped: {tool} is not installed (apt-get install binutils gcc)");
-    }
-    found
-}
-
-/// Runs a command, failing the test with its output when it fails; returns stdout.
-fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// The library built here: the whole copy (debug info), the build id its stripped copy keeps,
 /// and the start of each of its two functions.
@@ -427,20 +399,12 @@ struct NativeLib {
 /// Builds `crashlib.c` with `cc -g`, strips a copy, and reads the build id from the stripped
 /// one (what the phone's frames name); `None` (the test skips) without the tools.
 fn native_lib(dir: &Path) -> Option<NativeLib> {
-    if !(have("cc") && have("strip") && have("addr2line") && have("nm") && have("readelf")) {
+    if !have("readelf") {
         return None;
     }
-    let whole = dir.join("whole").join("libcrashlib.so");
-    let phone = dir.join("phone").join("libcrashlib.so");
-    std::fs::create_dir_all(whole.parent()?).ok()?;
-    std::fs::create_dir_all(phone.parent()?).ok()?;
     let source =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/symbols/native/crashlib.c");
-    run(Command::new("cc")
-        .args(["-g", "-O1", "-shared", "-fPIC", "-Wl,--build-id", "-o"])
-        .arg(&whole)
-        .arg(&source));
-    run(Command::new("strip").arg("-o").arg(&phone).arg(&whole));
+    let (whole, phone) = build_library(&source, dir)?;
     // binutils' own reading of the note, so the id is not taken from the code under test.
     let notes = run(Command::new("readelf").arg("-n").arg(&phone));
     let build_id = notes
@@ -472,25 +436,10 @@ fn native_lib(dir: &Path) -> Option<NativeLib> {
 /// prints for it, innermost first, as `function (file:line)`, `[inlined]` on each inlined into
 /// the next, below the frame's own `prefix`.
 fn addr2line_lines(lib: &Path, address: u64, prefix: &str) -> Vec<String> {
-    let out = run(Command::new("addr2line")
-        .arg("-e")
-        .arg(lib)
-        .args(["-f", "-i", "-C"])
-        .arg(format!("{address:#x}")));
-    let lines: Vec<&str> = out.lines().collect();
-    let pairs: Vec<(&str, &str)> = lines
-        .chunks(2)
-        .map(|pair| {
-            let location = pair.get(1).copied().unwrap_or("");
-            (
-                pair[0],
-                location.split(" (discriminator").next().unwrap_or(location),
-            )
-        })
-        .collect();
+    let pairs = addr2line_frames(lib, address);
     assert!(
         pairs.iter().all(|(_, at)| at.contains("crashlib.c:")),
-        "{out}"
+        "{pairs:?}"
     );
     let last = pairs.len() - 1;
     pairs
@@ -921,84 +870,10 @@ const BUNDLE: &str = "com.example.CrashTest";
 const BUNDLE_VERSION: &str = "1";
 const UDID: &str = "00008030-001A2B3C4D5E6F70";
 
-fn name16(name: &str) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    for (slot, byte) in out.iter_mut().zip(name.bytes()) {
-        *slot = byte;
-    }
-    out
-}
-
-/// A thin little-endian arm64 `MH_DSYM` Mach-O with `uuid`, a `__TEXT` segment at 0 and
-/// `sections` (Mach-O name, data) in `__DWARF`. No Mach-O linker exists here, so it is written
-/// by hand: a copy of the builder in `crates/symbols/tests/dsym.rs` (another crate's test,
-/// which these tests cannot reach), cut to what this test needs.
-fn macho_dsym(uuid: [u8; 16], sections: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let (header, uuid_cmd, text_cmd) = (32usize, 24usize, 72usize);
-    let dwarf_cmd = 72 + 80 * sections.len();
-    let commands = uuid_cmd + text_cmd + dwarf_cmd;
-    let mut data_at = header + commands;
-    let mut out = Vec::new();
-    let u32s = |out: &mut Vec<u8>, values: &[u32]| {
-        for v in values {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    };
-    let u64s = |out: &mut Vec<u8>, values: &[u64]| {
-        for v in values {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    };
-    // mach_header_64: MH_MAGIC_64, CPU_TYPE_ARM64, subtype 0, MH_DSYM, 3 commands.
-    u32s(
-        &mut out,
-        &[0xfeed_facf, 0x0100_000c, 0, 0xa, 3, commands as u32, 0, 0],
-    );
-    u32s(&mut out, &[0x1b, 24]); // LC_UUID
-    out.extend_from_slice(&uuid);
-    u32s(&mut out, &[0x19, text_cmd as u32]); // LC_SEGMENT_64 __TEXT
-    out.extend_from_slice(&name16("__TEXT"));
-    u64s(&mut out, &[0, 0x10000, 0, 0]);
-    u32s(&mut out, &[5, 5, 0, 0]);
-    let total: usize = sections.iter().map(|(_, d)| d.len()).sum();
-    u32s(&mut out, &[0x19, dwarf_cmd as u32]); // LC_SEGMENT_64 __DWARF
-    out.extend_from_slice(&name16("__DWARF"));
-    u64s(
-        &mut out,
-        &[0x20000, total as u64, data_at as u64, total as u64],
-    );
-    u32s(&mut out, &[7, 3, sections.len() as u32, 0]);
-    let mut addr = 0x20000u64;
-    for (name, bytes) in sections {
-        out.extend_from_slice(&name16(name));
-        out.extend_from_slice(&name16("__DWARF"));
-        u64s(&mut out, &[addr, bytes.len() as u64]);
-        u32s(&mut out, &[data_at as u32, 0, 0, 0, 0, 0, 0, 0]);
-        addr += bytes.len() as u64;
-        data_at += bytes.len();
-    }
-    for (_, bytes) in sections {
-        out.extend_from_slice(bytes);
-    }
-    out
-}
-
 /// A symbols directory holding a `.dSYM` of the app's image, `uuid`, under the app's
 /// `CFBundleVersion`: the DWARF of the library built here, in a Mach-O dSYM.
 fn dsym_symbols(lib: &NativeLib, uuid: [u8; 16]) -> tempfile::TempDir {
-    use object::{Object as _, ObjectSection as _};
-    let elf_bytes = std::fs::read(&lib.whole).unwrap();
-    let elf = object::File::parse(&*elf_bytes).unwrap();
-    let sections: Vec<(String, Vec<u8>)> = elf
-        .sections()
-        .filter_map(|s| {
-            let name = s.name().ok()?.strip_prefix(".debug_")?.to_owned();
-            Some((
-                format!("__debug_{name}"),
-                s.uncompressed_data().ok()?.into_owned(),
-            ))
-        })
-        .collect();
+    let sections = dwarf_sections(&lib.whole);
     let dir = tempfile::tempdir().unwrap();
     let dwarf = dir
         .path()

@@ -56,6 +56,8 @@ pub mod fingerprint;
 pub mod frames;
 pub mod java;
 pub mod native;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use apply::{Applied, NotMatched, SymbolsUsed, Target, UsedFile};
 pub use dir::{DebugEntry, Inventory, SymbolKind, SymbolsDir, check_component};

@@ -11,104 +11,30 @@ mod common;
 
 use std::process::Command;
 
-use common::{have, repo, run};
-use object::{Object as _, ObjectSection as _};
+use common::{repo, run};
 use phonelogs_crash::{Report, ReportKind};
+use phonelogs_symbols::testing::{build_library, dwarf_sections, macho_dsym};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, Target};
 
 const UUID: [u8; 16] = [
     0x82, 0xd1, 0x3d, 0x98, 0x21, 0x9e, 0x30, 0x40, 0xb6, 0x2a, 0x07, 0xa2, 0x97, 0x00, 0x7a, 0x7c,
 ];
 
-fn name16(name: &str) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    for (slot, byte) in out.iter_mut().zip(name.bytes()) {
-        *slot = byte;
-    }
-    out
-}
-
-/// A thin little-endian arm64 `MH_DSYM` with `sections` (Mach-O name, data) in `__DWARF`.
-fn macho_dsym(sections: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let header = 32usize;
-    let uuid_cmd = 24usize;
-    let text_cmd = 72usize;
-    let dwarf_cmd = 72 + 80 * sections.len();
-    let commands = uuid_cmd + text_cmd + dwarf_cmd;
-    let mut data_at = header + commands;
-    let mut out = Vec::new();
-    let u32s = |out: &mut Vec<u8>, values: &[u32]| {
-        for v in values {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-    };
-    // mach_header_64: MH_MAGIC_64, CPU_TYPE_ARM64, subtype 0, MH_DSYM, 3 commands.
-    u32s(
-        &mut out,
-        &[0xfeed_facf, 0x0100_000c, 0, 0xa, 3, commands as u32, 0, 0],
-    );
-    // LC_UUID
-    u32s(&mut out, &[0x1b, 24]);
-    out.extend_from_slice(&UUID);
-    // LC_SEGMENT_64 __TEXT, no sections, at 0 (the DWARF's addresses are the ELF build's).
-    u32s(&mut out, &[0x19, text_cmd as u32]);
-    out.extend_from_slice(&name16("__TEXT"));
-    for v in [0u64, 0x10000, 0, 0] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    u32s(&mut out, &[5, 5, 0, 0]);
-    // LC_SEGMENT_64 __DWARF with its sections.
-    let total: usize = sections.iter().map(|(_, d)| d.len()).sum();
-    u32s(&mut out, &[0x19, dwarf_cmd as u32]);
-    out.extend_from_slice(&name16("__DWARF"));
-    for v in [0x20000u64, total as u64, data_at as u64, total as u64] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    u32s(&mut out, &[7, 3, sections.len() as u32, 0]);
-    let mut addr = 0x20000u64;
-    for (name, bytes) in sections {
-        out.extend_from_slice(&name16(name));
-        out.extend_from_slice(&name16("__DWARF"));
-        out.extend_from_slice(&addr.to_le_bytes());
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        u32s(&mut out, &[data_at as u32, 0, 0, 0, 0, 0, 0, 0]);
-        addr += bytes.len() as u64;
-        data_at += bytes.len();
-    }
-    for (_, bytes) in sections {
-        out.extend_from_slice(bytes);
-    }
-    out
-}
-
 #[test]
 fn an_ips_frame_is_symbolicated_from_its_dsym() {
-    if !(have("cc") && have("addr2line")) {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("libcrashlib.so");
-    run(Command::new("cc")
-        .args(["-g", "-O1", "-shared", "-fPIC", "-Wl,--build-id", "-o"])
-        .arg(&lib)
-        .arg(repo().join("testdata/symbols/native/crashlib.c")));
-    let elf_bytes = std::fs::read(&lib).unwrap();
-    let elf = object::File::parse(&*elf_bytes).unwrap();
-    let sections: Vec<(String, Vec<u8>)> = elf
-        .sections()
-        .filter_map(|s| {
-            let name = s.name().ok()?.strip_prefix(".debug_")?.to_owned();
-            Some((
-                format!("__debug_{name}"),
-                s.uncompressed_data().ok()?.into_owned(),
-            ))
-        })
-        .collect();
+    let Some((lib, _)) = build_library(
+        &repo().join("testdata/symbols/native/crashlib.c"),
+        dir.path(),
+    ) else {
+        return;
+    };
+    let sections = dwarf_sections(&lib);
     assert!(sections.iter().any(|(n, _)| n == "__debug_info"));
     let bundle = dir.path().join("CrashTest.app.dSYM");
     let dwarf = bundle.join("Contents/Resources/DWARF");
     std::fs::create_dir_all(&dwarf).unwrap();
-    std::fs::write(dwarf.join("CrashTest"), macho_dsym(&sections)).unwrap();
+    std::fs::write(dwarf.join("CrashTest"), macho_dsym(UUID, &sections)).unwrap();
 
     let root = dir.path().join("symbols");
     std::fs::create_dir_all(&root).unwrap();

@@ -10,27 +10,15 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{have, repo, run};
+use common::{repo, run};
 use phonelogs_crash::{Report, ReportKind};
+use phonelogs_symbols::testing::{addr2line_frames, build_library};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, Target, native::DebugFile};
 
 const APP: &str = "com.example.crashtest";
 
 fn build(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    if !(have("cc") && have("strip") && have("addr2line") && have("nm")) {
-        return None;
-    }
-    let whole = dir.join("whole").join("libcrashlib.so");
-    let phone = dir.join("phone").join("libcrashlib.so");
-    std::fs::create_dir_all(whole.parent()?).ok()?;
-    std::fs::create_dir_all(phone.parent()?).ok()?;
-    let source = repo().join("testdata/symbols/native/crashlib.c");
-    run(Command::new("cc")
-        .args(["-g", "-O1", "-shared", "-fPIC", "-Wl,--build-id", "-o"])
-        .arg(&whole)
-        .arg(&source));
-    run(Command::new("strip").arg("-o").arg(&phone).arg(&whole));
-    Some((whole, phone))
+    build_library(&repo().join("testdata/symbols/native/crashlib.c"), dir)
 }
 
 /// `nm -S`: the start and size of each named function.
@@ -51,24 +39,6 @@ fn functions(lib: &Path, names: &[&str]) -> Vec<(String, u64, u64)> {
     }
     assert_eq!(found.len(), names.len(), "{out}");
     found
-}
-
-/// What binutils prints for one address: (function, `file:line`) innermost first.
-fn binutils_frames(lib: &Path, address: u64) -> Vec<(String, String)> {
-    let out = run(Command::new("addr2line")
-        .arg("-e")
-        .arg(lib)
-        .args(["-f", "-i", "-C"])
-        .arg(format!("{address:#x}")));
-    let lines: Vec<&str> = out.lines().collect();
-    lines
-        .chunks(2)
-        .map(|pair| {
-            let location = pair.get(1).copied().unwrap_or("");
-            let location = location.split(" (discriminator").next().unwrap_or(location);
-            (pair[0].to_owned(), location.to_owned())
-        })
-        .collect()
 }
 
 #[test]
@@ -98,7 +68,7 @@ fn every_address_matches_binutils_addr2line() {
                     (f.function, location)
                 })
                 .collect();
-            let theirs = binutils_frames(&whole, address);
+            let theirs = addr2line_frames(&whole, address);
             assert_eq!(ours, theirs, "{name} at {address:#x}");
             assert_eq!(ours.last().map(|f| f.0.as_str()), Some(name.as_str()));
             inlined += usize::from(ours.len() > 1);
@@ -159,7 +129,7 @@ fn a_tombstone_of_the_stripped_library_is_symbolicated() {
         },
         &report,
     );
-    let theirs = binutils_frames(&whole, fault);
+    let theirs = addr2line_frames(&whole, fault);
     let expected_first = format!("              {} ({}) [inlined]", theirs[0].0, theirs[0].1);
     assert!(applied.text.contains(&expected_first), "{}", applied.text);
     assert!(
