@@ -12,13 +12,15 @@
 // Test helpers unwrap: a failure there is a failing test, which is what it should be.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::time::Duration;
+#[path = "../benches/common/mod.rs"]
+mod common;
 
-use phonelogs_adbsim::{BuildType, Profile, SimHandle, SimPhone, Simulator};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use common::PrivateAdb;
+use phonelogs_adbsim::{BuildType, Profile, SimHandle, SimPhone};
 use phonelogs_gateway::{Answer, Store};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
@@ -50,74 +52,13 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A private real adb server (its own port and HOME), killed when dropped.
-struct RealAdb {
-    port: u16,
-    home: tempfile::TempDir,
-}
-
-impl RealAdb {
-    fn start() -> Option<RealAdb> {
-        if !Path::new(ADB).is_file() {
-            eprintln!("skipped: {ADB} is not installed (CI installs the adb package)");
-            return None;
-        }
-        let server = RealAdb {
-            port: free_port(),
-            home: tempfile::tempdir().unwrap(),
-        };
-        let output = server.run(&["start-server"]);
-        assert!(output.status.success(), "adb start-server: {output:?}");
-        Some(server)
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        std::process::Command::new(ADB)
-            .arg("-P")
-            .arg(self.port.to_string())
-            .args(args)
-            .env("HOME", self.home.path())
-            .env("ANDROID_USER_HOME", self.home.path().join(".android"))
-            .output()
-            .unwrap()
-    }
-
-    /// Connects a simulated phone and waits until the server lists it as a device.
-    async fn connect(&self, address: SocketAddr) -> String {
-        let serial = format!("127.0.0.1:{}", address.port());
-        let output = self.run(&["connect", &serial]);
-        assert!(
-            String::from_utf8_lossy(&output.stdout).contains("connected"),
-            "adb connect: {output:?}"
-        );
-        for _ in 0..100 {
-            let listing = String::from_utf8_lossy(&self.run(&["devices"]).stdout).into_owned();
-            if listing
-                .lines()
-                .any(|line| line.split_whitespace().collect::<Vec<_>>() == [&serial, "device"])
-            {
-                return serial;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the adb server never listed {serial} as a device");
-    }
-}
-
-impl Drop for RealAdb {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
 /// A simulated phone with `build_type`, served as a device and connected to `server`.
-async fn phone(server: &RealAdb, build_type: BuildType) -> (SimPhone, SimHandle, String) {
+async fn phone(server: &PrivateAdb, build_type: BuildType) -> (SimPhone, SimHandle, String) {
     let phone = SimPhone::with_profile(Profile {
         build_type,
         ..Profile::default()
     });
-    let (address, handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
-    let serial = server.connect(address).await;
+    let (serial, handle) = server.connect(phone.clone()).await;
     (phone, handle, serial)
 }
 
@@ -244,7 +185,7 @@ fn pid_of_process(phone: &SimPhone, name: &str) -> u32 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_debugging_aid_through_the_mcp_server_and_a_real_adb_server() {
-    let Some(server) = RealAdb::start() else {
+    let Some(server) = PrivateAdb::start_if_installed() else {
         return;
     };
     let (debug_phone, _debug_handle, serial) = phone(&server, BuildType::Userdebug).await;

@@ -10,12 +10,14 @@
 // Test helpers unwrap: a failure there is a failing test, which is what it should be.
 #![allow(clippy::unwrap_used)]
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::process::{Output, Stdio};
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use std::process::Stdio;
 use std::time::Duration;
 
-use phonelogs_adbsim::{DropBoxEntry, SimPhone, Simulator};
+use common::PrivateAdb;
+use phonelogs_adbsim::{DropBoxEntry, SimPhone};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -24,7 +26,6 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
-const ADB: &str = "/usr/bin/adb";
 const CRASH_TEST: &str = "dev.phonelogs.crashtest";
 const MAPPING: &str = include_str!("../../../testdata/symbols/proguard-6.2.2/mapping.txt");
 const TRACE: &str = include_str!("../../../testdata/symbols/proguard-6.2.2/trace-button.txt");
@@ -37,78 +38,6 @@ struct AgentClient;
 impl ClientHandler for AgentClient {}
 
 type Client = RunningService<RoleClient, AgentClient>;
-
-/// A private real adb server (its own port and HOME), killed when dropped.
-struct RealAdb {
-    port: u16,
-    home: tempfile::TempDir,
-}
-
-impl RealAdb {
-    fn start() -> Option<RealAdb> {
-        if !Path::new(ADB).is_file() {
-            eprintln!("skipped: {ADB} is not installed (CI installs the adb package)");
-            return None;
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let server = RealAdb {
-            port,
-            home: tempfile::tempdir().unwrap(),
-        };
-        let output = server.run(&["start-server"]);
-        assert!(output.status.success(), "adb start-server: {output:?}");
-        Some(server)
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        std::process::Command::new(ADB)
-            .arg("-P")
-            .arg(self.port.to_string())
-            .args(args)
-            .env("HOME", self.home.path())
-            .env("ANDROID_USER_HOME", self.home.path().join(".android"))
-            .output()
-            .unwrap()
-    }
-
-    async fn connect(&self, address: SocketAddr) -> String {
-        let serial = format!("127.0.0.1:{}", address.port());
-        // On a loaded machine the first handshake may time out: try a few times.
-        let mut output = self.run(&["connect", &serial]);
-        for _ in 0..4 {
-            if String::from_utf8_lossy(&output.stdout).contains("connected to") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            output = self.run(&["connect", &serial]);
-        }
-        assert!(
-            String::from_utf8_lossy(&output.stdout).contains("connected"),
-            "adb connect: {output:?}"
-        );
-        for _ in 0..100 {
-            let listing = String::from_utf8_lossy(&self.run(&["devices"]).stdout).into_owned();
-            if listing
-                .lines()
-                .any(|line| line.split_whitespace().collect::<Vec<_>>() == [&serial, "device"])
-            {
-                return serial;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the adb server never listed {serial} as a device");
-    }
-}
-
-impl Drop for RealAdb {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
 
 async fn call(client: &Client, arguments: Value) -> (Value, String) {
     let arguments = arguments.as_object().cloned().unwrap_or_default();
@@ -144,12 +73,11 @@ fn obfuscated_crash(phone: &SimPhone, pid: u32) -> DropBoxEntry {
 
 #[tokio::test]
 async fn an_obfuscated_crash_comes_back_deobfuscated_with_the_mapping_named() {
-    let Some(server) = RealAdb::start() else {
+    let Some(server) = PrivateAdb::start_if_installed() else {
         return;
     };
     let phone = SimPhone::default_phone();
-    let (address, _handle) = Simulator::bind_loopback(None, phone.clone()).await.unwrap();
-    let serial = server.connect(address).await;
+    let (serial, _handle) = server.connect(phone.clone()).await;
 
     // The person files ProGuard's mapping under Crash Test's installed versionCode (1).
     let symbols = tempfile::tempdir().unwrap();

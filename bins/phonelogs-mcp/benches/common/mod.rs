@@ -1,5 +1,9 @@
-//! What this package's benches share: a private real adb server, the simulated phone behind
-//! it, and a real MCP client (rmcp) driving this package's `phonelogs-mcp` over stdio.
+//! What this package's benches and its real-adb tests (`tests/debug_real_adb.rs`,
+//! `tests/symbols_real_adb.rs`, which include this file) share: a private real adb server, the
+//! simulated phone behind it, and a real MCP client (rmcp) driving this package's
+//! `phonelogs-mcp` over stdio.
+
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -46,6 +50,20 @@ pub struct PrivateAdb {
 }
 
 impl PrivateAdb {
+    /// A private server of Debian's `/usr/bin/adb`, or `None` (the test says it is skipped)
+    /// where adb is not installed.
+    pub fn start_if_installed() -> Option<PrivateAdb> {
+        let adb = Path::new("/usr/bin/adb");
+        if !adb.is_file() {
+            eprintln!(
+                "skipped: {} is not installed (CI installs the adb package)",
+                adb.display()
+            );
+            return None;
+        }
+        Some(PrivateAdb::start(adb.to_owned()))
+    }
+
     pub fn start(adb: PathBuf) -> PrivateAdb {
         let home = tempfile::tempdir().expect("a temporary HOME");
         let port = {
@@ -80,19 +98,29 @@ impl PrivateAdb {
             .await
             .expect("the simulator listens");
         let serial = format!("127.0.0.1:{}", address.port());
+        // On a loaded machine the first handshake may time out: try a few times.
+        let mut output = self.cmd(&["connect", &serial]);
+        for _ in 0..4 {
+            if String::from_utf8_lossy(&output.stdout).contains("connected to") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            output = self.cmd(&["connect", &serial]);
+        }
         assert!(
-            String::from_utf8_lossy(&self.cmd(&["connect", &serial]).stdout).contains("connected")
+            String::from_utf8_lossy(&output.stdout).contains("connected"),
+            "adb connect: {output:?}"
         );
         for _ in 0..100 {
             let listing = String::from_utf8_lossy(&self.cmd(&["devices"]).stdout).into_owned();
             if listing.lines().any(|line| {
                 line.split_whitespace().collect::<Vec<_>>() == [serial.as_str(), "device"]
             }) {
-                break;
+                return (serial, handle);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        (serial, handle)
+        panic!("the adb server never listed {serial} as a device");
     }
 
     /// `phonelogs-mcp` with its state in `state`, reaching phones through this server, and an
