@@ -1,5 +1,6 @@
 //! What this package's benches and its real-adb tests (`tests/debug_real_adb.rs`,
-//! `tests/symbols_real_adb.rs`, which include this file) share: a private real adb server, the
+//! `tests/symbols_real_adb.rs` and the HTTP load's `tests/http_support`, which include this
+//! file) share: a private real adb server, the
 //! simulated phone behind it, and a real MCP client (rmcp) driving this package's
 //! `phonelogs-mcp` over stdio.
 
@@ -73,6 +74,11 @@ impl PrivateAdb {
         let server = PrivateAdb { adb, home, port };
         assert!(server.cmd(&["start-server"]).status.success());
         server
+    }
+
+    /// `host:port`, as `--adb-server` takes it and as its phones' names start.
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
     }
 
     /// `adb -P PORT …` with this server's HOME, not yet run.

@@ -10,13 +10,13 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use phonelogs_adbsim::{Package, Priority, SimHandle, SimPhone, Simulator};
 use serde_json::{Value, json};
 
+use super::adb::PrivateAdb;
 use super::{Mcp, Server, start};
 
 /// The release-build app every agent may ask about: its reads need the person's answer.
@@ -35,34 +35,6 @@ pub fn token(i: usize) -> String {
 }
 pub fn agent(i: usize) -> String {
     format!("agent{i:02}")
-}
-
-/// One private real adb server: its port and its own HOME (so its keys and state are its own).
-pub struct AdbServer {
-    pub home: tempfile::TempDir,
-    pub port: u16,
-}
-
-impl AdbServer {
-    fn start(adb_path: &Path) -> AdbServer {
-        let home = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        assert!(
-            adb(adb_path, port, home.path(), &["start-server"])
-                .status
-                .success()
-        );
-        AdbServer { home, port }
-    }
-
-    /// `host:port`, as `--adb-server` takes it and as phone names start.
-    pub fn address(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
 }
 
 /// CPU seconds of the processes a load run keeps busy.
@@ -97,8 +69,7 @@ fn cpu_of(stat: &str) -> Option<f64> {
 /// Two private adb servers, the simulated phones they reach, and the server under load.
 pub struct Lab {
     pub state: tempfile::TempDir,
-    pub adb: PathBuf,
-    pub servers: Vec<AdbServer>,
+    pub servers: Vec<PrivateAdb>,
     pub phones: Vec<SimPhone>,
     /// Each phone's adb serial (`127.0.0.1:PORT`, as `adb connect` names it).
     pub serials: Vec<String>,
@@ -115,8 +86,7 @@ pub struct Lab {
 impl Lab {
     /// `adb -P <port of server s> args…` with that server's HOME.
     pub fn adb(&self, s: usize, args: &[&str]) -> std::process::Output {
-        let server = &self.servers[s];
-        adb(&self.adb, server.port, server.home.path(), args)
+        self.servers[s].cmd(args)
     }
 
     /// The phones of server `s`.
@@ -188,25 +158,6 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for s in 0..self.servers.len() {
-            let _ = self.adb(s, &["kill-server"]);
-        }
-    }
-}
-
-fn adb(adb: &Path, port: u16, home: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(adb)
-        .arg("-P")
-        .arg(port.to_string())
-        .args(args)
-        .env("HOME", home)
-        .env("ANDROID_USER_HOME", home.join(".android"))
-        .output()
-        .unwrap()
-}
-
 /// A simulated phone with the store app and `agents` apps, each launched and having logged
 /// `lines` lines that carry its canary.
 fn phone(agents: usize, lines: usize) -> SimPhone {
@@ -261,7 +212,9 @@ pub async fn lab(agents: usize, phones: usize, lines: usize) -> Option<Lab> {
         return None;
     }
     let state = tempfile::tempdir().unwrap();
-    let servers: Vec<AdbServer> = (0..SERVERS).map(|_| AdbServer::start(&adb_path)).collect();
+    let servers: Vec<PrivateAdb> = (0..SERVERS)
+        .map(|_| PrivateAdb::start(adb_path.clone()))
+        .collect();
     let mut sims = Vec::new();
     let mut handles = Vec::new();
     let mut serials = Vec::new();
@@ -293,7 +246,6 @@ pub async fn lab(agents: usize, phones: usize, lines: usize) -> Option<Lab> {
     let server = start(state.path(), &args, &[]).await;
     let mut lab = Lab {
         state,
-        adb: adb_path,
         servers,
         phones: sims,
         serials,

@@ -271,4 +271,7 @@ pub fn token_file(dir: &Path, tokens: &[(&str, &str)]) -> std::path::PathBuf {
     path
 }
 
+/// The private adb servers, shared with the benches.
+#[path = "../../benches/common/mod.rs"]
+pub mod adb;
 pub mod load;
