@@ -31,9 +31,6 @@ use crate::types::{Status, StepArgs};
 /// The most pids of a JDWP listing resolved to their packages.
 const MAX_JDWP_NAMED: usize = 64;
 
-/// What the `symbols` field of a backtrace adds to its JSON besides its value: `,"symbols":""`.
-const SYMBOLS_KEY_COST: usize = 13;
-
 impl Session {
     /// One call of a debugging aid, policy-checked, recorded in the history without content.
     pub async fn debug(&self, request: DebugRequest) -> DebugResponse {
@@ -301,7 +298,7 @@ impl Session {
         let room = self
             .gateway()
             .result_cap()
-            .saturating_sub(crate::render::json_escaped_len(&symbols.heading) + SYMBOLS_KEY_COST);
+            .saturating_sub(crate::render::symbols_field_cost(&symbols.heading));
         let cut = crate::render::cap_backtrace_text(&mut backtrace, room);
         let mut message = catalog::backtrace_message(cut);
         symbols.add_to(&mut message);

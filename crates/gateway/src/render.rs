@@ -357,6 +357,12 @@ fn heading(report: &CrashReport) -> Heading {
     }
 }
 
+/// What a `symbols` field holding `value` costs in JSON: its leading comma, key and quotes as
+/// the frontend writes them, and the value escaped (a report's heading, a backtrace's data).
+pub(crate) fn symbols_field_cost(value: &str) -> usize {
+    r#","symbols":"""#.len() + json_escaped_len(value)
+}
+
 /// What a report's heading costs in the structured content, where the MCP frontend lists every
 /// heading (kind, time, pid, process, summary, how much text is shown): at most this many bytes
 /// of JSON, the comma between entries included.
@@ -364,7 +370,6 @@ pub fn heading_cost(view: &ReportView) -> usize {
     // The optional keys, each with its leading comma and quotes, as the frontend writes them.
     const FINGERPRINT: usize = r#","fingerprint":"""#.len();
     const BLAMED: usize = r#","blamed_frame":"""#.len();
-    const SYMBOLS: usize = r#","symbols":"""#.len();
     // `count` at its widest (20 digits), and each pid at its widest with its comma.
     const OCCURRENCES: usize =
         r#","occurrences":{"count":18446744073709551615,"first":"","last":"","pids":[]}"#.len();
@@ -379,7 +384,7 @@ pub fn heading_cost(view: &ReportView) -> usize {
         + json_escaped_len(&view.summary)
         + text(&view.fingerprint, FINGERPRINT)
         + text(&view.blamed_frame, BLAMED)
-        + text(&view.symbols, SYMBOLS)
+        + view.symbols.as_deref().map_or(0, symbols_field_cost)
         + view.occurrences.as_ref().map_or(0, |o| {
             OCCURRENCES
                 + json_escaped_len(&o.first)
