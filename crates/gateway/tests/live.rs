@@ -127,6 +127,8 @@ async fn a_wait_is_satisfied_by_a_line_written_later_and_never_shows_other_apps(
     let first = session.logs(since_last(DEV_APP)).await;
     assert_eq!(first.status, Status::Ok);
     let writer = phone.clone();
+    // Before the writer starts its two seconds, so the wait cannot seem to end early.
+    let started = std::time::Instant::now();
     tokio::spawn(async move {
         writer.add_logs(
             &device(),
@@ -142,7 +144,6 @@ async fn a_wait_is_satisfied_by_a_line_written_later_and_never_shows_other_apps(
         );
         writer.add_logs(&device(), &AppId::new(DEV_APP), [dev_line(2002, "after")]);
     });
-    let started = std::time::Instant::now();
     let result = session.logs(waiting(DEV_APP, "ready", 10)).await;
     assert!(started.elapsed() >= Duration::from_secs(2));
     assert_eq!(result.status, Status::Ok, "{}", result.message);
