@@ -737,6 +737,39 @@ fn a_native_backtrace_is_symbolicated_with_the_filed_library() {
 }
 
 #[test]
+fn another_apps_symbols_never_serve_this_apps_dump() {
+    let work = tempfile::tempdir().unwrap();
+    let Some(lib) = native_lib(work.path()) else {
+        return;
+    };
+    // The very library (same build id) filed only under another app: its functions and files
+    // must not appear in this app's backtrace, nor the other app's folder in the account.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(OTHER_APP).join(NATIVE_VERSION);
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(&lib.whole, folder.join("libcrashlib.so")).unwrap();
+    let phone = native_phone();
+    let (backtrace, _) = native_backtrace(&lib);
+    phone.set_backtrace(&device(), backtrace.clone());
+    let request = DebugRequest::CaptureNativeBacktrace {
+        serial: DEVICE.into(),
+        pid: i64::from(NATIVE_PID),
+        approval_id: None,
+    };
+    let out = debug(
+        &debug_gateway(&phone, Some(dir.path()), work.path()),
+        request,
+    );
+    assert_eq!(out["data"]["text"], backtrace.text, "{out}");
+    let symbols = out["data"]["symbols"].as_str().unwrap();
+    let message = out["message"].as_str().unwrap();
+    for shown in [symbols, message] {
+        assert!(!shown.contains(OTHER_APP), "{shown}");
+        assert!(!shown.contains("crashlib.c"), "{shown}");
+    }
+}
+
+#[test]
 fn a_native_tombstone_is_saved_symbolicated_with_the_filed_library() {
     let work = tempfile::tempdir().unwrap();
     let Some(lib) = native_lib(work.path()) else {
