@@ -137,12 +137,13 @@ async fn a_wait_is_satisfied_by_a_line_written_later_and_never_shows_other_apps(
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
         writer.add_logs(&device(), &AppId::new(DEV_APP), [dev_line(2000, "working")]);
+        // The match and the line after it arrive together: the wait shows up to the match, and
+        // the line after it is neither shown nor skipped.
         writer.add_logs(
             &device(),
             &AppId::new(DEV_APP),
-            [dev_line(2001, "ready now")],
+            [dev_line(2001, "ready now"), dev_line(2002, "after")],
         );
-        writer.add_logs(&device(), &AppId::new(DEV_APP), [dev_line(2002, "after")]);
     });
     let result = session.logs(waiting(DEV_APP, "ready", 10)).await;
     assert!(started.elapsed() >= Duration::from_secs(2));
