@@ -184,10 +184,7 @@ impl DeviceList {
         debugging: bool,
         allowed: Option<&[DeviceId]>,
     ) -> Vec<Error> {
-        let points_at = |source: &str, name: &str| {
-            name.strip_prefix(source)
-                .is_some_and(|rest| rest.starts_with('/'))
-        };
+        let points_at = |source: &str, name: &str| source_of_name(name) == Some(source);
         let pointed = self.failures.iter().position(|f| {
             f.source
                 .as_deref()
@@ -226,6 +223,59 @@ impl DeviceList {
     }
 }
 
+/// The phone `wanted` names in `list` (or the only online one among the task's, `allowed`), and
+/// the index of its driver; see [`Session::find_device`].
+fn choose(
+    mut list: DeviceList,
+    wanted: Option<&str>,
+    allowed: Option<&[DeviceId]>,
+    debugging: bool,
+) -> Result<(usize, DeviceId), NoDevice> {
+    let in_task = |list: &DeviceList, device: &NamedDevice| {
+        allowed.is_none_or(|allowed| allowed.iter().any(|e| list.entry_names(e, device)))
+    };
+    if let Some(wanted) = wanted {
+        return match list.find(wanted) {
+            Ok(Some(device)) if in_task(&list, device) => {
+                Ok((device.driver, device.info.id.clone()))
+            }
+            Ok(Some(_)) => Err(NoDevice::OutsideTask(wanted.to_owned())),
+            Err(names) => {
+                // A bare serial that several sources might show means the one the task has.
+                match allowed.and_then(|allowed| list.only_one_in_task(&names, allowed)) {
+                    Some(one) => Ok((one.driver, one.info.id.clone())),
+                    None => Err(NoDevice::Ambiguous(names)),
+                }
+            }
+            Ok(None) => Err(NoDevice::NotFound {
+                wanted: wanted.to_owned(),
+                errors: list.failures_for(wanted, debugging, allowed),
+            }),
+        };
+    }
+    let mut online: Vec<(usize, DeviceId)> = list
+        .devices
+        .iter()
+        .filter(|d| d.info.state == DeviceState::Online && in_task(&list, d))
+        .map(|d| (d.driver, d.info.id.clone()))
+        .collect();
+    match online.len() {
+        1 => Ok(online.remove(0)),
+        0 => Err(NoDevice::None(list.failures_for("", debugging, allowed))),
+        _ => Err(NoDevice::Several(
+            online.iter().map(|(_, d)| d.to_string()).collect(),
+        )),
+    }
+}
+
+/// The one source to ask for the phone `wanted` names: the source of a qualified name, when
+/// the task has no list of phones or its list names the phone by that very name (see
+/// [`Session::find_device`]).
+fn pointed_source<'a>(wanted: &'a str, allowed: Option<&[DeviceId]>) -> Option<&'a str> {
+    source_of_name(wanted)
+        .filter(|_| allowed.is_none_or(|allowed| allowed.iter().any(|d| d.as_str() == wanted)))
+}
+
 /// `source/serial`, or the serial of a phone whose driver names no source.
 fn qualified(device: &NamedDevice) -> String {
     match &device.source {
@@ -237,6 +287,12 @@ fn qualified(device: &NamedDevice) -> String {
 /// The last part of a name: the serial of `source/serial`, or the name itself.
 fn bare(name: &str) -> &str {
     name.rsplit_once('/').map_or(name, |(_, serial)| serial)
+}
+
+/// The source a qualified name points at: all before its last `/` (a serial or UDID never
+/// holds one; a usbmuxd socket path does, `/var/run/usbmuxd/UDID`); `None` for a bare name.
+fn source_of_name(name: &str) -> Option<&str> {
+    name.rsplit_once('/').map(|(source, _)| source)
 }
 
 /// How one driver's phones are named.
@@ -375,13 +431,14 @@ fn list_from(
         let source = sources[index].source.clone();
         match result {
             Ok(devices) => {
+                note_listing(&sources[index], None);
                 list.answered += 1;
                 list.answered_sources.extend(source.clone());
                 let devices = named(devices, &namings[index], &source, index);
                 list.devices.extend(devices);
             }
             Err(error) => {
-                tracing::warn!(%error, source = ?source, "a driver could not list its devices");
+                note_listing(&sources[index], Some(&error));
                 list.failures.push(SourceFailure {
                     platform: sources[index].platform,
                     source,
@@ -396,6 +453,33 @@ fn list_from(
         }
     }
     list
+}
+
+/// Says when a source stops listing its phones (a warning, once until it answers again) and
+/// when it answers again, rather than a warning on every call while it is down (an iPhone
+/// service that is not installed would otherwise warn on each of an Android phone's calls).
+fn note_listing(source: &SourceOf, error: Option<&Error>) {
+    static FAILING: std::sync::Mutex<Vec<(Platform, Option<String>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let key = (source.platform, source.source.clone());
+    let mut failing = FAILING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let known = failing.iter().position(|k| *k == key);
+    match (error, known) {
+        (Some(error), None) => {
+            tracing::warn!(%error, source = ?key.1, "a driver could not list its devices");
+            failing.push(key);
+        }
+        (Some(error), Some(_)) => {
+            tracing::debug!(%error, source = ?key.1, "a driver still cannot list its devices");
+        }
+        (None, Some(at)) => {
+            tracing::info!(source = ?key.1, "a driver lists its devices again");
+            failing.swap_remove(at);
+        }
+        (None, None) => {}
+    }
 }
 
 /// One driver's listing of its phones, in flight.
@@ -431,19 +515,18 @@ impl Gateway {
     /// Every driver's phones, named (see the module docs), with the sources that could not
     /// list theirs.
     pub async fn device_list(&self) -> DeviceList {
+        self.listing(None).await
+    }
+
+    /// The phones of the sources whose address is `only` (every source when `None`, or when
+    /// no source has that address), named as in the whole list.
+    async fn listing(&self, only: Option<&str>) -> DeviceList {
         let drivers = &self.inner.drivers;
         let sources: Vec<SourceOf> = drivers.iter().map(SourceOf::of).collect();
         let namings = namings(&sources);
-        let read: Vec<(usize, &GuardedLogger)> = drivers
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| {
-                let duplicate = namings[*index] == Naming::Duplicate;
-                if duplicate {
-                    warn_duplicate(&sources[*index]);
-                }
-                !duplicate
-            })
+        let read: Vec<(usize, &GuardedLogger)> = to_read(&sources, &namings, only)
+            .into_iter()
+            .map(|index| (index, &drivers[index]))
             .collect();
         let calls = read
             .iter()
@@ -459,6 +542,26 @@ impl Gateway {
     pub async fn devices(&self) -> Result<Vec<DeviceInfo>, GatewayError> {
         devices_or_error(self.device_list().await, |_| true)
     }
+}
+
+/// The drivers to ask for their phones: every one but a repeat of an earlier server (warned
+/// of), and of those only the ones whose address is `only`, when some is.
+fn to_read(sources: &[SourceOf], namings: &[Naming], only: Option<&str>) -> Vec<usize> {
+    let read: Vec<usize> = (0..sources.len())
+        .filter(|index| {
+            let duplicate = namings[*index] == Naming::Duplicate;
+            if duplicate {
+                warn_duplicate(&sources[*index]);
+            }
+            !duplicate
+        })
+        .collect();
+    let only: Vec<usize> = read
+        .iter()
+        .copied()
+        .filter(|index| only.is_some_and(|only| sources[*index].source.as_deref() == Some(only)))
+        .collect();
+    if only.is_empty() { read } else { only }
 }
 
 /// The devices of `list` that `keep` keeps, or the first failure when no source answered.
@@ -567,42 +670,18 @@ impl Session {
         {
             return Err(NoDevice::OutsideTask(wanted.to_owned()));
         }
-        let mut list = self.gateway().device_list().await;
-        let in_task = |list: &DeviceList, device: &NamedDevice| {
-            allowed.is_none_or(|allowed| allowed.iter().any(|e| list.entry_names(e, device)))
-        };
-        if let Some(wanted) = wanted {
-            return match list.find(wanted) {
-                Ok(Some(device)) if in_task(&list, device) => {
-                    Ok((device.driver, device.info.id.clone()))
-                }
-                Ok(Some(_)) => Err(NoDevice::OutsideTask(wanted.to_owned())),
-                Err(names) => {
-                    // A bare serial that several sources might show means the one the task has.
-                    match allowed.and_then(|allowed| list.only_one_in_task(&names, allowed)) {
-                        Some(one) => Ok((one.driver, one.info.id.clone())),
-                        None => Err(NoDevice::Ambiguous(names)),
-                    }
-                }
-                Ok(None) => Err(NoDevice::NotFound {
-                    wanted: wanted.to_owned(),
-                    errors: list.failures_for(wanted, debugging, allowed),
-                }),
-            };
-        }
-        let mut online: Vec<(usize, DeviceId)> = list
-            .devices
-            .iter()
-            .filter(|d| d.info.state == DeviceState::Online && in_task(&list, d))
-            .map(|d| (d.driver, d.info.id.clone()))
-            .collect();
-        match online.len() {
-            1 => Ok(online.remove(0)),
-            0 => Err(NoDevice::None(list.failures_for("", debugging, allowed))),
-            _ => Err(NoDevice::Several(
-                online.iter().map(|(_, d)| d.to_string()).collect(),
-            )),
-        }
+        // A qualified name points at one source: only that source is asked, so a call to one
+        // farm's phone neither waits for another farm that is down (its connect timeout) nor
+        // costs a listing on every other source. What the whole list would decide is decided
+        // the same from that source's part of it (`find` matches a qualified name only on its
+        // source; `failures_for` names only its failure), except a task list naming the phone
+        // by anything but this very name, whose bare entries need every source: then all are
+        // asked.
+        let list = self
+            .gateway()
+            .listing(wanted.and_then(|wanted| pointed_source(wanted, allowed)))
+            .await;
+        choose(list, wanted, allowed, debugging)
     }
 
     /// Finds the phone (the one named, or the only one connected within the task's phones), its
@@ -637,7 +716,8 @@ impl Session {
 mod tests {
     use std::sync::Arc;
     use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
 
     use async_trait::async_trait;
     use phonelogs_driver::{
@@ -647,7 +727,7 @@ mod tests {
     use proptest::prelude::*;
     use time::OffsetDateTime;
 
-    use super::{Naming, NoDevice, SourceOf, list_from, namings};
+    use super::{NoDevice, SourceOf, list_from, namings};
     use crate::{Agent, Gateway, Mode, TaskSpec};
 
     /// One adb server or usbmuxd, as a driver says it: its address, whether it is the local
@@ -658,6 +738,8 @@ mod tests {
         default: bool,
         ids: Mutex<Option<Vec<String>>>,
         listings: AtomicUsize,
+        /// Whether a listing hangs (a remote server that is down behind a firewall).
+        stalls: AtomicBool,
     }
 
     impl Source {
@@ -668,6 +750,7 @@ mod tests {
                 default,
                 ids: Mutex::new(Some(ids.iter().map(|s| (*s).to_owned()).collect())),
                 listings: AtomicUsize::new(0),
+                stalls: AtomicBool::new(false),
             })
         }
 
@@ -705,6 +788,9 @@ mod tests {
 
         async fn devices(&self) -> Result<Vec<DeviceInfo>> {
             self.listings.fetch_add(1, Ordering::SeqCst);
+            if self.stalls.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
             let ids = self.ids.lock().unwrap().clone();
             let ids = ids.ok_or_else(|| {
                 Error::DeviceUnavailable(format!("{:?} is not running", self.source))
@@ -980,6 +1066,36 @@ mod tests {
         assert_eq!(farm_again.listings.load(Ordering::SeqCst), 0);
     }
 
+    #[tokio::test]
+    async fn a_qualified_name_asks_its_source_alone_and_waits_for_no_other() {
+        let a = Source::adb("farm-a:5037", &["emulator-5554"]);
+        let b = Source::adb("farm-b:5037", &["emulator-5554"]);
+        let ios = Source::new(Platform::Ios, "10.0.0.9:27015", false, &["00008030-AAAA"]);
+        let gateway = gateway(&[&a, &b, &ios]);
+        b.stalls.store(true, Ordering::SeqCst);
+        let session = gateway.start_task(task(None));
+        let found = tokio::time::timeout(
+            Duration::from_secs(5),
+            session.find_device(Some("farm-a:5037/emulator-5554"), false),
+        )
+        .await
+        .expect("a call to farm A's phone waited for farm B");
+        assert_eq!(
+            found.unwrap(),
+            (0, DeviceId::new("farm-a:5037/emulator-5554"))
+        );
+        let asked = |s: &Source| s.listings.load(Ordering::SeqCst);
+        assert_eq!((asked(&a), asked(&b), asked(&ios)), (1, 0, 0));
+        // A task whose list names the phone by its bare serial needs every source to know it
+        // is unique: all are asked (and B, hanging, is waited for up to the guard's timeout).
+        b.stalls.store(false, Ordering::SeqCst);
+        let by_serial = gateway.start_task(task(Some(&["emulator-5554"])));
+        let _ = by_serial
+            .find_device(Some("farm-a:5037/emulator-5554"), false)
+            .await;
+        assert_eq!((asked(&a), asked(&b), asked(&ios)), (2, 1, 1));
+    }
+
     /// A configured source: platform, address (from a small set, so that some repeat), whether
     /// it is the local default, whether it is up, and its serials.
     fn sources() -> impl Strategy<Value = Vec<(bool, u8, bool, bool, Vec<u8>)>> {
@@ -998,6 +1114,16 @@ mod tests {
     fn build(
         config: &[(bool, u8, bool, bool, Vec<u8>)],
         all_up: bool,
+    ) -> (Vec<SourceOf>, super::DeviceList) {
+        build_asking(config, all_up, None)
+    }
+
+    /// As [`build`], asking only the sources whose address is `only` (as a call naming a phone
+    /// `only/serial` does).
+    fn build_asking(
+        config: &[(bool, u8, bool, bool, Vec<u8>)],
+        all_up: bool,
+        only: Option<&str>,
     ) -> (Vec<SourceOf>, super::DeviceList) {
         let sources: Vec<SourceOf> = config
             .iter()
@@ -1018,11 +1144,12 @@ mod tests {
             })
             .collect();
         let namings = namings(&sources);
+        let read = super::to_read(&sources, &namings, only);
         let results = config
             .iter()
             .enumerate()
-            .filter(|(index, _)| namings[*index] != Naming::Duplicate)
-            .map(|(index, (ios, _, _, up, serials))| {
+            .filter(|(index, _)| read.contains(index))
+            .map(|(index, (ios, address, _, up, serials))| {
                 let result = if *up || all_up {
                     Ok(serials
                         .iter()
@@ -1038,7 +1165,11 @@ mod tests {
                         })
                         .collect())
                 } else {
-                    Err(Error::DeviceUnavailable("down".into()))
+                    // Each source's failure says which it is, so a test comparing what two
+                    // lists name sees whose failure is named, not only how many.
+                    Err(Error::DeviceUnavailable(format!(
+                        "source {index} at {address} down"
+                    )))
                 };
                 (index, result)
             })
@@ -1088,6 +1219,46 @@ mod tests {
                 // over another platform's qualified namesake): it finds none of them.
                 if holders.len() > 1 && holders.iter().all(|d| d.info.id.as_str() != serial) {
                     prop_assert!(found.is_err());
+                }
+            }
+        }
+
+        /// A call naming a phone `source/serial` asks that source alone, and what it is told
+        /// (the phone, or why not and which failure to name) is what asking every source
+        /// would have told it: for any set-up, any sources down, a phone listed or not, a
+        /// source configured or not, with or without a task list naming the phone.
+        #[test]
+        fn a_qualified_name_is_decided_by_its_source_alone(
+            config in sources(),
+            address in 0u8..5,
+            serial in 0u8..5,
+        ) {
+            let source = if address == 0 {
+                "127.0.0.1:5037".to_owned()
+            } else {
+                format!("farm-{address}:5037")
+            };
+            let wanted = format!("{source}/serial-{serial}");
+            // Lists the rule asks one source for, and lists naming the phone otherwise (its
+            // bare serial, another source's name for it), for which every source is asked.
+            let lists = [
+                None,
+                Some(vec![DeviceId::new(&wanted)]),
+                Some(vec![DeviceId::new(&wanted), DeviceId::new("serial-1")]),
+                Some(vec![DeviceId::new(format!("serial-{serial}"))]),
+                Some(vec![DeviceId::new(format!("farm-1:5037/serial-{serial}"))]),
+            ];
+            for allowed in &lists {
+                let pointed = super::pointed_source(&wanted, allowed.as_deref());
+                if allowed.as_ref().is_none_or(|a| a[0].as_str() == wanted) {
+                    prop_assert_eq!(pointed, Some(source.as_str()));
+                }
+                for debugging in [false, true] {
+                    let decide = |only: Option<&str>| {
+                        let (_, list) = build_asking(&config, false, only);
+                        format!("{:?}", super::choose(list, Some(&wanted), allowed.as_deref(), debugging))
+                    };
+                    prop_assert_eq!(decide(None), decide(pointed), "{:?}", allowed);
                 }
             }
         }
