@@ -291,6 +291,71 @@ pub fn parse_devices_long(text: &str) -> Vec<AdbDevice> {
     devices
 }
 
+/// Opens a connection to the server `config` names (without starting one).
+async fn open_connection(config: &AdbConfig) -> Result<Connection> {
+    let address = (config.host.as_str(), config.port);
+    let stream =
+        match tokio::time::timeout(config.connect_timeout, TcpStream::connect(address)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(error)) => {
+                return Err(Error::io(
+                    format!("connecting to the adb server at {}", config.address()),
+                    error,
+                ));
+            }
+            Err(_) => {
+                return Err(Error::ServerUnavailable {
+                    address: config.address(),
+                    reason: format!("no answer within {:?}", config.connect_timeout),
+                });
+            }
+        };
+    // Requests are small and answered one at a time: do not let Nagle delay them.
+    let _ = stream.set_nodelay(true);
+    Ok(Connection {
+        stream: BufReader::with_capacity(64 * 1024, stream),
+        read_timeout: config.read_timeout,
+    })
+}
+
+/// How long a tracking connection waits for the server's next list: a list comes only when a
+/// device changes, so the wait has no deadline of its own (a year); the connection ends when
+/// the server closes it or the client is dropped.
+const TRACK_WAIT: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Reads the lists `host:track-devices-l` pushes into `tracked` until the connection ends.
+/// `config`'s call timeout bounds the opening; a server that answers `FAIL` (it does not
+/// track) is not asked again.
+async fn track_devices(config: AdbConfig, tracked: std::sync::Arc<Mutex<Tracked>>) {
+    let _forget = Forget(tracked.clone());
+    let opened = tokio::time::timeout(config.call_timeout, async {
+        let mut connection = open_connection(&config).await?;
+        connection.request("host:track-devices-l", "").await?;
+        Ok::<_, Error>(connection)
+    })
+    .await;
+    let mut connection = match opened {
+        Ok(Ok(connection)) => connection,
+        Ok(Err(Error::Refused { message, .. })) => {
+            tracing::debug!(%message, server = %config.address(), "the adb server does not track devices");
+            tracked
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .unsupported = true;
+            return;
+        }
+        Ok(Err(error)) => {
+            tracing::debug!(%error, server = %config.address(), "no device tracking");
+            return;
+        }
+        Err(_) => return,
+    };
+    connection.read_timeout = TRACK_WAIT;
+    while let Ok(text) = connection.read_length_prefixed("the tracked devices").await {
+        tracked.lock().unwrap_or_else(|p| p.into_inner()).devices = Some(parse_devices_long(&text));
+    }
+}
+
 /// Sorts a `FAIL` message from `host:transport:` and friends into the errors callers act on.
 fn classify_fail(serial: &str, service: &str, message: String) -> Error {
     let lower = message.to_ascii_lowercase();
@@ -321,7 +386,8 @@ fn classify_fail(serial: &str, service: &str, message: String) -> Error {
 /// The marker the legacy shell prints the exit code after.
 const LEGACY_EXIT_MARKER: &str = "__PHONELOGS_EXIT__";
 
-/// A client of one adb server. Cheap to share: each call opens its own connection.
+/// A client of one adb server. Cheap to share: each call opens its own connection, except the
+/// one that tracks the server's devices ([`AdbServer::devices`]).
 #[derive(Debug)]
 pub struct AdbServer {
     config: AdbConfig,
@@ -329,6 +395,42 @@ pub struct AdbServer {
     features: Mutex<HashMap<String, Vec<String>>>,
     /// Serialises starting a server, so concurrent calls start one, not many.
     start_lock: tokio::sync::Mutex<()>,
+    /// The device list `host:track-devices-l` keeps current.
+    tracked: std::sync::Arc<Mutex<Tracked>>,
+    /// The task reading it, ended with this client.
+    tracker: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+/// What the tracking connection knows.
+#[derive(Debug, Default)]
+struct Tracked {
+    /// The list the server pushed last, while the connection is open.
+    devices: Option<Vec<AdbDevice>>,
+    /// A tracking connection is being opened or is open.
+    running: bool,
+    /// The server refused `host:track-devices-l`: every listing is its own request.
+    unsupported: bool,
+}
+
+/// Clears what a tracking connection knew when its task ends (the connection closed, the
+/// server went away, the client or the runtime was dropped), so no list outlives it.
+struct Forget(std::sync::Arc<Mutex<Tracked>>);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let mut tracked = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        tracked.devices = None;
+        tracked.running = false;
+    }
+}
+
+impl Drop for AdbServer {
+    fn drop(&mut self) {
+        let tracker = self.tracker.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(task) = tracker.take() {
+            task.abort();
+        }
+    }
 }
 
 impl AdbServer {
@@ -338,6 +440,8 @@ impl AdbServer {
             config,
             features: Mutex::new(HashMap::new()),
             start_lock: tokio::sync::Mutex::new(()),
+            tracked: std::sync::Arc::default(),
+            tracker: Mutex::new(None),
         }
     }
 
@@ -386,31 +490,7 @@ impl AdbServer {
     }
 
     async fn try_connect(&self) -> Result<Connection> {
-        let address = (self.config.host.as_str(), self.config.port);
-        let stream =
-            match tokio::time::timeout(self.config.connect_timeout, TcpStream::connect(address))
-                .await
-            {
-                Ok(Ok(stream)) => stream,
-                Ok(Err(error)) => {
-                    return Err(Error::io(
-                        format!("connecting to the adb server at {}", self.config.address()),
-                        error,
-                    ));
-                }
-                Err(_) => {
-                    return Err(Error::ServerUnavailable {
-                        address: self.config.address(),
-                        reason: format!("no answer within {:?}", self.config.connect_timeout),
-                    });
-                }
-            };
-        // Requests are small and answered one at a time: do not let Nagle delay them.
-        let _ = stream.set_nodelay(true);
-        Ok(Connection {
-            stream: BufReader::with_capacity(64 * 1024, stream),
-            read_timeout: self.config.read_timeout,
-        })
+        open_connection(&self.config).await
     }
 
     /// Starts a local server the way adb's own tools do: `adb -P <port> start-server`.
@@ -479,15 +559,63 @@ impl AdbServer {
         .await
     }
 
-    /// `host:devices-l`: every device the server knows, in any state.
+    /// Every device the server knows, in any state.
+    ///
+    /// The first call asks `host:devices-l` and opens one `host:track-devices-l` connection
+    /// beside it, which the server keeps open and answers with the whole list again whenever a
+    /// device comes, goes or changes state (as Android Studio's ddmlib follows a server). While
+    /// that connection is open, calls take the list it last pushed and open no connection of
+    /// their own: a call to a phone then costs its own services alone, not a listing too. When
+    /// it closes (the server stopped, say), the list is forgotten and the next call asks again.
     pub async fn devices(&self) -> Result<Vec<AdbDevice>> {
-        self.within_deadline("host:devices-l", async {
-            let mut connection = self.connect().await?;
-            connection.request("host:devices-l", "").await?;
-            let text = connection.read_length_prefixed("the device list").await?;
-            Ok(parse_devices_long(&text))
-        })
-        .await
+        let known = self
+            .tracked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .devices
+            .clone();
+        if let Some(devices) = known {
+            return Ok(devices);
+        }
+        let devices = self
+            .within_deadline("host:devices-l", async {
+                let mut connection = self.connect().await?;
+                connection.request("host:devices-l", "").await?;
+                let text = connection.read_length_prefixed("the device list").await?;
+                Ok(parse_devices_long(&text))
+            })
+            .await?;
+        self.track();
+        Ok(devices)
+    }
+
+    /// Starts the tracking connection, unless one runs, the server refused one, or there is no
+    /// runtime to run it on.
+    fn track(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        {
+            let mut tracked = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+            if tracked.running || tracked.unsupported {
+                return;
+            }
+            tracked.running = true;
+        }
+        let task = runtime.spawn(track_devices(self.config.clone(), self.tracked.clone()));
+        let mut tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(old) = tracker.replace(task.abort_handle()) {
+            old.abort();
+        }
+    }
+
+    /// Whether a tracking connection currently keeps the device list (for tests).
+    pub fn tracks_devices(&self) -> bool {
+        self.tracked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .devices
+            .is_some()
     }
 
     /// `host-serial:<serial>:features`, cached per device.

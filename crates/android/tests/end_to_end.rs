@@ -14,7 +14,9 @@ use phonelogs_adbsim::{
     AndroidVersion, Buffer, BuildType, Fault, Package, Priority, Profile, SimPhone,
 };
 use phonelogs_android::{AdbConfig, AdbPhone, AdbServer};
-use phonelogs_driver::{AppDebugger, AppId, AppLogger, DeviceId, ErrorKind, LogLevel, LogQuery};
+use phonelogs_driver::{
+    AppDebugger, AppId, AppLogger, DeviceId, DeviceState, ErrorKind, LogLevel, LogQuery,
+};
 use proptest::prelude::*;
 use time::OffsetDateTime;
 
@@ -1005,4 +1007,87 @@ async fn pids_resolve_to_their_owners_before_anything_runs() {
         ]
     );
     assert_eq!(owners[0].packages, vec![crashtest()]);
+}
+
+/// The device list follows what the real adb server pushes on its `host:track-devices-l`
+/// connection: a phone going offline and coming back shows, and when the server stops the list
+/// stops too (a call gets the server's error, never the last list it pushed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_device_list_follows_the_servers_pushes_and_never_outlives_it() {
+    let Some(setup) = ThroughAdb::start(SimPhone::default_phone(), |_| {}).await else {
+        return;
+    };
+    let state = async || {
+        setup.driver.devices().await.map(|list| {
+            list.iter()
+                .find(|d| d.id == setup.device)
+                .map(|d| d.state.clone())
+        })
+    };
+    let until = async |wanted: &dyn Fn(&phonelogs_driver::Result<Option<DeviceState>>) -> bool| {
+        for _ in 0..100 {
+            let now = state().await;
+            if wanted(&now) {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "the device list never changed as expected: {:?}",
+            state().await
+        );
+    };
+    let _ = until(&|s| matches!(s, Ok(Some(DeviceState::Online)))).await;
+    for _ in 0..100 {
+        if setup.driver.server().tracks_devices() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        setup.driver.server().tracks_devices(),
+        "no tracking connection"
+    );
+    setup.phone.set_offline(true);
+    let _ = until(&|s| matches!(s, Ok(Some(DeviceState::Offline)))).await;
+    assert!(setup.driver.server().tracks_devices());
+    setup.phone.set_offline(false);
+    let _ = until(&|s| matches!(s, Ok(Some(DeviceState::Online)))).await;
+    let _ = setup.server.run(&["kill-server"]);
+    let stopped = until(&|s| s.is_err()).await;
+    assert_eq!(
+        stopped.unwrap_err().kind(),
+        ErrorKind::DeviceUnavailable,
+        "the server's own error"
+    );
+    assert!(!setup.driver.server().tracks_devices());
+}
+
+/// While the tracking connection is open, listing the devices opens no connection of its own:
+/// the adbsim host front (an adb server's host protocol) sees one `host:devices-l` and one
+/// `host:track-devices-l` for a hundred listings.
+#[tokio::test]
+async fn a_tracked_list_costs_no_connection_per_call() {
+    let phone = SimPhone::default_phone();
+    let (address, _handle) = phonelogs_adbsim::HostFront::bind(None, phone.clone())
+        .await
+        .unwrap();
+    let driver = AdbPhone::new(common::config(address.port()));
+    assert_eq!(driver.devices().await.unwrap().len(), 1);
+    for _ in 0..100 {
+        if driver.server().tracks_devices() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for _ in 0..100 {
+        assert_eq!(driver.devices().await.unwrap().len(), 1);
+    }
+    let services = phone.services_opened();
+    let count = |name: &str| services.iter().filter(|s| s.as_str() == name).count();
+    assert_eq!(
+        (count("host:devices-l"), count("host:track-devices-l")),
+        (1, 1),
+        "{services:?}"
+    );
 }

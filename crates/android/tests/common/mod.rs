@@ -320,11 +320,19 @@ impl RealAdb {
             String::from_utf8_lossy(&output.stdout).contains("connected"),
             "adb connect: {output:?}"
         );
+        // Ready when the server itself says so (`adb devices`) and the driver lists it too:
+        // the driver's list follows the server's pushes (`host:track-devices-l`), which may
+        // still show the phone online for a moment after its connection dropped.
         for _ in 0..100 {
+            let listing = String::from_utf8_lossy(&self.run(&["devices"]).stdout).into_owned();
+            let ready = listing.lines().any(|line| {
+                line.split_whitespace().collect::<Vec<_>>() == [target.as_str(), "device"]
+            });
             let devices = driver.devices().await.unwrap();
-            if devices
-                .iter()
-                .any(|d| d.id.as_str() == target && d.state == DeviceState::Online)
+            if ready
+                && devices
+                    .iter()
+                    .any(|d| d.id.as_str() == target && d.state == DeviceState::Online)
             {
                 return DeviceId::new(target);
             }
