@@ -29,7 +29,7 @@ async fn sixteen_sessions_see_only_their_own_app() {
     for s in 0..lab.servers.len() {
         assert_eq!(lab.phones_of(s).len(), 2, "two phones on server {s}");
     }
-    load::run(&lab, CALLS, &tally, &Arc::new(AtomicUsize::new(0))).await;
+    load::run(&lab, CALLS, None, &tally, &Arc::new(AtomicUsize::new(0))).await;
     let tally = std::mem::take(&mut *tally.lock().unwrap());
     assert!(tally.leaks.is_empty(), "{:?}", tally.leaks);
     assert_eq!(tally.outcomes.len(), CALLS);

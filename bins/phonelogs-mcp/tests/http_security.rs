@@ -9,7 +9,7 @@ mod http_support;
 
 use std::time::{Duration, Instant};
 
-use http_support::{Mcp, PROTOCOL, Server, send, start, token_file};
+use http_support::{Mcp, PROTOCOL, Server, connect, send, send_on, start, token_file};
 use phonelogs_gateway::Store;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -81,6 +81,50 @@ async fn without_a_known_token_every_request_gets_401_and_nothing_else() {
     let mut alice = Mcp::new(server.addr, ALICE);
     let info = alice.initialize().await.unwrap();
     assert_eq!(info["serverInfo"]["name"], "phonelogs");
+}
+
+/// On one kept-alive connection (as the SDKs' HTTP clients keep theirs), each request is
+/// judged on its own: a token shown once opens nothing for the requests after it.
+#[tokio::test]
+async fn a_kept_alive_connection_is_judged_request_by_request() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(state.path(), &[]).await;
+    let mut connection = connect(server.addr).await.unwrap();
+    let alice = format!("Bearer {ALICE}");
+    let bob = format!("Bearer {BOB}");
+    let mut post = async |auth: Option<&str>, session: Option<&str>, body: Vec<u8>| {
+        let mut headers = MCP_HEADERS.to_vec();
+        headers.push(("mcp-protocol-version", PROTOCOL));
+        headers.extend(auth.map(|a| ("authorization", a)));
+        headers.extend(session.map(|s| ("mcp-session-id", s)));
+        send_on(&mut connection, server.addr, "POST", "/mcp", &headers, body)
+            .await
+            .unwrap()
+    };
+    let opened = post(Some(&alice), None, initialize_body()).await;
+    assert_eq!(opened.status, 200);
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+    let initialized =
+        serde_json::to_vec(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .unwrap();
+    assert_eq!(
+        post(Some(&alice), Some(&session), initialized).await.status,
+        202
+    );
+    let list = || {
+        serde_json::to_vec(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })).unwrap()
+    };
+    let bare = post(None, Some(&session), list()).await;
+    assert_eq!(bare.status, 401);
+    assert!(bare.body.is_empty(), "{:?}", bare.body);
+    assert_eq!(post(Some(&bob), Some(&session), list()).await.status, 404);
+    let own = post(Some(&alice), Some(&session), list()).await;
+    assert_eq!(own.status, 200);
+    assert!(
+        own.messages()
+            .iter()
+            .any(|m| m["result"]["tools"].is_array())
+    );
 }
 
 #[tokio::test]

@@ -368,7 +368,9 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
     let mut state = phone.lock();
     state.catch_up_noise();
     let ignore_uid = state.profile.logcat_ignores_uid;
-    let mut entries: Vec<LogEntry> = Vec::new();
+    let uids = options.uids.as_ref().filter(|_| !ignore_uid);
+    // Chosen by reference and cloned last: a phone holds every app's lines, a call keeps few.
+    let mut entries: Vec<&LogEntry> = Vec::new();
     for buffer in &options.buffers {
         let entries_of = &state.buffers[buffer.index()];
         // A buffer holds its entries in sequence order, so a follower starts past what it saw.
@@ -383,19 +385,23 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
             {
                 continue;
             }
-            entries.push(entry.clone());
+            // Without a tail count the uid filter may come first: nothing is counted.
+            if options.tail_count.is_none() && uids.is_some_and(|uids| !uids.contains(&entry.uid)) {
+                continue;
+            }
+            entries.push(entry);
         }
     }
-    drop(state);
     entries.sort_by(|a, b| a.time_ns.cmp(&b.time_ns).then(a.seq.cmp(&b.seq)));
     if let Some(count) = options.tail_count {
         let skip = entries.len().saturating_sub(count);
         entries.drain(..skip);
     }
-    if let Some(uids) = options.uids.as_ref().filter(|_| !ignore_uid) {
-        entries.retain(|entry| uids.contains(&entry.uid));
-    }
     entries
+        .into_iter()
+        .filter(|entry| uids.is_none_or(|uids| uids.contains(&entry.uid)))
+        .cloned()
+        .collect()
 }
 
 /// How often a follower with nothing new looks again anyway: the phone's background traffic is

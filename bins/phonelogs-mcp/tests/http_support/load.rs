@@ -43,6 +43,9 @@ pub struct CpuSeconds {
     pub server: f64,
     pub adb: f64,
     pub this: f64,
+    /// The machine's steal time (`/proc/stat`): while this virtual machine's cores waited for
+    /// the host, summed over its cores. Runs with much of it measure the host, not the server.
+    pub steal: f64,
 }
 
 impl std::ops::Sub for CpuSeconds {
@@ -52,6 +55,7 @@ impl std::ops::Sub for CpuSeconds {
             server: self.server - earlier.server,
             adb: self.adb - earlier.adb,
             this: self.this - earlier.this,
+            steal: self.steal - earlier.steal,
         }
     }
 }
@@ -85,8 +89,14 @@ pub struct Lab {
 
 impl Lab {
     /// `adb -P <port of server s> args…` with that server's HOME.
-    pub fn adb(&self, s: usize, args: &[&str]) -> std::process::Output {
-        self.servers[s].cmd(args)
+    /// Runs `adb` against server `s`, waiting without holding a runtime thread: the simulated
+    /// phones that `adb connect` and `start-server` talk to are served on this runtime, as
+    /// are the clients whose calls the faults run beside.
+    pub async fn adb(&self, s: usize, args: &[&str]) -> std::process::Output {
+        tokio::process::Command::from(self.servers[s].command(args))
+            .output()
+            .await
+            .expect("adb runs")
     }
 
     /// The phones of server `s`.
@@ -100,10 +110,11 @@ impl Lab {
     pub async fn connect(&self, s: usize) {
         let mine = self.phones_of(s);
         for &k in &mine {
-            self.adb(s, &["connect", &self.serials[k]]);
+            self.adb(s, &["connect", &self.serials[k]]).await;
         }
         for _ in 0..100 {
-            let listing = String::from_utf8_lossy(&self.adb(s, &["devices"]).stdout).into_owned();
+            let listing =
+                String::from_utf8_lossy(&self.adb(s, &["devices"]).await.stdout).into_owned();
             let ready = mine.iter().all(|&k| {
                 listing.lines().any(|l| {
                     l.split_whitespace().collect::<Vec<_>>() == [self.serials[k].as_str(), "device"]
@@ -120,9 +131,9 @@ impl Lab {
     /// Adb server `s` killed, and started again with its phones, `down` later. The other
     /// server is not touched.
     pub async fn restart_adb(&self, s: usize, down: Duration) {
-        self.adb(s, &["kill-server"]);
+        self.adb(s, &["kill-server"]).await;
         tokio::time::sleep(down).await;
-        assert!(self.adb(s, &["start-server"]).status.success());
+        assert!(self.adb(s, &["start-server"]).await.status.success());
         self.connect(s).await;
     }
 
@@ -149,7 +160,21 @@ impl Lab {
             }
         }
         let this = cpu_of("/proc/self/stat")?;
-        Some(CpuSeconds { server, adb, this })
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        // `cpu  user nice system idle iowait irq softirq steal …`, in ticks of 1/100 s.
+        let steal: u64 = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .nth(8)?
+            .parse()
+            .ok()?;
+        Some(CpuSeconds {
+            server,
+            adb,
+            this,
+            steal: steal as f64 / 100.0,
+        })
     }
 
     /// The phone whose `list_devices` name is `name`.
@@ -299,6 +324,8 @@ pub struct Outcome {
     /// The phone it named (an index into `Lab::phones`).
     pub phone: usize,
     pub took: Duration,
+    /// When it started.
+    pub at: Instant,
     /// `Ok(status)` when the tool answered (ok, error, …), `Err` for a transport failure.
     pub status: Result<String, String>,
     pub message: String,
@@ -330,6 +357,7 @@ pub async fn call(lab: &Lab, mcp: &mut Mcp, i: usize, k: usize, tally: &Mutex<Ta
                 agent: i,
                 phone: k,
                 took,
+                at: start,
                 status: Ok(out["status"].as_str().unwrap_or("?").to_owned()),
                 message: out["message"].as_str().unwrap_or_default().to_owned(),
             }
@@ -338,6 +366,7 @@ pub async fn call(lab: &Lab, mcp: &mut Mcp, i: usize, k: usize, tally: &Mutex<Ta
             agent: i,
             phone: k,
             took,
+            at: start,
             status: Err(error.clone()),
             message: error,
         },
@@ -375,10 +404,17 @@ pub async fn session(lab: &Lab, i: usize) -> Mcp {
 
 /// Runs the lab's agents' sessions at once, `calls` calls in all, agent `i` on phone
 /// `i % phones` (so every phone, and both servers, carry their share); `progress` counts the
-/// calls made, for faults run beside them.
+/// calls made, for faults run beside them. With `think`, each agent waits after each answer
+/// before its next call (as an agent reads a result and decides): `think` on average, drawn
+/// anew each time between half and one and a half of it, the agents' first calls spread over
+/// one such wait. The waits vary as a model's do: with one fixed wait, two agents whose calls
+/// once met (and were slowed together) would wait the same and meet again every time, and the
+/// load would gather into ever larger bursts that no agent makes. Without `think`, each calls
+/// again at once.
 pub async fn run(
     lab: &Arc<Lab>,
     calls: usize,
+    think: Option<Duration>,
     tally: &Arc<Mutex<Tally>>,
     progress: &Arc<std::sync::atomic::AtomicUsize>,
 ) {
@@ -390,9 +426,23 @@ pub async fn run(
         tasks.push(tokio::spawn(async move {
             let mut mcp = session(&lab, i).await;
             let k = i % lab.phones.len();
+            if let Some(think) = think {
+                tokio::time::sleep(think * i as u32 / agents as u32).await;
+            }
+            // A small generator of its own per agent (xorshift), so every run waits alike.
+            let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ (i as u64 + 1);
+            let mut draw = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64
+            };
             for _ in 0..share {
                 call(&lab, &mut mcp, i, k, &tally).await;
                 progress.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if let Some(think) = think {
+                    tokio::time::sleep(think.mul_f64(0.5 + draw())).await;
+                }
             }
             mcp
         }));

@@ -93,6 +93,24 @@ impl Reply {
     }
 }
 
+/// One HTTP/1 connection's sending half.
+pub type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Opens a connection to `addr`.
+pub async fn connect(addr: SocketAddr) -> Result<Sender, String> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| e.to_string())?;
+    // As the SDKs' HTTP clients do (reqwest, undici): no wait for an ACK between the parts of
+    // a request.
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    Ok(sender)
+}
+
 /// Sends one request on a new connection: `headers` as given (no `Host` unless named there;
 /// then `Host: <addr>` is added).
 pub async fn send(
@@ -102,13 +120,53 @@ pub async fn send(
     headers: &[(&str, &str)],
     body: Vec<u8>,
 ) -> Result<Reply, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| e.to_string())?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::spawn(connection);
+    let mut sender = connect(addr).await?;
+    send_on(&mut sender, addr, method, path, headers, body).await
+}
+
+/// As [`send`], on `kept` when it holds a connection still open (as an HTTP client keeps its
+/// connection alive between requests: the MCP SDKs' clients do), else on a new one kept there.
+/// A request the kept connection could not take (the server closed it while idle) is sent
+/// again on a new one: it was never sent.
+async fn send_kept(
+    kept: &tokio::sync::Mutex<Option<Sender>>,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Result<Reply, String> {
+    let mut kept = kept.lock().await;
+    if let Some(sender) = kept.as_mut().filter(|s| !s.is_closed())
+        && sender.ready().await.is_ok()
+    {
+        let request = request(addr, method, path, headers, body.clone());
+        let sent = tokio::time::timeout(Duration::from_secs(60), sender.try_send_request(request))
+            .await
+            .map_err(|_| "no answer within a minute".to_owned())?;
+        match sent {
+            Ok(response) => return read_reply(response).await,
+            Err(mut error) => {
+                if error.take_message().is_none() {
+                    *kept = None;
+                    return Err(error.into_error().to_string());
+                }
+            }
+        }
+    }
+    let mut sender = connect(addr).await?;
+    let reply = send_on(&mut sender, addr, method, path, headers, body).await;
+    *kept = Some(sender);
+    reply
+}
+
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> hyper::Request<Full<Bytes>> {
     let mut request = hyper::Request::builder().method(method).uri(path);
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
         request = request.header("host", addr.to_string());
@@ -116,11 +174,27 @@ pub async fn send(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let request = request.body(Full::new(Bytes::from(body))).unwrap();
+    request.body(Full::new(Bytes::from(body))).unwrap()
+}
+
+/// Sends one request on `sender`'s connection (see [`send`]).
+pub async fn send_on(
+    sender: &mut Sender,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Result<Reply, String> {
+    let request = request(addr, method, path, headers, body);
     let response = tokio::time::timeout(Duration::from_secs(60), sender.send_request(request))
         .await
         .map_err(|_| "no answer within a minute".to_owned())?
         .map_err(|e| e.to_string())?;
+    read_reply(response).await
+}
+
+async fn read_reply(response: hyper::Response<hyper::body::Incoming>) -> Result<Reply, String> {
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let body = tokio::time::timeout(Duration::from_secs(60), response.into_body().collect())
@@ -144,6 +218,8 @@ pub struct Mcp {
     pub token: String,
     pub session: Option<String>,
     next_id: u64,
+    /// The connection kept alive between this session's requests.
+    kept: tokio::sync::Mutex<Option<Sender>>,
 }
 
 impl Mcp {
@@ -153,6 +229,7 @@ impl Mcp {
             token: token.to_owned(),
             session: None,
             next_id: 1,
+            kept: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -168,7 +245,8 @@ impl Mcp {
         if let Some(session) = &self.session {
             headers.push(("mcp-session-id", session.as_str()));
         }
-        send(
+        send_kept(
+            &self.kept,
             self.addr,
             "POST",
             "/mcp",
@@ -254,9 +332,16 @@ impl Mcp {
             ("mcp-session-id", session.as_str()),
             ("mcp-protocol-version", PROTOCOL),
         ];
-        Ok(send(self.addr, "DELETE", "/mcp", &headers, Vec::new())
-            .await?
-            .status)
+        Ok(send_kept(
+            &self.kept,
+            self.addr,
+            "DELETE",
+            "/mcp",
+            &headers,
+            Vec::new(),
+        )
+        .await?
+        .status)
     }
 }
 
