@@ -157,10 +157,9 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA synchronous=FULL; PRAGMA foreign_keys=O
 /// blocked, does a grant cover it) never wait behind another call's commit and its fsync (WAL
 /// readers do not block on the writer). The WAL is copied into the database by a thread of
 /// its own ([`Checkpointer`]) as commits go by, so the checkpoint SQLite runs inside whichever
-/// commit crosses its threshold finds little left to copy: it used to copy ~1,000 pages and
-/// fsync the database while holding the only connection, and every call of every session
-/// waited for it (clusters of 40–50 ms calls under `benches/http_load.rs`). In memory both are
-/// one connection.
+/// commit crosses its threshold (1,000 pages) finds little left to copy; with one connection
+/// that checkpoint copied every page and fsynced the database while every call's reads waited.
+/// In memory both are one connection.
 #[derive(Debug, Clone)]
 pub struct Store {
     connection: Arc<Mutex<Connection>>,
