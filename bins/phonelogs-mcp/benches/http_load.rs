@@ -21,7 +21,8 @@
 //! failed, none failed in the saturated load, no result held another app's line (canaries,
 //! checked on every result), the history holds every answered call, and an approval answered in
 //! one session is refused to another. The server's RSS is read from /proc at the start, the
-//! middle and the end, and each load's CPU per process.
+//! middle and the end, and after each of three more loads (memory only: it must level off),
+//! and each measured load's CPU per process.
 //!
 //! Run: `cargo bench -p phonelogs-mcp --bench http_load` (needs `/usr/bin/adb`; a debug build:
 //! `cargo bench --profile dev -p phonelogs-mcp --bench http_load`).
@@ -50,6 +51,8 @@ const CALLS: usize = 2_000;
 /// call, since the goal is a ratio to it.
 const SINGLE: usize = 1_000;
 const DROPS: usize = 10;
+/// Loads run after the measured ones, for the server's memory only.
+const MORE_LOADS: usize = 3;
 /// The adb server killed and restarted during the load; the other one is never touched.
 const KILLED: usize = 0;
 
@@ -107,17 +110,39 @@ async fn run() {
     let saturated_cpu = Load::run(&lab, None, &saturated, &Arc::new(AtomicUsize::new(0))).await;
     let rss_after = lab.rss_kib();
     let saturated = std::mem::take(&mut *saturated.lock().unwrap());
+    // Then more loads of new sessions, to see the memory level off rather than grow with them.
+    let mut rss_more = Vec::new();
+    let mut more = Tally::default();
+    for _ in 0..MORE_LOADS {
+        let tally = Arc::new(Mutex::new(Tally::default()));
+        Load::run(
+            &lab,
+            Some(THINK / 4),
+            &tally,
+            &Arc::new(AtomicUsize::new(0)),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        rss_more.push(lab.rss_kib());
+        more.outcomes.append(&mut tally.lock().unwrap().outcomes);
+        more.leaks.append(&mut tally.lock().unwrap().leaks);
+    }
 
     let failures = failures_by_server(&lab, &tally);
     let history: usize = (0..AGENTS).map(|i| load::history_of(&lab, i)).sum();
     let answered = |t: &Tally| t.outcomes.iter().filter(|o| o.status.is_ok()).count();
     let (answered, made) = (
-        answered(&tally) + answered(&saturated),
-        tally.outcomes.len() + saturated.outcomes.len(),
+        answered(&tally) + answered(&saturated) + answered(&more),
+        tally.outcomes.len() + saturated.outcomes.len() + more.outcomes.len(),
     );
 
     println!("sessions {AGENTS}, phones 4, on {} cores", cores());
-    let leaks: Vec<&String> = tally.leaks.iter().chain(&saturated.leaks).collect();
+    let leaks: Vec<&String> = tally
+        .leaks
+        .iter()
+        .chain(&saturated.leaks)
+        .chain(&more.leaks)
+        .collect();
     println!("leaks (another app's line in a result): {}", leaks.len());
     for leak in leaks.iter().take(5) {
         println!("  {leak}");
@@ -161,7 +186,8 @@ async fn run() {
     );
     println!(
         "server RSS KiB: start {rss_start:?}, middle {rss_middle:?}, after the paced load \
-         {rss_end:?}, after the saturated one {rss_after:?}"
+         {rss_end:?}, after the saturated one {rss_after:?}, after each of {MORE_LOADS} more \
+         loads of {CALLS} calls (16 new sessions each) {rss_more:?}"
     );
 
     let approvals = load::approval_stays_in_its_session(&lab, 2, 3).await;
