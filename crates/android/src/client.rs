@@ -406,8 +406,6 @@ pub struct AdbServer {
 struct Tracked {
     /// The list the server pushed last, while the connection is open.
     devices: Option<Vec<AdbDevice>>,
-    /// A tracking connection is being opened or is open.
-    running: bool,
     /// The server refused `host:track-devices-l`: every listing is its own request.
     unsupported: bool,
 }
@@ -418,9 +416,7 @@ struct Forget(std::sync::Arc<Mutex<Tracked>>);
 
 impl Drop for Forget {
     fn drop(&mut self) {
-        let mut tracked = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        tracked.devices = None;
-        tracked.running = false;
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).devices = None;
     }
 }
 
@@ -595,18 +591,21 @@ impl AdbServer {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        if self
+            .tracked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .unsupported
         {
-            let mut tracked = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
-            if tracked.running || tracked.unsupported {
-                return;
-            }
-            tracked.running = true;
+            return;
+        }
+        // Held while deciding and spawning, so two calls start one task.
+        let mut tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
+        if tracker.as_ref().is_some_and(|task| !task.is_finished()) {
+            return;
         }
         let task = runtime.spawn(track_devices(self.config.clone(), self.tracked.clone()));
-        let mut tracker = self.tracker.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(old) = tracker.replace(task.abort_handle()) {
-            old.abort();
-        }
+        *tracker = Some(task.abort_handle());
     }
 
     /// Whether a tracking connection currently keeps the device list (for tests).
