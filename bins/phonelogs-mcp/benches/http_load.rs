@@ -124,8 +124,9 @@ async fn run() {
         .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         rss_more.push(lab.rss_kib());
-        more.outcomes.append(&mut tally.lock().unwrap().outcomes);
-        more.leaks.append(&mut tally.lock().unwrap().leaks);
+        let mut tally = std::mem::take(&mut *tally.lock().unwrap());
+        more.outcomes.append(&mut tally.outcomes);
+        more.leaks.append(&mut tally.leaks);
     }
 
     let failures = failures_by_server(&lab, &tally);

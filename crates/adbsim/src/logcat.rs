@@ -369,6 +369,10 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
     state.catch_up_noise();
     let ignore_uid = state.profile.logcat_ignores_uid;
     let uids = options.uids.as_ref().filter(|_| !ignore_uid);
+    let kept = |entry: &LogEntry| uids.is_none_or(|uids| uids.contains(&entry.uid));
+    // Without a tail count the uid filter may come first: nothing is counted. With one, it
+    // comes after the tail, which counts everyone's lines.
+    let uids_first = options.tail_count.is_none();
     // Chosen by reference and cloned last: a phone holds every app's lines, a call keeps few.
     let mut entries: Vec<&LogEntry> = Vec::new();
     for buffer in &options.buffers {
@@ -385,8 +389,7 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
             {
                 continue;
             }
-            // Without a tail count the uid filter may come first: nothing is counted.
-            if options.tail_count.is_none() && uids.is_some_and(|uids| !uids.contains(&entry.uid)) {
+            if uids_first && !kept(entry) {
                 continue;
             }
             entries.push(entry);
@@ -399,7 +402,7 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
     }
     entries
         .into_iter()
-        .filter(|entry| uids.is_none_or(|uids| uids.contains(&entry.uid)))
+        .filter(|entry| uids_first || kept(entry))
         .cloned()
         .collect()
 }
