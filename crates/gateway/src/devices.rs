@@ -911,10 +911,12 @@ mod tests {
         ios.down();
         let session = gateway.start_task(task(None));
         // A bare serial says nothing of its platform: both failures are named, in order.
-        let (_, message) = match session.find_device(Some("127.0.0.1:40001"), false).await {
-            Err(none @ NoDevice::NotFound { .. }) => none.for_logs(),
+        // What `phone_logs` says of a phone that is not found.
+        let not_found = async |name: &str| match session.find_device(Some(name), false).await {
+            Err(none @ NoDevice::NotFound { .. }) => none.for_logs().1,
             other => panic!("{other:?}"),
         };
+        let message = not_found("127.0.0.1:40001").await;
         let (at_adb, at_ios) = (
             message.find("\"farm-a:5037\") is not running"),
             message.find("\"10.0.0.9:27015\") is not running"),
@@ -924,25 +926,13 @@ mod tests {
             "{message}"
         );
         // A name that points at its source names that source's failure alone.
-        let (_, message) = match session
-            .find_device(Some("10.0.0.9:27015/00008030-AAAA"), false)
-            .await
-        {
-            Err(none @ NoDevice::NotFound { .. }) => none.for_logs(),
-            other => panic!("{other:?}"),
-        };
+        let message = not_found("10.0.0.9:27015/00008030-AAAA").await;
         assert!(
             message.contains("10.0.0.9:27015") && !message.contains("farm-a"),
             "{message}"
         );
         // A name whose source answered but does not list it borrows no other source's failure.
-        let (_, message) = match session
-            .find_device(Some("farm-b:5037/emulator-5558"), false)
-            .await
-        {
-            Err(none @ NoDevice::NotFound { .. }) => none.for_logs(),
-            other => panic!("{other:?}"),
-        };
+        let message = not_found("farm-b:5037/emulator-5558").await;
         assert_eq!(
             message,
             crate::catalog::no_such_device("farm-b:5037/emulator-5558"),

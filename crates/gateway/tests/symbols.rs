@@ -534,6 +534,14 @@ fn native_phone() -> FakePhone {
     phone
 }
 
+/// The library built in `work` (`None` where the tools are missing), filed as Crash Test's
+/// symbols for its installed version, and the phone that runs it.
+fn filed_native(work: &Path) -> Option<(NativeLib, tempfile::TempDir, FakePhone)> {
+    let lib = native_lib(work)?;
+    let dir = native_symbols(&lib);
+    Some((lib, dir, native_phone()))
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -548,11 +556,9 @@ fn library_used() -> String {
 #[test]
 fn a_native_crash_is_symbolicated_with_the_filed_library() {
     let work = tempfile::tempdir().unwrap();
-    let Some(lib) = native_lib(work.path()) else {
+    let Some((lib, dir, phone)) = filed_native(work.path()) else {
         return;
     };
-    let dir = native_symbols(&lib);
-    let phone = native_phone();
     let (text, frames) = tombstone_text(&lib);
     let mut crash = report(
         5,
@@ -675,11 +681,9 @@ fn debug(gateway: &phonelogs_gateway::Gateway, request: DebugRequest) -> serde_j
 #[test]
 fn a_native_backtrace_is_symbolicated_with_the_filed_library() {
     let work = tempfile::tempdir().unwrap();
-    let Some(lib) = native_lib(work.path()) else {
+    let Some((lib, dir, phone)) = filed_native(work.path()) else {
         return;
     };
-    let dir = native_symbols(&lib);
-    let phone = native_phone();
     let (backtrace, frame) = native_backtrace(&lib);
     phone.set_backtrace(&device(), backtrace.clone());
     let request = DebugRequest::CaptureNativeBacktrace {
@@ -772,11 +776,9 @@ fn another_apps_symbols_never_serve_this_apps_dump() {
 #[test]
 fn a_native_tombstone_is_saved_symbolicated_with_the_filed_library() {
     let work = tempfile::tempdir().unwrap();
-    let Some(lib) = native_lib(work.path()) else {
+    let Some((lib, dir, phone)) = filed_native(work.path()) else {
         return;
     };
-    let dir = native_symbols(&lib);
-    let phone = native_phone();
     let (text, frames) = tombstone_text(&lib);
     phone.set_tombstone(
         &device(),
