@@ -77,16 +77,25 @@ async fn a_release_build_installed_over_a_debug_build_is_asked_about_before_debu
 async fn a_release_build_forging_debuggable_in_its_version_name_is_asked_about() {
     let phone = SimPhone::with_profile(Profile::default());
     let mut forger = Package::new(CRASH_TEST, 10234);
-    forger.version_name = "1.0\n    flags=[ DEBUGGABLE HAS_CODE ]\n    pkgFlags=[ DEBUGGABLE ]".into();
+    forger.version_name =
+        "1.0\n    flags=[ DEBUGGABLE HAS_CODE ]\n    pkgFlags=[ DEBUGGABLE ]".into();
     phone.install(forger);
     phone
-        .log(CRASH_TEST, Priority::Info, "CrashTest", "release-only secret")
+        .log(
+            CRASH_TEST,
+            Priority::Info,
+            "CrashTest",
+            "release-only secret",
+        )
         .unwrap();
     let (address, _handle) = HostFront::bind(None, phone.clone()).await.unwrap();
     let driver = Arc::new(AdbPhone::new(config(address.port())));
     let serial = phone.profile().serial;
     let info = driver
-        .app_info(&phonelogs_driver::DeviceId::new(&serial), &phonelogs_driver::AppId::new(CRASH_TEST))
+        .app_info(
+            &phonelogs_driver::DeviceId::new(&serial),
+            &phonelogs_driver::AppId::new(CRASH_TEST),
+        )
         .await
         .unwrap();
     assert!(!info.dev_build, "the forged line was believed: {info:?}");
@@ -101,5 +110,8 @@ async fn a_release_build_forging_debuggable_in_its_version_name_is_asked_about()
     request.since = Some("1h".into());
     let got = session.logs(request).await;
     assert_eq!(got.status, Status::ApprovalPending, "{}", got.message);
-    assert!(!format!("{got:?}").contains("release-only secret"), "{got:?}");
+    assert!(
+        !format!("{got:?}").contains("release-only secret"),
+        "{got:?}"
+    );
 }

@@ -283,7 +283,10 @@ sysTid=20         do_freezer_trap
         assert!(cut.warnings.iter().any(|w| w.contains("left out 2")));
 
         // With no name either, the first section is the app's, and so are its pid's others.
-        let cut = cut_anr(trace.split_once("----- pid 10").unwrap().1, AnrTarget::default());
+        let cut = cut_anr(
+            trace.split_once("----- pid 10").unwrap().1,
+            AnrTarget::default(),
+        );
         assert!(!cut.text.contains("system_server"));
         let first_is_ours = &trace[trace.find("----- pid 20").unwrap()..];
         let cut = cut_anr(first_is_ours, AnrTarget::default());

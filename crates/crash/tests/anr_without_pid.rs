@@ -29,7 +29,11 @@ fn an_android10_anr_keeps_the_apps_process_and_not_its_clones() {
     let report = &reports[0];
     assert_eq!(report.kind, ReportKind::Anr);
     assert_eq!(report.pid, Some(9001));
-    assert!(report.text.contains("MainActivity.onHang"), "{}", report.text);
+    assert!(
+        report.text.contains("MainActivity.onHang"),
+        "{}",
+        report.text
+    );
     // The clone's section (pid 9301, the same command line) stays out, whole.
     for theirs in ["WorkProfileSync", "----- pid 9301", "sysTid=9301"] {
         assert!(!report.text.contains(theirs), "{theirs} in {}", report.text);

@@ -160,6 +160,13 @@ impl GuardedLogger {
         }
         reports.sort_by_key(|report| std::cmp::Reverse(report.time));
         reports.truncate(limit);
+        // A report's text is shown as lines: each of its line ends is a `\n`, so none ends a
+        // line for one reader and not for another (`crate::lines`).
+        for report in &mut reports {
+            if let std::borrow::Cow::Owned(text) = crate::lines::newlines(&report.text) {
+                report.text = text;
+            }
+        }
         Ok(CrashResult {
             reports,
             unconfirmed,

@@ -16,6 +16,8 @@ use time::UtcOffset;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 
+use crate::lines::{is_line_end, one_line};
+
 /// The default result cap, the spec's 64 KB: the most a result's log may hold, measured as
 /// JSON-escaped bytes (see the module's docs).
 pub const MAX_RESULT_BYTES: usize = 64 * 1024;
@@ -204,10 +206,6 @@ fn cut_marked(text: &str, max: usize) -> (String, bool) {
     (out, true)
 }
 
-fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ")
-}
-
 /// Keeps only the lines that are `info`'s own, and returns them with how many lines of other
 /// uids were dropped.
 ///
@@ -256,7 +254,8 @@ pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
         .unwrap_or_else(|_| "??:??:??.???".to_owned());
     let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
     let prefix_len = time.len() + 1 + tag.len() + 2;
-    let (text, cut) = cut_marked(&line.text, MAX_LINE_BYTES - prefix_len);
+    // The split made every line one line already; a caller that did not split still gets one.
+    let (text, cut) = cut_marked(&one_line(&line.text), MAX_LINE_BYTES - prefix_len);
     let rendered = format!("{time} {tag}: {text}");
     let view = LineView {
         time,
@@ -394,7 +393,7 @@ pub fn heading_cost(view: &ReportView) -> usize {
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
+    let line = text.split(is_line_end).next().unwrap_or("");
     cut_marked(line, MAX_HEADING_PART_BYTES).0
 }
 

@@ -79,10 +79,11 @@ impl Target {
 const MAX_LABEL_CHARS: usize = 80;
 
 /// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
-/// name), so line breaks, other control characters and the bidirectional overrides that can make
-/// text read as something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
+/// name), so its line ends become spaces as in every one-line field ([`crate::lines::one_line`]),
+/// other control characters and the bidirectional overrides that can make text read as
+/// something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
 pub(crate) fn clean_label(label: &str) -> String {
-    label
+    crate::lines::one_line(label)
         .chars()
         .filter(|c| {
             !c.is_control()
@@ -321,7 +322,14 @@ mod tests {
     #[test]
     fn a_label_cannot_break_lines_or_turn_text_around() {
         assert_eq!(clean_label("Crash Test"), "Crash Test");
-        assert_eq!(clean_label("Crash\nTest?\r\n\nAllow"), "CrashTest?Allow");
+        assert_eq!(
+            clean_label("Crash\nTest?\r\n\u{2028}Allow"),
+            "Crash Test?  Allow"
+        );
+        assert_eq!(
+            clean_label("a\u{85}b\u{0B}c\u{0C}d\u{2029}e\u{7}"),
+            "a b c d e"
+        );
         assert_eq!(clean_label("\u{202e}tseT hsarC"), "tseT hsarC");
         assert_eq!(clean_label(&"x".repeat(500)).chars().count(), 80);
         assert_eq!(clean_label("  \u{2066} "), "");

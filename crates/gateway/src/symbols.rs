@@ -536,11 +536,11 @@ impl Session {
             }
             let (text, used) = dir.apply_to_logs(app, &line.text);
             merge(&mut account, used);
-            if text == line.text || text.lines().next().is_none() {
+            if text == line.text || text.is_empty() {
                 out.push(line);
                 continue;
             }
-            for piece in text.lines() {
+            for piece in crate::lines::split_lines(&text) {
                 out.push(LogLine {
                     text: piece.to_owned(),
                     ..line.clone()
