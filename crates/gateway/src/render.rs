@@ -12,9 +12,9 @@
 
 use phonelogs_driver::{AppInfo, CrashReport, LogLine, NativeBacktrace};
 use serde::{Deserialize, Serialize};
-use time::UtcOffset;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
+use time::{OffsetDateTime, UtcOffset};
 
 use crate::lines::{is_line_end, one_line};
 
@@ -243,15 +243,23 @@ pub fn own_lines(
     Ok((kept, dropped))
 }
 
-/// Renders one line: `15:04:05.123 Tag: text`, at most 2,000 bytes.
-pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
-    let time = line
-        .time
-        .to_offset(local)
+/// A phone's time as the lines show it, `15:04:05.123` on the computer's clock (`local`).
+///
+/// Checked: a phone's clock or a damaged dump can give a time at the `time` crate's limit, where
+/// `to_offset` panics when the local date leaves the range (the end of year 9999 east of UTC);
+/// such a time is shown in the phone's own offset.
+pub(crate) fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
+    time.checked_to_offset(local)
+        .unwrap_or(time)
         .format(format_description!(
             "[hour]:[minute]:[second].[subsecond digits:3]"
         ))
-        .unwrap_or_else(|_| "??:??:??.???".to_owned());
+        .unwrap_or_else(|_| "??:??:??.???".to_owned())
+}
+
+/// Renders one line: `15:04:05.123 Tag: text`, at most 2,000 bytes.
+pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
+    let time = clock(line.time, local);
     let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
     let prefix_len = time.len() + 1 + tag.len() + 2;
     // The split made every line one line already; a caller that did not split still gets one.
