@@ -9,6 +9,7 @@ use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, ErrorKind};
 use time::OffsetDateTime;
 
 use crate::cursor::CursorBook;
+use crate::gateway::ReadKey;
 use crate::store::NewStep;
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
@@ -28,7 +29,7 @@ struct SessionInner {
     spec: TaskSpec,
     started_at: OffsetDateTime,
     /// The (driver, phone, app) triples this task read, so listeners stop when it ends.
-    read: Mutex<HashSet<(usize, DeviceId, AppId)>>,
+    read: Mutex<HashSet<ReadKey>>,
     ended: AtomicBool,
     /// How many history steps this session wrote, so a caller can tell whether a call wrote one.
     steps: AtomicU64,
@@ -176,18 +177,29 @@ impl Session {
         &self.inner.gateway
     }
 
-    /// Remembers that this task read `app` on the phone, so its driver stops listening when the
-    /// task ends.
-    pub(crate) fn mark_read(&self, target: &Target) {
-        self.inner
+    /// Remembers that this task read `app` on the phone, and counts it among the tasks that
+    /// read it there, so the driver stops listening when the last of them ends.
+    pub(crate) async fn mark_read(&self, target: &Target) {
+        let key = (
+            target.driver_index,
+            target.device.clone(),
+            target.info.app.clone(),
+        );
+        let mut readers = self.gateway().inner.readers.lock().await;
+        // Under the count's lock, which `end` takes after marking the task ended: a task that
+        // ended is never counted again.
+        if self.ended() {
+            return;
+        }
+        let new = self
+            .inner
             .read
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert((
-                target.driver_index,
-                target.device.clone(),
-                target.info.app.clone(),
-            ));
+            .insert(key.clone());
+        if new {
+            *readers.entry(key).or_default() += 1;
+        }
     }
 
     pub(crate) fn driver(&self, index: usize) -> &GuardedLogger {
@@ -273,8 +285,9 @@ impl Session {
         }
     }
 
-    /// Ends the task: its pending approvals expire and every listening driver stops listening
-    /// for the apps it read. Ending twice does nothing more.
+    /// Ends the task: its pending approvals expire, and every listening driver stops listening
+    /// for the apps it read that no other live task reads (two HTTP sessions reading one app on
+    /// one iPhone share its follower). Ending twice does nothing more.
     pub async fn end(&self) {
         if self.inner.ended.swap(true, Ordering::SeqCst) {
             return;
@@ -282,16 +295,26 @@ impl Session {
         if let Err(error) = self.gateway().inner.store.end_task(&self.inner.task_id) {
             tracing::error!(%error, "could not record the end of the task");
         }
-        let read: Vec<(usize, DeviceId, AppId)> = self
+        let mut readers = self.gateway().inner.readers.lock().await;
+        let read: Vec<ReadKey> = self
             .inner
             .read
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .drain()
             .collect();
-        for (index, device, app) in read {
-            let driver = self.driver(index);
-            if let Some(listener) = driver.listener()
+        for key in read {
+            match readers.get_mut(&key) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    continue;
+                }
+                _ => {
+                    readers.remove(&key);
+                }
+            }
+            let (index, device, app) = key;
+            if let Some(listener) = self.driver(index).listener()
                 && let Err(error) = listener.stop_app_logs(&device, &app).await
             {
                 tracing::warn!(%error, %device, %app, "could not stop listening");
