@@ -180,11 +180,7 @@ impl Session {
     /// Remembers that this task read `app` on the phone, and counts it among the tasks that
     /// read it there, so the driver stops listening when the last of them ends.
     pub(crate) async fn mark_read(&self, target: &Target) {
-        let key = (
-            target.driver_index,
-            target.device.clone(),
-            target.info.app.clone(),
-        );
+        let key = self.read_key(target);
         let mut readers = self.gateway().inner.readers.lock().await;
         // Under the count's lock, which `end` takes after marking the task ended: a task that
         // ended is never counted again.
@@ -200,6 +196,17 @@ impl Session {
         if new {
             *readers.entry(key).or_default() += 1;
         }
+    }
+
+    /// What a listener listens to: the driver, the phone as that driver names it (without the
+    /// source a list may qualify it with, so the two names one phone can have count as one)
+    /// and the app.
+    fn read_key(&self, target: &Target) -> ReadKey {
+        let device = match self.driver(target.driver_index).inner().source() {
+            Some(source) => DeviceId::new(target.device.within(&source)),
+            None => target.device.clone(),
+        };
+        (target.driver_index, device, target.info.app.clone())
     }
 
     pub(crate) fn driver(&self, index: usize) -> &GuardedLogger {
