@@ -1,9 +1,10 @@
 //! Item 8 of issue 28: every character a reader (a model, a terminal, a browser) takes for the
 //! end of a line is one: `\n`, `\r`, VT, FF, NEL (U+0085), LINE SEPARATOR (U+2028) and
 //! PARAGRAPH SEPARATOR (U+2029). Whatever a phone puts in a line's text or tag, an app's label,
-//! a report's process, summary or text, or a phone's model and state, the result's log is lines
-//! ended by `\n` alone, each log line starting with its time and tag, and no one-line field
-//! (a line's tag and text, a heading's parts, the message, a listed phone) holds any of them.
+//! a report's process, summary or text, a phone's model and state, or what a driver's error
+//! says, the result's log is lines ended by `\n` alone, each log line starting with its time and
+//! tag, and no one-line field (a line's tag and text, a heading's parts, the message, a listed
+//! phone) holds any of them.
 
 // Tests may unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used)]
@@ -12,7 +13,7 @@ mod common;
 
 use common::*;
 use phonelogs_driver::{AppId, DeviceId, DeviceState, LogLevel, LogLine};
-use phonelogs_fake::{FakeApp, FakePhone};
+use phonelogs_fake::{FakeApp, FakePhone, Fault, Operation};
 use phonelogs_gateway::{LogsRequest, Status};
 use proptest::prelude::*;
 
@@ -107,6 +108,14 @@ proptest! {
                 }
             }
         }
+        // A driver's error (what a phone or a farm's adb server said) is a one-line message.
+        phone.fail_next(Operation::AppLogs, Fault::Backend(format!("refused{state}")));
+        let failed = runtime.block_on(session.logs(LogsRequest {
+            device: Some(DEVICE.into()),
+            ..logs(APP)
+        }));
+        prop_assert_eq!(failed.status, Status::Error);
+        prop_assert!(!holds_a_line_end(&failed.message), "{:?}", failed.message);
         for listed in runtime.block_on(session.devices()).unwrap() {
             prop_assert!(!holds_a_line_end(listed.id.as_str()), "{:?}", listed);
             prop_assert!(!listed.model.as_deref().is_some_and(holds_a_line_end), "{:?}", listed);
