@@ -117,7 +117,8 @@ impl PackageInfo {
 /// Only the lines at the block's own indentation (its first line's) are its fields, and of each
 /// field the first: deeper lines belong to lists (permissions, per-user state), and an app can
 /// put line breaks into text printed raw in the block (its `versionName`, its permissions'
-/// names), so a second `flags=` line is a forgery and the flags are not believed
+/// names), so a second `flags=` or `pkgFlags=` line at that indentation, in the block or after
+/// its end (which the app can forge too), means a forgery and the flags are not believed
 /// ([`PackageInfo::debuggable`]).
 ///
 /// ```
@@ -129,34 +130,36 @@ impl PackageInfo {
 /// ```
 pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
     let marker = format!("Package [{package}]");
-    let mut block: Option<PackageBlock> = None;
-    for line in text.lines() {
+    let mut lines = text.lines();
+    let mut block = lines.by_ref().find_map(|line| {
+        let trimmed = line.trim();
+        trimmed
+            .starts_with(&marker)
+            .then(|| PackageBlock::new(package, line.len() - line.trim_start().len()))
+    })?;
+    let mut open = true;
+    for line in lines {
         let indent = line.len() - line.trim_start().len();
         let trimmed = line.trim();
-        if trimmed.starts_with("Package [") {
-            if block.is_some() {
-                break;
-            }
-            if trimmed.starts_with(&marker) {
-                block = Some(PackageBlock::new(package, indent));
-            }
-            continue;
-        }
-        let Some(current) = block.as_mut() else {
-            continue;
-        };
         if trimmed.is_empty() {
             continue;
         }
-        if indent <= current.indent {
-            break;
+        if trimmed.starts_with("Package [") || indent <= block.indent {
+            open = false;
         }
-        // The block's fields stand at its first line's indentation; deeper lines are lists.
-        if *current.fields.get_or_insert(indent) == indent {
-            current.read(trimmed);
+        if open {
+            // The block's fields stand at its first line's indentation; deeper lines are lists.
+            if *block.fields.get_or_insert(indent) == indent {
+                block.read(trimmed);
+            }
+        } else if block.fields == Some(indent) {
+            // After the block's end, to the dump's end: an app can forge the end (a line break
+            // and a line at the left margin in its `versionName`) after forged flags, so a flags
+            // line there may be the real one, and the flags read are not believed.
+            block.after_the_end(trimmed);
         }
     }
-    block.map(PackageBlock::finish)
+    Some(block.finish())
 }
 
 /// One package's block while it is read.
@@ -213,6 +216,13 @@ impl PackageBlock {
             && !info.installed_users.contains(&user)
         {
             info.installed_users.push(user);
+        }
+    }
+
+    /// A line after the block's end, at its fields' indentation.
+    fn after_the_end(&mut self, line: &str) {
+        if line.starts_with("flags=") || line.starts_with("pkgFlags=") {
+            self.repeated = true;
         }
     }
 
@@ -406,6 +416,10 @@ Packages:
             "\n      flags=[ DEBUGGABLE ]",
             "\n    flags=[ DEBUGGABLE ]\n    pkgFlags=[ DEBUGGABLE ]",
             "\n\tflags=[ DEBUGGABLE ]",
+            // Forged flags, then a forged end of the block before the real flags.
+            "\n    flags=[ DEBUGGABLE ]\n    pkgFlags=[ DEBUGGABLE ]\nQueries:",
+            "\n    flags=[ DEBUGGABLE ]\n    pkgFlags=[ DEBUGGABLE ]\n  Package [com.example.app] (1):",
+            "\n    flags=[ DEBUGGABLE ]\nflags=[ DEBUGGABLE ]",
         ] {
             for (extra, late) in [(forged, ""), ("", forged)] {
                 let dump = release_block(extra, late);
@@ -418,18 +432,24 @@ Packages:
     proptest::proptest! {
         /// Lines an app smuggles into its release build's block (in its `versionName`, printed
         /// before the flags, or a permission's name, printed after them), any number, at any
-        /// indentation, naming `DEBUGGABLE` in either list, never make it a development build.
+        /// indentation, naming `DEBUGGABLE` in either list or ending the block early, never
+        /// make it a development build.
         #[test]
         fn no_smuggled_lines_make_a_release_build_debuggable(
             smuggled in proptest::collection::vec(
-                (0usize..9, proptest::bool::ANY, proptest::bool::ANY, "[ A-Z_]{0,12}"),
+                (0usize..9, 0u8..4, proptest::bool::ANY, "[ A-Z_]{0,12}"),
                 1..5,
             ),
             late in proptest::bool::ANY,
         ) {
             let mut text = String::new();
-            for (indent, pkg, tab, more) in &smuggled {
-                let key = if *pkg { "pkgFlags" } else { "flags" };
+            for (indent, kind, tab, more) in &smuggled {
+                let key = match kind {
+                    0 => "flags",
+                    1 => "pkgFlags",
+                    2 => "Package [com.example.app] (1):\nflags",
+                    _ => "Queries:\nflags",
+                };
                 let pad = if *tab { "\t".repeat(*indent % 3) } else { " ".repeat(*indent) };
                 text.push_str(&format!("\n{pad}{key}=[ DEBUGGABLE{more} ]"));
             }
