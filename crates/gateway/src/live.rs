@@ -281,6 +281,8 @@ async fn follow_lines(
     let mut after = After::new(place);
     let mut progress = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
     let mut again = tokio::time::interval_at(started + RECHECK_EVERY, RECHECK_EVERY);
+    // A slow reading is not made up for with readings back to back.
+    again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut polled = place.clone();
     let first = lines.len();
     loop {
