@@ -43,7 +43,7 @@ const REPORT_POLL: Duration = Duration::from_secs(1);
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// How often a wait reads the phone's word about the app again while no new process logs.
-pub(crate) const RECHECK_EVERY: Duration = Duration::from_secs(3);
+const RECHECK_EVERY: Duration = Duration::from_secs(3);
 
 /// Where a wait stands, for a progress notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,7 @@ fn decided_alike(before: &AppInfo, now: &AppInfo) -> bool {
 
 /// The phone's word about the app, read again during a wait: which processes' lines it has
 /// confirmed, and how many of the wait's lines were read before the last reading.
-pub(crate) struct Recheck {
+struct Recheck {
     pids: HashSet<Option<u32>>,
     confirmed: usize,
 }

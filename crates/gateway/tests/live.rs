@@ -35,6 +35,15 @@ fn waiting(app: &str, text: &str, seconds: u32) -> LogsRequest {
     }
 }
 
+/// A wait of `seconds` for the development build's next crash report.
+fn crash_waiting(seconds: u32) -> LogsRequest {
+    LogsRequest {
+        wait_for: Some("crash".into()),
+        timeout: Some(seconds),
+        ..crashes(DEV_APP)
+    }
+}
+
 fn dev_line(ms: i64, text: &str) -> LogLine {
     line(ms as f64 / 1000.0, LogLevel::Info, "CrashTest", text, 10123)
 }
@@ -415,12 +424,7 @@ async fn a_crash_wait_returns_the_next_report() {
             ),
         );
     });
-    let request = LogsRequest {
-        wait_for: Some("crash".into()),
-        timeout: Some(10),
-        ..crashes(DEV_APP)
-    };
-    let result = session.logs(request).await;
+    let result = session.logs(crash_waiting(10)).await;
     assert_eq!(result.status, Status::Ok, "{}", result.message);
     assert_eq!(result.matched, Some(true));
     assert_eq!(result.shown, 1);
@@ -539,12 +543,7 @@ async fn a_crash_of_a_release_build_installed_during_a_crash_wait_is_asked_about
             ),
         );
     });
-    let request = LogsRequest {
-        wait_for: Some("crash".into()),
-        timeout: Some(20),
-        ..crashes(DEV_APP)
-    };
-    let result = session.logs(request).await;
+    let result = session.logs(crash_waiting(20)).await;
     assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
     assert!(!format!("{result:?}").contains("RELEASE-CRASH"));
 }
