@@ -159,13 +159,13 @@ fn find_server(given: Option<&Path>) -> Result<PathBuf> {
     let beside = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
-    let on_path = std::env::var_os("PATH")
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|paths| {
             std::env::split_paths(&paths)
                 .map(|dir| dir.join(&name))
                 .collect()
         })
-        .unwrap_or_else(Vec::new);
+        .unwrap_or_default();
     beside
         .into_iter()
         .chain(on_path)

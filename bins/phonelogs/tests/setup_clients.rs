@@ -75,14 +75,13 @@ struct Sides {
 }
 
 fn sides() -> Sides {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a temporary folder");
     // The project folders are git repositories, as a project usually is (Gemini CLI and Codex
     // look for the project's root).
     let make = |name: &str| {
         let path = dir.path().join(name);
-        std::fs::create_dir_all(&path).unwrap();
-        std::fs::create_dir_all(path.join(".git")).unwrap();
-        std::fs::canonicalize(&path).unwrap()
+        std::fs::create_dir_all(path.join(".git")).expect("make the folder");
+        std::fs::canonicalize(&path).expect("the folder's path")
     };
     Sides {
         cli_home: make("cli-home"),

@@ -83,7 +83,7 @@ pub enum Os {
     /// Linux and the other Unix systems that follow the XDG base directories.
     Linux,
     /// macOS.
-    MacOs,
+    Mac,
     /// Windows.
     Windows,
 }
@@ -92,7 +92,7 @@ impl Os {
     /// The system this program runs on.
     pub fn current() -> Os {
         if cfg!(target_os = "macos") {
-            Os::MacOs
+            Os::Mac
         } else if cfg!(windows) {
             Os::Windows
         } else {
@@ -147,7 +147,7 @@ impl Places {
     /// `~/.config`.
     fn app_data(&self) -> PathBuf {
         match self.os {
-            Os::MacOs => self.home.join("Library").join("Application Support"),
+            Os::Mac => self.home.join("Library").join("Application Support"),
             Os::Windows => self
                 .appdata
                 .clone()
@@ -377,7 +377,7 @@ mod tests {
         assert_eq!(path(ClaudeCode, User, linux), "/h/.claude.json");
         assert_eq!(path(ClaudeCode, Project, linux), "/p/.mcp.json");
         assert_eq!(
-            path(ClaudeDesktop, User, Os::MacOs),
+            path(ClaudeDesktop, User, Os::Mac),
             "/h/Library/Application Support/Claude/claude_desktop_config.json"
         );
         assert_eq!(
@@ -392,7 +392,7 @@ mod tests {
         assert_eq!(path(Cursor, Project, linux), "/p/.cursor/mcp.json");
         assert_eq!(path(Vscode, User, linux), "/h/.config/Code/User/mcp.json");
         assert_eq!(
-            path(Vscode, User, Os::MacOs),
+            path(Vscode, User, Os::Mac),
             "/h/Library/Application Support/Code/User/mcp.json"
         );
         assert_eq!(
