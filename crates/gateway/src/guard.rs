@@ -2,6 +2,7 @@
 //! checked again against the app's, and crash reports come newest first within the limit. The
 //! gateway reads every driver through one, and other embedders can too.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use phonelogs_driver::{
 };
 use time::OffsetDateTime;
 
+use crate::lines::{newlines, one_line};
 use crate::render::own_lines;
 
 /// How long a driver call may take by default before it is abandoned.
@@ -348,11 +350,24 @@ impl AppDebugger for GuardedLogger {
         package: &AppId,
     ) -> Result<ProcessExitHistory> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed(
-            "dumpsys activity exit-info",
-            debugger.process_exit_history(device, package),
-        )
-        .await
+        let mut history = self
+            .timed(
+                "dumpsys activity exit-info",
+                debugger.process_exit_history(device, package),
+            )
+            .await?;
+        for record in &mut history.records {
+            for field in [
+                &mut record.timestamp,
+                &mut record.process,
+                &mut record.reason,
+                &mut record.subreason,
+                &mut record.pss,
+            ] {
+                one_line_field(field);
+            }
+        }
+        Ok(history)
     }
 
     async fn set_debug_app(
@@ -402,13 +417,48 @@ impl AppDebugger for GuardedLogger {
 
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("debuggerd -b", debugger.native_backtrace(device, pid))
-            .await
+        let mut backtrace = self
+            .timed("debuggerd -b", debugger.native_backtrace(device, pid))
+            .await?;
+        one_line_field(&mut backtrace.process_name);
+        one_line_field(&mut backtrace.abi);
+        for thread in &mut backtrace.threads {
+            if let Cow::Owned(name) = one_line(&thread.name) {
+                thread.name = name;
+            }
+        }
+        if let Cow::Owned(text) = newlines(&backtrace.text) {
+            backtrace.text = text;
+        }
+        Ok(backtrace)
     }
 
     async fn native_tombstone(&self, device: &DeviceId, pid: i64) -> Result<TombstoneCapture> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("debuggerd", debugger.native_tombstone(device, pid))
-            .await
+        // The bytes are the file written, as the phone printed them; the fields reach the
+        // agent.
+        let mut capture = self
+            .timed("debuggerd", debugger.native_tombstone(device, pid))
+            .await?;
+        for field in [
+            &mut capture.process_name,
+            &mut capture.abi,
+            &mut capture.signal,
+            &mut capture.device_tombstone_ref,
+        ] {
+            one_line_field(field);
+        }
+        Ok(capture)
+    }
+}
+
+/// A debugging aid's field as the one line-end rule shows a one-line field (`crate::lines`):
+/// the texts a phone prints there (a process or thread name an app chose, an exit record's
+/// reason) reach the agent and its messages.
+fn one_line_field(field: &mut Option<String>) {
+    if let Some(text) = field
+        && let Cow::Owned(clean) = one_line(text)
+    {
+        *text = clean;
     }
 }

@@ -26,9 +26,9 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::cursor::{Position, fingerprint};
+use crate::cursor::{Placed, Position};
 use crate::guard::GuardedLogger;
-use crate::lines::one_line_each;
+use crate::lines::{Piece, pieces};
 
 /// The default and longest `timeout` of a wait, in seconds.
 pub const WAIT_TIMEOUTS: (u32, u32) = (10, 60);
@@ -113,9 +113,9 @@ impl Wait {
     }
 }
 
-/// Whether `line` holds the awaited text, as `filter` matches: in its tag or its text.
-pub(crate) fn holds(line: &LogLine, text: &str) -> bool {
-    line.tag.contains(text) || line.text.contains(text)
+/// Whether `piece` holds the awaited text, as `filter` matches: in its tag or its text.
+pub(crate) fn holds_piece(piece: &Piece<'_>, text: &str) -> bool {
+    piece.line.tag.contains(text) || piece.text.contains(text)
 }
 
 /// How a wait ended.
@@ -143,15 +143,15 @@ impl After {
         }
     }
 
-    fn is_new(&mut self, line: &LogLine) -> bool {
-        if line.time < self.time {
+    fn is_new(&mut self, line: &impl Placed) -> bool {
+        if line.time() < self.time {
             return false;
         }
-        if line.time > self.time {
+        if line.time() > self.time {
             return true;
         }
         if self.matched < self.seen.len() {
-            if fingerprint(line) == self.seen[self.matched] {
+            if line.fingerprint() == self.seen[self.matched] {
                 self.matched += 1;
                 return false;
             }
@@ -204,16 +204,16 @@ impl Recheck {
     }
 
     /// Before `fresh` lines are taken: a reading when one comes from a process not seen yet.
-    /// `read` is how many lines the wait holds with them.
+    /// `read` is how many lines the call has read with them.
     async fn before_taking(
         &mut self,
         on: &On<'_>,
-        fresh: &[LogLine],
+        fresh: &[Piece<'_>],
         read: usize,
     ) -> phonelogs_driver::Result<()> {
         let mut new = false;
-        for line in fresh {
-            new |= self.pids.insert(line.pid);
+        for piece in fresh {
+            new |= self.pids.insert(piece.line.pid);
         }
         if new {
             Recheck::confirm(on).await?;
@@ -231,7 +231,72 @@ impl Recheck {
     }
 }
 
-/// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `lines`
+/// The lines a call holds to show: the newest `keep` (the call's limit) of those it read and
+/// its wait took, and how many older ones it let go, so a wait on a chatty app holds no more
+/// than it can show and the result's count of lines left out stays true.
+pub(crate) struct Held {
+    lines: Vec<LogLine>,
+    keep: usize,
+    /// How many lines the call read before the wait.
+    before: usize,
+    /// How many lines the wait took (those let go included).
+    taken: usize,
+    /// How many lines were let go (older than the newest `keep`).
+    dropped: usize,
+}
+
+impl Held {
+    /// The lines a call read (at most `keep` of them are held), to wait after.
+    pub(crate) fn new(lines: Vec<LogLine>, keep: usize) -> Held {
+        let mut held = Held {
+            before: lines.len(),
+            lines,
+            keep: keep.max(1),
+            taken: 0,
+            dropped: 0,
+        };
+        held.trim();
+        held
+    }
+
+    /// Takes `fresh` lines up to the first that holds `text` (`true` when one does); only the
+    /// newest `keep` of them are made into lines.
+    fn take(&mut self, fresh: &[Piece<'_>], text: &str) -> bool {
+        let matched = fresh.iter().position(|piece| holds_piece(piece, text));
+        let upto = matched.map_or(fresh.len(), |at| at + 1);
+        let from = upto.saturating_sub(self.keep);
+        self.taken += upto;
+        self.dropped += from;
+        self.lines
+            .extend(fresh[from..upto].iter().copied().map(Piece::to_line));
+        // Trimmed in batches: at most twice `keep` lines are ever held.
+        if self.lines.len() >= 2 * self.keep {
+            self.trim();
+        }
+        matched.is_some()
+    }
+
+    fn trim(&mut self) {
+        let over = self.lines.len().saturating_sub(self.keep);
+        self.lines.drain(..over);
+        self.dropped += over;
+    }
+
+    /// How many lines the call has read.
+    fn read(&self) -> usize {
+        self.before + self.taken
+    }
+
+    /// The newest `keep` lines, how many older ones were let go, and the lines the wait took
+    /// that are among them.
+    pub(crate) fn finish(mut self) -> (Vec<LogLine>, usize, usize) {
+        self.trim();
+        let taken = self.taken.min(self.lines.len());
+        (self.lines, self.dropped, taken)
+    }
+}
+
+/// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `held`
 /// (split one per line of text) until one holds it, the time runs out or the wait is
 /// cancelled. An error of the driver ends the wait with it, and so does a change of the
 /// phone's word about the app ([`Recheck`]): every line added was read while the app was
@@ -240,12 +305,13 @@ pub(crate) async fn wait_for_line(
     on: &On<'_>,
     query: &LogQuery,
     place: &Position,
-    lines: &mut Vec<LogLine>,
+    held: &mut Held,
 ) -> phonelogs_driver::Result<Ending> {
-    let mut recheck = Recheck::new(lines);
-    let ending = follow_lines(on, query, place, lines, &mut recheck).await?;
-    if lines.len() > recheck.confirmed {
-        recheck.now(on, lines.len()).await?;
+    let mut recheck = Recheck::new(&held.lines);
+    recheck.confirmed = held.read();
+    let ending = follow_lines(on, query, place, held, &mut recheck).await?;
+    if held.read() > recheck.confirmed {
+        recheck.now(on, held.read()).await?;
     }
     Ok(ending)
 }
@@ -255,7 +321,7 @@ async fn follow_lines(
     on: &On<'_>,
     query: &LogQuery,
     place: &Position,
-    lines: &mut Vec<LogLine>,
+    held: &mut Held,
     recheck: &mut Recheck,
 ) -> phonelogs_driver::Result<Ending> {
     let On {
@@ -284,7 +350,6 @@ async fn follow_lines(
     // A slow reading is not made up for with readings back to back.
     again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut polled = place.clone();
-    let first = lines.len();
     loop {
         let next = async {
             match stream.as_mut() {
@@ -303,71 +368,75 @@ async fn follow_lines(
                 if !(on.allowed)() {
                     return Ok(Ending::Cancelled);
                 }
-                hooks.report(started, wait.timeout(), lines.len() - first);
+                hooks.report(started, wait.timeout(), held.taken);
                 continue;
             }
             _ = again.tick() => {
-                recheck.now(on, lines.len()).await?;
+                recheck.now(on, held.read()).await?;
                 continue;
             }
         };
-        let fresh = fresh_lines(on, next, &mut after, &query, &mut polled).await?;
+        let streamed = matches!(next, Next::Line(_));
+        let messages = next_messages(on, next, &query, polled.time).await?;
+        let fresh = match streamed {
+            true => fresh_pieces(&messages, &mut after),
+            false => fresh_polled(&messages, &query, &mut polled),
+        };
         // A line that comes after the task ended or the person blocked the app is not shown.
         if !fresh.is_empty() && !(on.allowed)() {
             return Ok(Ending::Cancelled);
         }
         recheck
-            .before_taking(on, &fresh, lines.len() + fresh.len())
+            .before_taking(on, &fresh, held.read() + fresh.len())
             .await?;
-        for line in fresh {
-            let found = holds(&line, &wait.text);
-            lines.push(line);
-            if found {
-                return Ok(Ending::Matched);
-            }
+        if held.take(&fresh, &wait.text) {
+            return Ok(Ending::Matched);
         }
     }
 }
 
-/// The new lines `next` brings: a line of the stream split one per line of text, less those
-/// at or before the place, or the lines a re-read found.
-async fn fresh_lines(
-    on: &On<'_>,
-    next: Next,
-    after: &mut After,
+/// The new lines of a streamed message, split one per line of text first (the cursor's lines
+/// are the split ones), borrowed: only those held are copied.
+fn fresh_pieces<'m>(messages: &'m [LogLine], after: &mut After) -> Vec<Piece<'m>> {
+    pieces(messages)
+        .into_iter()
+        .filter(|piece| after.is_new(piece))
+        .collect()
+}
+
+/// The lines a re-read found after `polled` (split as [`fresh_pieces`] splits), and `polled`
+/// moved after them.
+fn fresh_polled<'m>(
+    messages: &'m [LogLine],
     query: &LogQuery,
     polled: &mut Position,
+) -> Vec<Piece<'m>> {
+    let key = (query.filter.clone(), query.level);
+    let (fresh, _) = polled.skip_seen(pieces(messages), &key);
+    *polled = polled.advanced(&fresh);
+    fresh
+}
+
+/// The messages `next` brings: the stream's line, or the app's lines read again after `since`
+/// (a driver that cannot stream).
+async fn next_messages(
+    on: &On<'_>,
+    next: Next,
+    query: &LogQuery,
+    since: OffsetDateTime,
 ) -> phonelogs_driver::Result<Vec<LogLine>> {
     match next {
         Next::Line(None) => Err(phonelogs_driver::Error::Disconnected(
             "the phone's log stream ended while waiting".into(),
         )),
-        Next::Line(Some(line)) => {
-            // Split first: the cursor's lines are the split ones.
-            let mut pieces = one_line_each(vec![line?], usize::MAX).0;
-            pieces.retain(|piece| after.is_new(piece));
-            Ok(pieces)
+        Next::Line(Some(line)) => Ok(vec![line?]),
+        Next::Poll => {
+            let mut again = query.clone();
+            again.since = since;
+            again.count = usize::MAX;
+            Ok(on.driver.own_logs(on.device, on.info, &again).await?.lines)
         }
-        Next::Poll => poll_lines(on, query, polled).await,
     }
-}
-
-/// The app's lines after `polled`, read again (a driver that cannot stream), and `polled`
-/// moved after them.
-async fn poll_lines(
-    on: &On<'_>,
-    query: &LogQuery,
-    polled: &mut Position,
-) -> phonelogs_driver::Result<Vec<LogLine>> {
-    let mut again = query.clone();
-    again.since = polled.time;
-    again.count = usize::MAX;
-    let result = on.driver.own_logs(on.device, on.info, &again).await?;
-    let (split, _) = one_line_each(result.lines, usize::MAX);
-    let key = (query.filter.clone(), query.level);
-    let (fresh, _) = polled.skip_seen(split, &key);
-    *polled = polled.advanced(&fresh);
-    Ok(fresh)
 }
 
 /// What a wait is about: the driver, the phone, the app, the wait and the caller's hooks.

@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
-use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds, wait_for_line};
+use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds_piece, wait_for_line};
 use crate::permission::{Ask, Gate};
 use crate::render::render_lines;
 use crate::session::{Session, Target, driver_error_status};
@@ -64,6 +64,7 @@ impl Session {
                 LogsKind::Logs => self.read_lines(&target, &call, hooks).await,
                 LogsKind::Crashes => self.read_reports(&target, &call, hooks).await,
             };
+            self.after_read(&target).await;
             match read {
                 Ok(response) => return response,
                 Err(error) if error.kind() == ErrorKind::Changed && again => {
@@ -181,7 +182,12 @@ impl Session {
             Gate::Go => {}
             Gate::Stop(response) => return Err(Box::new(response)),
         }
-        self.mark_read(&target).await;
+        if !self.mark_read(&target).await {
+            return Err(Box::new(LogsResponse::bare(
+                Status::Error,
+                catalog::task_ended(),
+            )));
+        }
         Ok(target)
     }
 
@@ -218,12 +224,12 @@ impl Session {
             .await?;
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
-        // the lines the agent sees.
-        let (mut lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
+        // the lines the agent sees. Borrowed first: only the lines that can be shown are copied.
+        let mut pieces = crate::lines::pieces(&result.lines);
         let mut notes = Vec::new();
         if let Some(start) = &start {
-            let (kept, gone) = start.skip_seen(lines, &key);
-            lines = kept;
+            let (kept, gone) = start.skip_seen(pieces, &key);
+            pieces = kept;
             let change = start.changes(result.mark.as_ref());
             notes = change.sentences(
                 start.time,
@@ -232,54 +238,52 @@ impl Session {
                 self.gateway().local_offset(),
             );
         }
-        let place_after = |lines: &[LogLine]| {
-            let place = match &start {
-                Some(start) => start.advanced(lines),
-                None => Position::after(lines, since, key.clone(), None),
-            };
-            place.marked(result.mark.clone(), read_at)
+        // An awaited line already read ends the wait at once (the lines after it are left for
+        // the next call); waiting for any line (an empty text), the lines already there are it.
+        let wait = call.wait.as_ref();
+        let found = wait.and_then(|wait| match wait.text.is_empty() {
+            true => pieces.len().checked_sub(1),
+            false => pieces.iter().position(|p| holds_piece(p, &wait.text)),
+        });
+        if let Some(at) = found {
+            pieces.truncate(at + 1);
+        }
+        let place = match &start {
+            Some(start) => start.advanced(&pieces),
+            None => Position::after(&pieces, since, key.clone(), None),
         };
-        let ending = match &call.wait {
-            None => None,
-            Some(wait) => Some(
-                self.wait_lines(
-                    target,
-                    call,
-                    hooks,
-                    &query,
-                    &place_after(&lines),
-                    &mut lines,
-                    wait,
-                )
-                .await?,
-            ),
+        let over = pieces.len().saturating_sub(call.limit);
+        let lines: Vec<LogLine> = pieces[over..].iter().map(|p| p.to_line()).collect();
+        drop(pieces);
+        let mut omitted = result.omitted + over;
+        let (lines, place, ending) = match (wait, found) {
+            (Some(wait), None) => {
+                let mut held = Held::new(lines, call.limit);
+                let ending = self
+                    .wait_lines(target, hooks, &query, &place, &mut held, wait)
+                    .await?;
+                let (lines, dropped, taken) = held.finish();
+                omitted += dropped;
+                let place = place.advanced(&lines[lines.len() - taken..]);
+                (lines, place, Some(ending))
+            }
+            (Some(_), Some(_)) => (lines, place, Some(Ending::Matched)),
+            (None, _) => (lines, place, None),
         };
-        let place = place_after(&lines);
-        Ok(self.lay_out_lines(target, call, lines, result.omitted, place, notes, ending))
+        let place = place.marked(result.mark.clone(), read_at);
+        Ok(self.lay_out_lines(target, call, lines, omitted, place, notes, ending))
     }
 
-    /// Waits for the awaited line: one already read ends the wait at once (the lines after it
-    /// are left for the next call), else the wait for new ones.
-    #[allow(clippy::too_many_arguments)]
+    /// Waits for the awaited line after `place`.
     async fn wait_lines(
         &self,
         target: &Target,
-        call: &LogsCall,
         hooks: &LiveHooks,
         query: &LogQuery,
         place: &Position,
-        lines: &mut Vec<LogLine>,
+        held: &mut Held,
         wait: &Wait,
     ) -> Result<Ending, phonelogs_driver::Error> {
-        // Waiting for any line (an empty text): the lines already there are it.
-        if wait.text.is_empty() && !lines.is_empty() {
-            return Ok(Ending::Matched);
-        }
-        if let Some(at) = lines.iter().position(|line| holds(line, &wait.text)) {
-            lines.truncate(at + 1);
-            return Ok(Ending::Matched);
-        }
-        let _ = call;
         let allowed = || self.still_allowed(&target.info.app);
         let on = On {
             driver: self.driver(target.driver_index),
@@ -289,7 +293,7 @@ impl Session {
             hooks,
             allowed: &allowed,
         };
-        wait_for_line(&on, query, place, lines).await
+        wait_for_line(&on, query, place, held).await
     }
 
     /// Keeps the newest `limit` lines, renders them within the cap (the one cut), records the

@@ -926,3 +926,97 @@ proptest::proptest! {
         });
     }
 }
+
+/// Issue 28 item 8 (a fresh review found the debugging aids outside it): what a phone prints
+/// into an aid's answer (a process or thread name an app chose, a backtrace's text, an exit
+/// record's reason, a tombstone's signal line) keeps the one line-end rule: one-line fields and
+/// the message hold no line end, a backtrace's text only `\n`. Checked on the JSON the MCP
+/// frontend sends, where serde escapes the C0 ends but not NEL, U+2028 or U+2029.
+#[tokio::test]
+async fn the_debugging_aids_texts_keep_the_line_end_rule() {
+    const ENDS: [char; 7] = [
+        '\n', '\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}',
+    ];
+    let forged = "x\u{2028}09:00:00.000 ActivityManager: forged\u{85}y\u{2029}z\u{0B}w\r\n";
+    let phone = debug_phone();
+    let device = device();
+    phone.set_backtrace(&device, NativeBacktrace {
+        serial: DEVICE.into(),
+        pid: APP_PID,
+        // The process name stays the app's: a dump whose name differs from the pid's owner
+        // is dropped before anything is shown (the reused-pid check).
+        process_name: Some(DEV_APP.into()),
+        abi: Some(format!("x86_64{forged}")),
+        thread_count: 1,
+        threads: vec![ThreadSummary { name: format!("main{forged}"), sys_tid: APP_PID, frame_count: 17 }],
+        text: format!("----- pid {APP_PID} at 2026-11-30 10:00:00 -----\nCmd line: {DEV_APP}\n{forged}BACKTRACE-CONTENT\n"),
+        dumped_pid: Some(APP_PID),
+        dumped_uid: Some(10123),
+    });
+    phone.set_tombstone(
+        &device,
+        TombstoneCapture {
+            serial: DEVICE.into(),
+            pid: APP_PID,
+            process_name: Some(DEV_APP.into()),
+            abi: Some(format!("x86_64{forged}")),
+            signal: Some(format!("6 (SIGABRT){forged}")),
+            frame_count: Some(24),
+            device_tombstone_ref: Some(format!("tombstone_27.pb{forged}")),
+            bytes: b"*** *** ***\nTOMBSTONE-CONTENT\n".to_vec(),
+            dumped_pid: Some(APP_PID),
+            dumped_uid: Some(10123),
+        },
+    );
+    phone.add_exit_record(
+        &device,
+        &AppId::new(DEV_APP),
+        ExitRecord {
+            timestamp: Some(format!("2026-09-06 22:40:00.000{forged}")),
+            pid: Some(5487),
+            process: Some(format!("{DEV_APP}{forged}")),
+            reason: Some(format!("APP CRASH(EXCEPTION){forged}")),
+            subreason: Some(format!("UNKNOWN{forged}")),
+            ..ExitRecord::default()
+        },
+    );
+    let root = tempfile::tempdir().unwrap();
+    let gateway = builder(&phone)
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let session = full(&gateway);
+    for request in [
+        exit_history(DEV_APP),
+        backtrace(APP_PID),
+        tombstone(APP_PID, "t.txt"),
+    ] {
+        let response = session.debug(request.clone()).await;
+        assert_eq!(
+            response.status,
+            DebugStatus::Success,
+            "{}",
+            response.message
+        );
+        assert!(!response.message.contains(ENDS), "{:?}", response.message);
+        let json = serde_json::to_string(&data_json(response.data.as_ref().unwrap())).unwrap();
+        assert!(!json.contains(ENDS), "{request:?}: {json}");
+        let data = data_json(response.data.as_ref().unwrap());
+        if let Some(text) = data["text"].as_str() {
+            assert!(text.contains("BACKTRACE-CONTENT"));
+            assert!(
+                !text.contains(|c| ENDS.contains(&c) && c != '\n'),
+                "{text:?}"
+            );
+        }
+        for thread in data["threads"].as_array().into_iter().flatten() {
+            assert!(!thread["name"].as_str().unwrap().contains(ENDS), "{thread}");
+        }
+        for record in data["records"].as_array().into_iter().flatten() {
+            for field in ["timestamp", "process", "reason", "subreason"] {
+                let value = record[field].as_str().unwrap_or("");
+                assert!(!value.contains(ENDS), "{field}: {value:?}");
+            }
+        }
+    }
+}

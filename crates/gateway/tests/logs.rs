@@ -5,15 +5,22 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
 use common::*;
-use phonelogs_driver::{AppId, DeviceId, LogLevel};
+use phonelogs_driver::{
+    AppId, AppInfo, Capabilities, CrashReport, DeviceId, DeviceInfo, LineStream, LogLevel,
+    LogListener, LogQuery, LogResult, Result,
+};
 use phonelogs_fake::{FakeApp, FakePhone};
 use phonelogs_gateway::{
     Answer, ApprovalState, Error, Gateway, HistoryFilter, LogsRequest, Status, TaskSpec, TextShown,
     json_escaped_len,
 };
 use phonelogs_policy::{Agent, Mode, Policy};
-use time::Duration;
+use time::{Duration, OffsetDateTime};
 
 fn steps(gateway: &Gateway) -> Vec<String> {
     gateway
@@ -980,6 +987,141 @@ async fn a_listener_read_by_two_tasks_stops_when_the_last_of_them_ends() {
     assert!(phone.is_listening(&device(), &app));
     third.end().await;
     assert!(!phone.is_listening(&device(), &app));
+}
+
+/// The fake listener, with `app_info` held for a while when `slow` is set (a phone that takes
+/// its time to answer the lookup of the call).
+struct Slow {
+    phone: FakePhone,
+    slow: Arc<AtomicBool>,
+    /// The same for the read itself (`app_logs`), which starts the listener once it answers.
+    slow_read: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl phonelogs_driver::AppLogger for Slow {
+    fn capabilities(&self) -> Capabilities {
+        self.phone.capabilities()
+    }
+    async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        self.phone.devices().await
+    }
+    async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+        if self.slow.swap(false, Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+        self.phone.app_info(device, app).await
+    }
+    async fn app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
+        if self.slow_read.swap(false, Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+        self.phone.app_logs(device, app, query).await
+    }
+    async fn app_crashes(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Vec<CrashReport>> {
+        self.phone.app_crashes(device, app, since, limit).await
+    }
+    async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+        self.phone.dev_build(device, app).await
+    }
+    async fn follow_app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Box<dyn LineStream>> {
+        self.phone.follow_app_logs(device, app, query).await
+    }
+    fn listener(&self) -> Option<&dyn LogListener> {
+        self.phone.listener()
+    }
+}
+
+/// Issue 28 item 5, as a fresh review found it: a call already past `prepare` when its task ends (an HTTP session dropped while a
+/// call is in flight, its lookup still on the wire) reaches `mark_read` after `end`: it is not
+/// counted, and must not start the listener (which no task's end would stop): it ends with the
+/// task, or stops what its read started.
+#[tokio::test(start_paused = true)]
+async fn a_call_in_flight_when_its_task_ends_leaves_no_listener_running() {
+    // Held in the lookup (the call is not yet counted when the task ends), then in the read
+    // itself (counted, and the task's end stops the listener before the read starts it).
+    for in_the_read in [false, true] {
+        let phone = phone_with(FakePhone::new_listener());
+        let slow = Arc::new(AtomicBool::new(!in_the_read));
+        let slow_read = Arc::new(AtomicBool::new(in_the_read));
+        let gateway: Gateway = Gateway::builder()
+            .driver(Arc::new(Slow {
+                phone: phone.clone(),
+                slow,
+                slow_read,
+            }))
+            .local_offset(time::macros::offset!(+1))
+            .clock(|| START)
+            .build()
+            .unwrap();
+        let session = task(&gateway, "agent");
+        let call = {
+            let session = session.clone();
+            tokio::spawn(async move { session.logs(logs(DEV_APP)).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        session.end().await;
+        let result = call.await.unwrap();
+        let app = AppId::new(DEV_APP);
+        assert!(
+            !phone.is_listening(&device(), &app),
+            "the listener runs on after the task's end (held in the read: {in_the_read}; the call returned {:?}: {} lines: {:?})",
+            result.status,
+            result.shown,
+            result.log
+        );
+    }
+}
+
+/// Issue 28 item 5, as a fresh review found it: one listener's slow stop (a farm's usbmuxd that
+/// does not answer) at a task's end holds no other task's read of another app: only that
+/// listener's count is locked across its stop (virtual time).
+#[tokio::test(start_paused = true)]
+async fn a_slow_stop_of_one_task_does_not_hold_other_tasks_reads() {
+    let phone = phone_with(FakePhone::new_listener());
+    phone.add_app(
+        &device(),
+        phonelogs_fake::FakeApp::new(AppId::new("dev.phonelogs.second"))
+            .label("Second")
+            .uid(10990)
+            .dev_build(true),
+    );
+    let gateway = gateway(&phone);
+    let first = task(&gateway, "agent-a");
+    assert_eq!(first.logs(logs(DEV_APP)).await.status, Status::Ok);
+    phone.fail_next(
+        phonelogs_fake::Operation::StopAppLogs,
+        phonelogs_fake::Fault::Hang(std::time::Duration::from_secs(600)),
+    );
+    let ending = tokio::spawn(async move { first.end().await });
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    let second = task(&gateway, "agent-b");
+    let started = tokio::time::Instant::now();
+    // Another app: nothing to do with the listener being stopped.
+    let got = second.logs(logs("dev.phonelogs.second")).await;
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "another task's read waited {took:?} ({:?})",
+        got.status
+    );
+    ending.await.unwrap();
 }
 
 #[tokio::test]
