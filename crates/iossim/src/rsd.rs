@@ -238,6 +238,7 @@ pub(crate) async fn serve_service(device: Device, name: &'static str, stream: Bo
         tracing::debug!(name, "RSD: a connection to a service not offered now");
         return;
     }
+    device.phone.record_open(name, None);
     let result = match kind(name) {
         Some(Kind::Shim(service)) => shim(device, service, stream).await,
         Some(Kind::AppService) => appservice(&device.phone, stream).await,
@@ -287,7 +288,7 @@ async fn appservice(phone: &SimPhone, stream: BoxStream) -> std::io::Result<()> 
             .and_then(Xpc::as_str);
         match feature {
             Some(LIST_PROCESSES) if message.flags & flags::WANTING_REPLY != 0 => {
-                phone.record_open("com.apple.coredevice.appservice/listprocesses", None);
+                phone.record_open(&format!("{APPSERVICE}/listprocesses"), None);
                 let output = Xpc::dict([("processTokens", process_tokens(phone))]);
                 let reply = Xpc::dict([("CoreDevice.output", output)]);
                 connection

@@ -136,7 +136,8 @@ pub(crate) async fn serve(device: Device, service: String, stream: BoxStream, vi
         std::future::pending::<()>().await;
         return;
     }
-    if service != "lockdownd" {
+    // A shim's connection is recorded under its RSD name by `rsd`.
+    if service != "lockdownd" && via == Via::Lockdown {
         device.phone.record_open(&service, None);
     }
     let result = match service.as_str() {
