@@ -1,15 +1,21 @@
 //! A simulated iPhone on the real usbmuxd and lockdown wire.
 //!
-//! `phonelogs-iossim` plays an iPhone (iOS 16, developer disk image mounted) well enough for
-//! clients nobody here wrote — libimobiledevice's tools, pymobiledevice3, and the `idevice`
-//! crate the phonelogs driver uses — to list it, pair-check it, start a TLS lockdown session
-//! and use its services. Point a client at it with `USBMUXD_SOCKET_ADDRESS=127.0.0.1:PORT`.
+//! `phonelogs-iossim` plays an iPhone (iOS 16.7.10 by default; 17.2, 17.4, 18.6 or 26.1 on
+//! request, [`IosVersion`]) well enough for clients nobody here wrote — libimobiledevice's
+//! tools, pymobiledevice3, and the `idevice` crate the phonelogs driver uses — to list it,
+//! pair-check it, start a TLS lockdown session and use its services, and from 17.4 to open the
+//! CoreDevice tunnel and use RSD behind it. Point a client at it with
+//! `USBMUXD_SOCKET_ADDRESS=127.0.0.1:PORT`.
 //!
 //! The files go one way: [`model`] is the phone (apps, processes, os_log, crash reports,
-//! trust, faults; no I/O), `ips` writes its crash reports, [`pairing`] makes its pair record;
-//! `services` serves lockdownd and each service over the model; `usbmuxd` is the wire on
-//! top; [`control`] is a line protocol over the model for another process to play things on the
-//! phone (`phonelogs sim --ios --control`). See `docs/iossim.md` for what each piece answers and where the formats come from.
+//! trust, the release, the developer disk image, Developer Mode, faults; no I/O), `ips` writes
+//! its crash reports, [`pairing`] makes its pair record; `services` serves lockdownd and each
+//! service over the model; `xpc` and `remotexpc` are RemoteXPC over HTTP/2; `rsd` is RSD and the
+//! services behind it (the shims run `services`' code); `netstack` is the phone's IPv6/TCP stack
+//! in the tunnel; `coredevice` is CoreDeviceProxy; `usbmuxd` is the wire on top; [`control`] is a
+//! line protocol over the model for another process to play things on the phone (`phonelogs
+//! sim --ios --control`). See `docs/iossim.md` for what each piece answers and where the formats
+//! come from.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), phonelogs_iossim::Error> {
@@ -24,8 +30,9 @@
 //! ```
 //!
 //! Dependencies: rustls with ring (the TLS idevice already brings; no OpenSSL, no second
-//! crypto backend), rcgen for the certificates, plist, and ns-keyed-archive for instruments'
-//! payloads (already in the graph through idevice). No workspace crate.
+//! crypto backend), rcgen for the certificates, plist, ns-keyed-archive for instruments'
+//! payloads (already in the graph through idevice), smoltcp for the tunnel's TCP, and h2's frame
+//! codec for RSD's HTTP/2. No workspace crate, and not idevice.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
