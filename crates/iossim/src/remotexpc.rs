@@ -87,16 +87,15 @@ impl Connection {
     }
 
     /// The next whole message from the client, with the stream it came on; `None` when the
-    /// client closed the connection or stayed idle too long.
+    /// client closed the connection. A client may keep a connection idle as long as it likes
+    /// (RSD's and the appservice's stay open between requests), as on a phone; the tunnel's or
+    /// the cable's end closes it.
     pub(crate) async fn next(&mut self) -> std::io::Result<Option<(u32, Message)>> {
         loop {
             if let Some(found) = self.buffered()? {
                 return Ok(Some(found));
             }
-            let Ok(frame) = tokio::time::timeout(IDLE, self.codec.next()).await else {
-                return Ok(None);
-            };
-            match frame {
+            match self.codec.next().await {
                 None => return Ok(None),
                 Some(Err(error)) => return Err(invalid(format!("HTTP/2: {error}"))),
                 Some(Ok(frame)) => self.handle(frame).await?,

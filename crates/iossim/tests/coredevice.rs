@@ -272,3 +272,39 @@ async fn syslog_live_streams_through_the_os_trace_shim_while_lockdown_is_silent(
         "{opened:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn installation_proxy_and_crash_reports_through_the_tunnels_shims() {
+    let Some(tool) = tool("pymobiledevice3") else {
+        return;
+    };
+    let sim = sim_on(IosVersion::V26_1).await;
+    let phone = sim.phone().clone();
+    // A report big enough to need many TCP segments through the phone's stack.
+    phone.add_report_file(
+        "Big-2026-12-01-120000.ips",
+        vec![b'x'; 300_000],
+        std::time::SystemTime::now(),
+    );
+    let (ok, out, err) = pmd3(&tool, &["apps", "list", "--userspace"], &sim).await;
+    assert!(ok, "stdout {out}\nstderr {err}");
+    let apps = json(&out);
+    assert_eq!(
+        apps[CRASH_TEST]["Entitlements"]["get-task-allow"], true,
+        "{apps}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().display().to_string();
+    let args = ["crash", "pull", target.as_str(), "--userspace"];
+    let (ok, out, err) = pmd3(&tool, &args, &sim).await;
+    assert!(ok, "stdout {out}\nstderr {err}");
+    let pulled = std::fs::read(dir.path().join("Big-2026-12-01-120000.ips")).unwrap();
+    assert_eq!(pulled.len(), 300_000);
+    let opened: Vec<String> = phone.opened().into_iter().map(|o| o.service).collect();
+    for shim in [
+        "com.apple.mobile.installation_proxy.shim.remote",
+        "com.apple.crashreportcopymobile.shim.remote",
+    ] {
+        assert!(opened.iter().any(|s| s == shim), "{shim}: {opened:?}");
+    }
+}
