@@ -50,9 +50,11 @@ const LIMIT: usize = 200;
 /// without becoming lines), with 15% headroom. A second pass over the dump's lines, even only
 /// to check their uids again (`has_foreign_lines` beside the read), costs 69 M more and fails.
 const DRIVER_BOUND: u64 = 240_000_000;
-/// The same for a warm `phone_logs` through the gateway (the driver's read, `app_info`'s round
-/// trip, the decision, the cursor, the cut and the history's row): about 226 M, 15% headroom.
-const GATEWAY_BOUND: u64 = 260_000_000;
+/// The same for a warm `phone_logs` through the gateway (the driver's read, which confirms the
+/// facts the decision was made on, the decision, the cursor, the cut and the history's row):
+/// about 218 M, 15% headroom. It was about 219 M when `app_info` made a round trip of its own
+/// before the read (bound 260 M then).
+const GATEWAY_BOUND: u64 = 251_000_000;
 
 /// Which measured run a child makes, from its environment.
 const CHILD: &str = "PHONELOGS_READ_COST_CHILD";
