@@ -693,18 +693,27 @@ impl Session {
     }
 
     /// Finds the phone (the one named, or the only one connected within the task's phones), its
-    /// driver, and what the driver knows of the app.
+    /// driver, and what the driver knows of the app: with `held`, what it holds from its last
+    /// round trip when its reads confirm that ([`Target::held`], no device call), else (and
+    /// when it holds nothing) its `app_info`, read now.
     pub(crate) async fn resolve(
         &self,
         device: Option<&str>,
         app: &AppId,
         args: &StepArgs,
+        held: bool,
     ) -> Result<Target, Box<LogsResponse>> {
         let (driver_index, device) = self.find_device(device, false).await.map_err(|none| {
             let (status, message) = none.for_logs();
             Box::new(self.failed(args, None, app.as_str(), status, message))
         })?;
-        match self.driver(driver_index).app_info(&device, app).await {
+        let driver = self.driver(driver_index);
+        if let Some(info) = driver.held_app_info(&device, app).filter(|_| held) {
+            let mut target = Target::new(driver_index, device, info);
+            target.held = true;
+            return Ok(target);
+        }
+        match driver.app_info(&device, app).await {
             Ok(info) => Ok(Target::new(driver_index, device, info)),
             Err(error) => {
                 let (status, message) = driver_error_status(&error, app, &device);

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use phonelogs_driver::{
-    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream, LogListener, LogQuery,
-    LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult,
-    TombstoneCapture,
+    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, ConfirmingReader,
+    CrashReport, CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream,
+    LogListener, LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result,
+    SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
 
@@ -58,8 +58,17 @@ impl GuardedLogger {
         }
     }
 
+    /// What the driver holds about `app` from its last round trip with `device`, when its reads
+    /// confirm it ([`ConfirmingReader::held_app_info`]; no device call). `None` from a driver
+    /// that is read in two steps.
+    pub fn held_app_info(&self, device: &DeviceId, app: &AppId) -> Option<AppInfo> {
+        self.inner.confirming_reader()?.held_app_info(device, app)
+    }
+
     /// The app's lines, each checked again against `info`'s uid: a driver that returns mixed
-    /// lines (a logcat that ignored `--uid`) leaks nothing.
+    /// lines (a logcat that ignored `--uid`) leaks nothing. A [`ConfirmingReader`] confirms
+    /// `info` in the read's own round trip ([`phonelogs_driver::Error::Changed`] when the phone
+    /// says otherwise, with nothing returned).
     pub async fn own_logs(
         &self,
         device: &DeviceId,
@@ -67,12 +76,11 @@ impl GuardedLogger {
         query: &LogQuery,
     ) -> Result<LogResult> {
         refuse_shared_uid(info)?;
-        let result = self
-            .timed(
-                "reading the app's log lines",
-                self.inner.app_logs(device, &info.app, query),
-            )
-            .await?;
+        let read = match self.inner.confirming_reader() {
+            Some(reader) => reader.confirmed_app_logs(device, info, query),
+            None => self.inner.app_logs(device, &info.app, query),
+        };
+        let result = self.timed("reading the app's log lines", read).await?;
         let (mut lines, dropped) =
             own_lines(result.lines, info, self.inner.capabilities().line_uids)?;
         if dropped > 0 {
@@ -144,15 +152,14 @@ impl GuardedLogger {
         // a task starts at any instant: a crash in the task's first second would otherwise fall
         // before `since` and be lost. Compare at the reports' resolution.
         let since = since.replace_nanosecond(0).unwrap_or(since);
+        let read = match self.inner.confirming_reader() {
+            Some(reader) => reader.confirmed_app_crash_result(device, info, since, limit),
+            None => self.inner.app_crash_result(device, &info.app, since, limit),
+        };
         let CrashResult {
             mut reports,
             unconfirmed,
-        } = self
-            .timed(
-                "reading the app's crash reports",
-                self.inner.app_crash_result(device, &info.app, since, limit),
-            )
-            .await?;
+        } = self.timed("reading the app's crash reports", read).await?;
         let before = reports.len();
         reports.retain(|report| {
             report.time >= since && report_is_the_apps(report, info, self.inner.capabilities())
@@ -322,6 +329,40 @@ impl AppLogger for GuardedLogger {
 
     fn debugger(&self) -> Option<&dyn AppDebugger> {
         self.inner.debugger().map(|_| self as &dyn AppDebugger)
+    }
+
+    fn confirming_reader(&self) -> Option<&dyn ConfirmingReader> {
+        self.inner
+            .confirming_reader()
+            .map(|_| self as &dyn ConfirmingReader)
+    }
+}
+
+/// Reached only when the wrapped driver is a [`ConfirmingReader`]: its reads with the checks
+/// of [`GuardedLogger::own_logs`] and [`GuardedLogger::own_crash_result`].
+#[async_trait]
+impl ConfirmingReader for GuardedLogger {
+    fn held_app_info(&self, device: &DeviceId, app: &AppId) -> Option<AppInfo> {
+        GuardedLogger::held_app_info(self, device, app)
+    }
+
+    async fn confirmed_app_logs(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
+        self.own_logs(device, expected, query).await
+    }
+
+    async fn confirmed_app_crash_result(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
+        self.own_crash_result(device, expected, since, limit).await
     }
 }
 

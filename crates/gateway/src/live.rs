@@ -163,16 +163,6 @@ impl After {
     }
 }
 
-/// Whether `now` is what a call decided on `before` would be decided on again: the same
-/// development-build flag, system flag, shared uid and uid (the inputs of the permission
-/// steps and of the guard's uid checks).
-fn decided_alike(before: &AppInfo, now: &AppInfo) -> bool {
-    before.dev_build == now.dev_build
-        && before.system == now.system
-        && before.shared_uid == now.shared_uid
-        && before.uid == now.uid
-}
-
 /// The phone's word about the app, read again during a wait: which processes' lines it has
 /// confirmed, and how many of the wait's lines were read before the last reading.
 struct Recheck {
@@ -191,10 +181,10 @@ impl Recheck {
     }
 
     /// Reads the app's facts again: `Changed` when they are no longer what the call was
-    /// decided on.
+    /// decided on ([`AppInfo::same_facts`], the rule a confirming read keeps too).
     async fn confirm(on: &On<'_>) -> phonelogs_driver::Result<()> {
         let now = on.driver.app_info(on.device, &on.info.app).await?;
-        if decided_alike(on.info, &now) {
+        if on.info.same_facts(&now) {
             return Ok(());
         }
         Err(phonelogs_driver::Error::Changed(format!(

@@ -54,9 +54,11 @@ impl Session {
             Ok(call) => call,
             Err(response) => return *response,
         };
+        // A warm call is decided on the facts the driver holds from its last round trip, which
+        // its read confirms; a change it finds is decided again on facts read fresh.
         let mut again = true;
         loop {
-            let target = match self.admit(&call, request.device.as_deref()).await {
+            let target = match self.admit(&call, request.device.as_deref(), again).await {
                 Ok(target) => target,
                 Err(response) => return *response,
             };
@@ -152,13 +154,22 @@ impl Session {
         })
     }
 
-    /// The phone, the app as the phone describes it now, and the person's permission.
+    /// The phone, the app as the phone describes it, and the person's permission. With `held`,
+    /// the facts the driver holds from its last round trip when they let the call go as it
+    /// stands (the read then confirms them, [`phonelogs_driver::ConfirmingReader`]); else, and
+    /// for any refusal or question, the facts read now.
     async fn admit(
         &self,
         call: &LogsCall,
         device: Option<&str>,
+        held: bool,
     ) -> Result<Target, Box<LogsResponse>> {
-        let target = self.resolve(device, &call.app, &call.args).await?;
+        let ask = Ask::plain(Action::Logs);
+        let approval_id = call.approval_id.as_deref();
+        let mut target = self.resolve(device, &call.app, &call.args, held).await?;
+        if target.held && !self.permits_held(&target, &ask, approval_id) {
+            target = self.resolve(device, &call.app, &call.args, false).await?;
+        }
         let capabilities = self.driver(target.driver_index).capabilities();
         let able = match call.kind {
             LogsKind::Logs => capabilities.logs,
@@ -174,13 +185,11 @@ impl Session {
                 message,
             )));
         }
-        let ask = Ask::plain(Action::Logs);
-        match self
-            .permit(&target, &ask, call.approval_id.as_deref(), &call.args)
-            .await
-        {
-            Gate::Go => {}
-            Gate::Stop(response) => return Err(Box::new(response)),
+        if !target.held {
+            match self.permit(&target, &ask, approval_id, &call.args).await {
+                Gate::Go => {}
+                Gate::Stop(response) => return Err(Box::new(response)),
+            }
         }
         if !self.mark_read(&target).await {
             return Err(Box::new(LogsResponse::bare(

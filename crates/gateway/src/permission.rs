@@ -12,6 +12,12 @@
 //!    person's answer to this action's own question. An answer covers only the action it was
 //!    asked for: a logs answer never covers a backtrace or a tombstone.
 //!
+//!    A warm `phone_logs` takes this step on the facts its driver holds from its last round
+//!    trip ([`Session::permits_held`]), when the driver's read confirms them in its own round
+//!    trip ([`phonelogs_driver::ConfirmingReader`]), and only when they allow the call: a
+//!    refusal, a question or an answer to pick up is decided here on facts read fresh. A read
+//!    that finds them changed returns nothing and the call decides again on fresh facts.
+//!
 //! Each refusal is a [`Refusal`] value, turned into a history step and a response at one edge
 //! ([`Session::refuse`]).
 
@@ -27,6 +33,15 @@ use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 pub(crate) enum Gate {
     Go,
     Stop(LogsResponse),
+}
+
+/// Where step 3 stands before its effects: refused by the phone's word, allowed at once, an
+/// answer to pick up, or a grant to look for (else a question to ask).
+enum Verdict<'a> {
+    Refused(Refusal),
+    Go,
+    PickUp(&'a str),
+    GrantOrAsk,
 }
 
 /// What a call asks permission for: the action, and what exactly beyond the app (the pid, the
@@ -203,23 +218,55 @@ impl Session {
         approval_id: Option<&str>,
         args: &StepArgs,
     ) -> Gate {
-        let action = ask.action;
         let device = Some(&target.device);
-        if let Some(refusal) = Refusal::device(self, target, action) {
-            return Gate::Stop(self.refuse(args, device, refusal));
-        }
-        // A development build is the app the agent is testing: no question. The person reading
-        // with `phonelogs logs` is not asked either: they are the one who would answer.
-        if target.info.dev_build || self.is_person() {
-            return Gate::Go;
-        }
-        let result = match approval_id.map(str::trim).filter(|a| !a.is_empty()) {
-            Some(approval_id) => self.pick_up(target, ask, approval_id),
-            None => self.grant_or_ask(target, ask, args),
+        let result = match self.verdict(target, ask.action, approval_id) {
+            Verdict::Refused(refusal) => Err(refusal),
+            Verdict::Go => Ok(Gate::Go),
+            Verdict::PickUp(approval_id) => self.pick_up(target, ask, approval_id),
+            Verdict::GrantOrAsk => self.grant_or_ask(target, ask, args),
         };
         match result {
             Ok(gate) => gate,
             Err(refusal) => Gate::Stop(self.refuse(args, device, refusal)),
+        }
+    }
+
+    /// Step 3 on facts the driver holds from its last round trip ([`Target::held`]), which the
+    /// read then confirms in its own: whether it lets the call go as it stands, with nothing
+    /// recorded, asked or used up (a development build, the person, a grant for this action).
+    /// Anything else, a refusal (a system app, a shared uid), a question or an answer to pick
+    /// up, is decided by [`Session::permit`] on facts read fresh, never on held ones.
+    pub(crate) fn permits_held(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        approval_id: Option<&str>,
+    ) -> bool {
+        match self.verdict(target, ask.action, approval_id) {
+            Verdict::Go => true,
+            Verdict::GrantOrAsk => matches!(self.covered(target, ask.action), Ok(true)),
+            Verdict::Refused(_) | Verdict::PickUp(_) => false,
+        }
+    }
+
+    /// What step 3 comes to for `target`, before anything is recorded, asked or used up.
+    fn verdict<'a>(
+        &self,
+        target: &Target,
+        action: Action,
+        approval_id: Option<&'a str>,
+    ) -> Verdict<'a> {
+        if let Some(refusal) = Refusal::device(self, target, action) {
+            return Verdict::Refused(refusal);
+        }
+        // A development build is the app the agent is testing: no question. The person reading
+        // with `phonelogs logs` is not asked either: they are the one who would answer.
+        if target.info.dev_build || self.is_person() {
+            return Verdict::Go;
+        }
+        match approval_id.map(str::trim).filter(|a| !a.is_empty()) {
+            Some(approval_id) => Verdict::PickUp(approval_id),
+            None => Verdict::GrantOrAsk,
         }
     }
 

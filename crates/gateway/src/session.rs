@@ -55,6 +55,10 @@ pub(crate) struct Target {
     pub(crate) device: DeviceId,
     pub(crate) info: AppInfo,
     pub(crate) label: String,
+    /// `info` is what the driver held from its last round trip, not read for this call
+    /// ([`crate::GuardedLogger::held_app_info`]): only a read that confirms it may follow, and
+    /// only an allowing decision is made on it ([`Session::permits_held`]).
+    pub(crate) held: bool,
 }
 
 impl Target {
@@ -72,6 +76,7 @@ impl Target {
             device,
             info,
             label,
+            held: false,
         }
     }
 }
