@@ -4,8 +4,8 @@
 use phonelogs_crash::android::{PackageInfo, parse_dumpsys_package, parse_pm_list_packages};
 use phonelogs_crash::dropbox::{AppMatch, DropBoxEntryRef, checked_dropbox_entries};
 use phonelogs_crash::logcat::{
-    LogTime, LogcatItem, LogcatLineRef, UidFilter, epoch_uid_field, parse_line, parse_log_line,
-    split_lines, split_lines_rev,
+    LogTime, LogcatHead, LogcatItem, UidFieldRef, UidFilter, epoch_uid_field, parse_line,
+    parse_log_head, parse_log_line, split_lines, split_lines_rev,
 };
 use phonelogs_crash::{PhoneClock, Report, ReportKind};
 use phonelogs_driver::{CrashKind, CrashReport, LogLevel, LogLine, LogQuery, LogResult};
@@ -287,8 +287,9 @@ pub(crate) fn has_foreign_lines(dump: &[u8], uids: &[u32]) -> bool {
 /// It costs what it keeps, not what the phone sent: the dump is read from its end a line at a
 /// time (`memrchr`) with the uid fast path (`epoch_uid_field`, a fixed place in the line, so
 /// other uids' lines cost a comparison), only the `query.count` newest matching lines become
-/// [`LogLine`]s, and the older ones are read in place (`parse_log_line`, times compared as
-/// integers) and counted without allocating. That equals [`app_lines_eager`] (every line
+/// [`LogLine`]s, and the older ones are read in place and counted without allocating: by their
+/// heads alone (`parse_log_head`: time, uid, level; times compared as integers), their tag and
+/// text neither read nor checked as UTF-8, unless a text filter needs them. That equals [`app_lines_eager`] (every line
 /// parsed, sorted by time, the newest kept) when no older line is newer than the oldest kept
 /// one, which holds for logcat's output (its buffers merged in time order); a dump that breaks
 /// it is read the eager way, so the result never depends on the order.
@@ -328,29 +329,48 @@ pub(crate) fn app_lines_and_foreign(
             foreign = true;
             continue;
         }
-        let text = line_text(raw);
-        let Some(line) = parse_log_line(&text) else {
-            continue;
-        };
-        let Some((key, level, uid)) = wanted(&line, uids, query, since, &instants) else {
-            continue;
-        };
-        if lines.len() < query.count {
-            let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
+        let key = if lines.len() >= query.count && query.filter.is_none() {
+            // Only counted: its head decides (the same lines `parse_log_line` accepts), its tag
+            // and text are neither read nor checked as UTF-8.
+            let Some(head) = parse_log_head(raw).filter(LogcatHead::has_tag) else {
                 continue;
             };
-            oldest_kept = Some(oldest_kept.map_or(key, |oldest| oldest.min(key)));
-            lines.push(LogLine {
-                time,
-                level,
-                tag: line.tag.to_owned(),
-                text: line.text.to_owned(),
-                pid: Some(line.pid),
-                tid: Some(line.tid),
-                uid: Some(uid),
-            });
-            continue;
-        }
+            let head = (head.time, head.uid, head.level);
+            let Some((key, _, _)) = wanted(head, uids, query, since, &instants) else {
+                continue;
+            };
+            key
+        } else {
+            let text = line_text(raw);
+            let Some(line) = parse_log_line(&text) else {
+                continue;
+            };
+            let head = (line.time, line.uid, line.level);
+            let Some((key, level, uid)) = wanted(head, uids, query, since, &instants) else {
+                continue;
+            };
+            let filter = query.filter.as_deref();
+            if !filter.is_none_or(|f| line.tag.contains(f) || line.text.contains(f)) {
+                continue;
+            }
+            if lines.len() < query.count {
+                let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
+                    continue;
+                };
+                oldest_kept = Some(oldest_kept.map_or(key, |oldest| oldest.min(key)));
+                lines.push(LogLine {
+                    time,
+                    level,
+                    tag: line.tag.to_owned(),
+                    text: line.text.to_owned(),
+                    pid: Some(line.pid),
+                    tid: Some(line.tid),
+                    uid: Some(uid),
+                });
+                continue;
+            }
+            key
+        };
         if oldest_kept.is_some_and(|oldest| key > oldest) {
             tracing::debug!("a logcat dump out of time order; reading every line");
             return eager();
@@ -414,28 +434,24 @@ pub(crate) fn line_text(raw: &[u8]) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// What [`to_log_line`] and [`LogQuery::matches`] decide about a line read in place: its time
-/// (as an [`EpochRange`] key; `since` is the query's), level and uid when it is one of `uids`'
-/// lines that `query` wants.
+/// What [`to_log_line`] and [`LogQuery::matches`] decide about a line read in place from its
+/// head (time, uid, level): its time (as an [`EpochRange`] key; `since` is the query's), level
+/// and uid when it is one of `uids`' lines at or after `since` and at the query's level. The
+/// query's text filter, which needs the tag and text, is the caller's.
 fn wanted(
-    line: &LogcatLineRef<'_>,
+    (time, uid, level): (LogTime, Option<UidFieldRef<'_>>, char),
     uids: &[u32],
     query: &LogQuery,
     since: (i64, u32),
     instants: &EpochRange,
 ) -> Option<((i64, u32), LogLevel, u32)> {
-    let uid = line.uid.as_ref().and_then(|uid| uid.as_number())?;
+    let uid = uid.as_ref().and_then(UidFieldRef::as_number)?;
     if !uids.contains(&uid) {
         return None;
     }
-    let time = instants.line_key(&line.time)?;
-    let level = LogLevel::from_android_char(line.level as u8)?;
-    let wanted = time >= since
-        && query.level.is_none_or(|least| level >= least)
-        && query
-            .filter
-            .as_deref()
-            .is_none_or(|f| line.tag.contains(f) || line.text.contains(f));
+    let time = instants.line_key(&time)?;
+    let level = LogLevel::from_android_char(level as u8)?;
+    let wanted = time >= since && query.level.is_none_or(|least| level >= least);
     wanted.then_some((time, level, uid))
 }
 
@@ -1761,6 +1777,10 @@ mod lazy_matches_eager {
             1 => Just(4),    // invalid UTF-8 in the text
             1 => Just(5),    // a cut-off prefix
             1 => Just(6),    // a `\r\n` line end
+            1 => Just(7),    // a head with no `: ` after the tag
+            1 => Just(8),    // a tag ending in `:` and no text
+            1 => Just(9),    // `\r\r` at the end, a `\r` inside
+            1 => Just(10),   // invalid UTF-8 in the head
         ];
         (
             -3000i64..4000,
@@ -1780,6 +1800,27 @@ mod lazy_matches_eager {
                             .into_bytes(),
                     ],
                     5 => vec![format!("         {BASE}.0 {uid} {pid}").into_bytes()],
+                    7 => vec![
+                        format!("{{time}} {uid:>5} {pid:>5} {pid:>5} {level} {tag} no colon")
+                            .into_bytes(),
+                    ],
+                    8 => vec![
+                        format!("{{time}} {uid:>5} {pid:>5} {pid:>5} {level} {tag}:").into_bytes(),
+                    ],
+                    9 => vec![
+                        format!(
+                            "{{time}} {uid:>5} {pid:>5} {pid:>5} {level} {tag}:\r {tag}: x\r\r"
+                        )
+                        .into_bytes(),
+                    ],
+                    10 => vec![
+                        [
+                            format!("{{time}} {uid:>5} {pid:>5}").as_bytes(),
+                            b"\xff",
+                            format!(" {pid:>5} {level} {tag}: x").as_bytes(),
+                        ]
+                        .concat(),
+                    ],
                     _ => message
                         .iter()
                         .map(|text| {
@@ -1942,6 +1983,28 @@ mod lazy_matches_eager {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Any damage to a dump (bytes cut out, line ends and separators and bytes that are not
+        /// UTF-8 put in anywhere) reads the same both ways: the lines only counted are read by
+        /// their heads, and must be counted exactly when the eager reading keeps them.
+        #[test]
+        fn lazy_lines_are_the_eager_ones_on_damaged_dumps(
+            dump in dump(),
+            damage in prop::collection::vec((any::<prop::sample::Index>(), 0usize..4, prop::sample::select(vec![
+                &b""[..], b"\r", b"\n", b"\r\n", b":", b": ", b" ", b"\xff", b"\xc3", b"\x80", b"7", b"I",
+            ])), 0..8),
+            query in query(),
+        ) {
+            let mut dump = dump;
+            for (at, cut, bytes) in damage {
+                let at = at.index(dump.len() + 1);
+                let cut = cut.min(dump.len() - at);
+                dump.splice(at..at + cut, bytes.iter().copied());
+            }
+            let lazy = app_lines_and_foreign(&dump, &[UID], &query);
+            let eager = (app_lines_eager(&dump, &[UID], &query), has_foreign_lines(&dump, &[UID]));
+            prop_assert_eq!(lazy, eager);
+        }
 
         #[test]
         fn lazy_lines_are_the_eager_ones(dump in dump(), query in query()) {

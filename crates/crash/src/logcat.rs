@@ -241,6 +241,9 @@ impl LogcatLineRef<'_> {
 /// a log line (a separator, a blank line, damage). It accepts exactly the lines for which
 /// [`parse_line`] gives [`LogcatItem::Line`], with the same fields: `parse_line` is built on it.
 ///
+/// It is [`parse_log_head`] and then the tag and text split off the rest of the line, so a
+/// reader that only counts lines can read their heads alone and still accept the same lines.
+///
 /// ```
 /// use phonelogs_crash::logcat::{parse_log_line, UidFieldRef};
 /// let line = parse_log_line("         1783239714.320 10127  8811 16322 I MyTag   : hello").unwrap();
@@ -249,19 +252,76 @@ impl LogcatLineRef<'_> {
 /// assert!(parse_log_line("--------- beginning of main").is_none());
 /// ```
 pub fn parse_log_line(line: &str) -> Option<LogcatLineRef<'_>> {
+    let head = parse_log_head(line.as_bytes())?;
+    // The head ends after ASCII bytes (the level letter, a space) and the line's end before
+    // ASCII `\r`/`\n`s, so both are character boundaries.
+    let rest = &line[head.tag_at..head.line.len()];
+    let (tag_end, text_at) = tag_split(rest.as_bytes())?;
+    Some(LogcatLineRef {
+        time: head.time,
+        uid: head.uid,
+        pid: head.pid,
+        tid: head.tid,
+        level: head.level,
+        tag: rest[..tag_end].trim_end(),
+        text: &rest[text_at..],
+    })
+}
+
+/// A log line's head, read in place: its time, uid, pid, tid and level, without the tag and
+/// text after them. See [`parse_log_head`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogcatHead<'a> {
+    /// When the line was logged.
+    pub time: LogTime,
+    /// The uid, when the line was printed with `-v uid`.
+    pub uid: Option<UidFieldRef<'a>>,
+    /// The process id.
+    pub pid: u32,
+    /// The thread id.
+    pub tid: u32,
+    /// The priority letter.
+    pub level: char,
+    /// The line without its final `\r`s and `\n`s.
+    line: &'a [u8],
+    /// Where the tag starts in `line`.
+    tag_at: usize,
+}
+
+impl LogcatHead<'_> {
+    /// Whether the rest of the line splits into a tag and a text, as [`parse_log_line`] needs
+    /// it to (a `": "`, or a `:` at the end): a head with a tag is a line `parse_log_line`
+    /// accepts, with the same time, uid, pid, tid and level.
+    pub fn has_tag(&self) -> bool {
+        tag_split(&self.line[self.tag_at..]).is_some()
+    }
+}
+
+/// Reads the head of one log line (time, uid, pid, tid, level) from its bytes, without reading
+/// the tag and text and without checking that the line is UTF-8 (the head is ASCII): for
+/// readers that only count or place lines. [`parse_log_line`] is this and the tag and text;
+/// a line it accepts is a head here with [`LogcatHead::has_tag`], and a line with bytes that
+/// are not UTF-8 reads as its `String::from_utf8_lossy` text does.
+///
+/// ```
+/// use phonelogs_crash::logcat::{parse_log_head, UidFieldRef};
+/// let head = parse_log_head(b"         1783239714.320 10127  8811 16322 I MyTag   : hello").unwrap();
+/// assert_eq!((head.uid, head.pid, head.level), (Some(UidFieldRef::Number(10127)), 8811, 'I'));
+/// assert!(head.has_tag());
+/// assert!(!parse_log_head(b"         1783239714.320 10127  8811 16322 I no tag").unwrap().has_tag());
+/// ```
+pub fn parse_log_head(line: &[u8]) -> Option<LogcatHead<'_>> {
     // Hand-written over bytes rather than with `str` patterns (`trim_matches`, `find`): a dump
     // has tens of thousands of lines and the pattern machinery (a `StrSearcher` built for every
     // `find(": ")`) cost more than the reading. The rules are the same; the test module keeps
     // the `str` version and a property holds the two equal.
-    let bytes = line.as_bytes();
-    let mut end = bytes.len();
-    while end > 0 && matches!(bytes[end - 1], b'\r' | b'\n') {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\r' | b'\n') {
         end -= 1;
     }
-    // `\r` and `\n` are ASCII, so `end` is a character boundary.
     let line = &line[..end];
     let mut at = 0;
-    while at < end && bytes[at] == b' ' {
+    while at < end && line[at] == b' ' {
         at += 1;
     }
     let (time, rest) = parse_time(&line[at..])?;
@@ -271,18 +331,18 @@ pub fn parse_log_line(line: &str) -> Option<LogcatLineRef<'_>> {
     let mut fields: [(usize, usize); 3] = [(0, 0); 3];
     let mut count = 0;
     let level = loop {
-        while at < end && bytes[at] == b' ' {
+        while at < end && line[at] == b' ' {
             at += 1;
         }
         let start = at;
-        while at < end && bytes[at] != b' ' {
+        while at < end && line[at] != b' ' {
             at += 1;
         }
         if start == at {
             return None;
         }
-        if count >= 2 && at - start == 1 && is_level(bytes[start]) {
-            break bytes[start] as char;
+        if count >= 2 && at - start == 1 && is_level(line[start]) {
+            break line[start] as char;
         }
         if count == 3 {
             return None;
@@ -290,7 +350,6 @@ pub fn parse_log_line(line: &str) -> Option<LogcatLineRef<'_>> {
         fields[count] = (start, at);
         count += 1;
     };
-    // Tokens end at a space or the end, both character boundaries.
     let field = |index: usize| &line[fields[index].0..fields[index].1];
     let (uid, pid, tid) = match count {
         2 => (None, field(0), field(1)),
@@ -299,29 +358,29 @@ pub fn parse_log_line(line: &str) -> Option<LogcatLineRef<'_>> {
     };
     let pid = decimal_u32(pid)?;
     let tid = decimal_u32(tid)?;
-    if at < end && bytes[at] == b' ' {
+    if at < end && line[at] == b' ' {
         at += 1;
     }
-    let rest = &line[at..];
-    let tail = rest.as_bytes();
-    // The first ": " (both ASCII, so the split falls on character boundaries).
-    let colon = (0..tail.len().saturating_sub(1)).find(|&i| tail[i] == b':' && tail[i + 1] == b' ');
-    let (tag, text) = match colon {
-        Some(at) => (&rest[..at], &rest[at + 2..]),
-        None => match rest.strip_suffix(':') {
-            Some(tag) => (tag, ""),
-            None => return None,
-        },
-    };
-    Some(LogcatLineRef {
+    Some(LogcatHead {
         time,
         uid,
         pid,
         tid,
         level,
-        tag: tag.trim_end(),
-        text,
+        line,
+        tag_at: at,
     })
+}
+
+/// Where the tag ends and the text starts in the rest of a line after its level: at the first
+/// `": "`, or a final `:` with no text. Both ASCII, so the split falls on character boundaries.
+fn tag_split(rest: &[u8]) -> Option<(usize, usize)> {
+    let colon = memchr::memchr_iter(b':', rest).find(|&at| rest.get(at + 1) == Some(&b' '));
+    match colon {
+        Some(at) => Some((at, at + 2)),
+        None if rest.last() == Some(&b':') => Some((rest.len() - 1, rest.len())),
+        None => None,
+    }
 }
 
 fn is_level(byte: u8) -> bool {
@@ -330,8 +389,8 @@ fn is_level(byte: u8) -> bool {
 
 /// `str::parse::<u32>` written out (a leading `+`, then decimal digits, no overflow), because the
 /// generic `from_str_radix` was the largest cost of reading a line: five numbers on every line.
-fn decimal_u32(text: &str) -> Option<u32> {
-    let digits = text.strip_prefix('+').unwrap_or(text).as_bytes();
+fn decimal_u32(text: &[u8]) -> Option<u32> {
+    let digits = text.strip_prefix(b"+").unwrap_or(text);
     if digits.is_empty() {
         return None;
     }
@@ -347,32 +406,33 @@ fn decimal_u32(text: &str) -> Option<u32> {
     Some(value)
 }
 
-fn parse_uid_field(token: &str) -> Option<UidFieldRef<'_>> {
-    if token.bytes().all(|b| b.is_ascii_digit()) {
+fn parse_uid_field(token: &[u8]) -> Option<UidFieldRef<'_>> {
+    if token.iter().all(u8::is_ascii_digit) {
         decimal_u32(token).map(UidFieldRef::Number)
     } else if token
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
     {
-        Some(UidFieldRef::Name(token))
+        // ASCII, so always UTF-8.
+        std::str::from_utf8(token).ok().map(UidFieldRef::Name)
     } else {
         None
     }
 }
 
 /// Reads `SSSSSSSSSS.fff` (epoch) or `MM-DD HH:MM:SS.fff` (threadtime) at the start of `text`.
-fn parse_time(text: &str) -> Option<(LogTime, &str)> {
-    let bytes = text.as_bytes();
-    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-    if digits == 2 && bytes.get(2) == Some(&b'-') {
+fn parse_time(text: &[u8]) -> Option<(LogTime, &[u8])> {
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 2 && text.get(2) == Some(&b'-') {
         // MM-DD HH:MM:SS.fff
         let head = text.get(..18)?;
-        let hb = head.as_bytes();
-        if hb[5] != b' ' || hb[8] != b':' || hb[11] != b':' || hb[14] != b'.' {
+        if head[5] != b' ' || head[8] != b':' || head[11] != b':' || head[14] != b'.' {
             return None;
         }
-        let number =
-            |range: std::ops::Range<usize>| -> Option<u8> { text.get(range)?.parse().ok() };
+        // Two characters as `str::parse::<u8>` reads them (a `+` and one digit too).
+        let number = |range: std::ops::Range<usize>| -> Option<u8> {
+            decimal_u32(&head[range]).and_then(|value| u8::try_from(value).ok())
+        };
         let month = number(0..2)?;
         let day = number(3..5)?;
         let hour = number(6..8)?;
@@ -394,11 +454,11 @@ fn parse_time(text: &str) -> Option<(LogTime, &str)> {
             rest,
         ));
     }
-    if digits == 0 || digits > 18 || bytes.get(digits) != Some(&b'.') {
+    if digits == 0 || digits > 18 || text.get(digits) != Some(&b'.') {
         return None;
     }
     // At most 18 digits: they fit an i64.
-    let seconds = bytes[..digits]
+    let seconds = text[..digits]
         .iter()
         .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
     let (nanos, rest) = parse_fraction(&text[digits + 1..])?;
@@ -406,13 +466,13 @@ fn parse_time(text: &str) -> Option<(LogTime, &str)> {
 }
 
 /// Reads 3, 6 or 9 fraction digits followed by a space.
-fn parse_fraction(text: &str) -> Option<(u32, &str)> {
-    let count = text.bytes().take_while(u8::is_ascii_digit).count();
-    if !matches!(count, 3 | 6 | 9) || text.as_bytes().get(count) != Some(&b' ') {
+fn parse_fraction(text: &[u8]) -> Option<(u32, &[u8])> {
+    let count = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    if !matches!(count, 3 | 6 | 9) || text.get(count) != Some(&b' ') {
         return None;
     }
     // At most 9 digits: they fit a u32.
-    let value = text.as_bytes()[..count]
+    let value = text[..count]
         .iter()
         .fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
     let scale = 10u32.pow(9 - count as u32);
@@ -607,7 +667,8 @@ mod tests {
         let line = line.trim_end_matches(['\r', '\n']);
         let start = line.len() - line.trim_start_matches(' ').len();
         let rest = &line[start..];
-        let (time, rest) = parse_time(rest)?;
+        let (time, after) = parse_time(rest.as_bytes())?;
+        let rest = &rest[rest.len() - after.len()..];
         // After the time come two or three whitespace-separated fields (uid?, pid, tid), then the
         // priority letter standing alone, then the tag up to the first ": ".
         let mut fields: [&str; 3] = [""; 3];
@@ -633,7 +694,11 @@ mod tests {
         };
         let (uid, pid, tid) = match count {
             2 => (None, fields[0], fields[1]),
-            3 => (Some(parse_uid_field(fields[0])?), fields[1], fields[2]),
+            3 => (
+                Some(parse_uid_field(fields[0].as_bytes())?),
+                fields[1],
+                fields[2],
+            ),
             _ => return None,
         };
         let pid = pid.parse().ok()?;
@@ -710,6 +775,51 @@ mod tests {
         }
     }
 
+    /// A log-like line with bytes that are not UTF-8 (a lone continuation byte, a cut-off
+    /// sequence, `\xff`) put anywhere, head or text.
+    fn damaged_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let bad: Vec<&'static [u8]> = vec![b"\x80", b"\xff", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98"];
+        let bad = prop::sample::select(bad);
+        (
+            log_like_line(),
+            prop::collection::vec((any::<prop::sample::Index>(), bad), 0..3),
+        )
+            .prop_map(|(line, damage)| {
+                let mut bytes = line.into_bytes();
+                for (at, bad) in damage {
+                    let at = at.index(bytes.len() + 1);
+                    bytes.splice(at..at, bad.iter().copied());
+                }
+                bytes
+            })
+    }
+
+    /// Arbitrary bytes, log-like lines, and damaged ones.
+    fn any_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            1 => prop::collection::vec(any::<u8>(), 0..80),
+            2 => log_like_line().prop_map(String::into_bytes),
+            2 => damaged_line(),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The head alone decides what the whole line does: a head with a tag is exactly a line
+        /// `parse_log_line` accepts, with the same fields, on the line's bytes as on its text
+        /// read with replacements.
+        #[test]
+        fn a_head_with_a_tag_is_the_line(line in any_line()) {
+            let text = String::from_utf8_lossy(&line);
+            let whole = parse_log_line(&text).map(|l| (l.time, l.uid.map(|u| u.to_field()), l.pid, l.tid, l.level));
+            let head = parse_log_head(&line)
+                .filter(LogcatHead::has_tag)
+                .map(|h| (h.time, h.uid.map(|u| u.to_field()), h.pid, h.tid, h.level));
+            proptest::prop_assert_eq!(head, whole, "{:?}", text);
+        }
+    }
+
     fn line(text: &str) -> LogcatLine {
         match parse_line(text) {
             LogcatItem::Line(parsed) => parsed,
@@ -775,7 +885,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn decimal_u32_is_str_parse(text in "[+-]?[0-9+]{0,12}") {
-            proptest::prop_assert_eq!(decimal_u32(&text), text.parse::<u32>().ok());
+            proptest::prop_assert_eq!(decimal_u32(text.as_bytes()), text.parse::<u32>().ok());
         }
     }
 

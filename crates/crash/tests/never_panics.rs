@@ -43,6 +43,7 @@ fn run_all(bytes: &[u8]) {
     }
     for line in logcat::split_lines(bytes) {
         let _ = logcat::epoch_uid_field(line);
+        let _ = logcat::parse_log_head(line).map(|head| head.has_tag());
     }
     let _ = crashbuf::parse_crash_buffer(&text, &clock);
     // A phone east of UTC: an instant near the end of year 9999 must not panic in `to_offset`.
