@@ -266,6 +266,22 @@ pub struct LogResult {
     /// What the read learned about the phone's boot and clock, when the driver can tell.
     #[serde(default)]
     pub mark: Option<PhoneMark>,
+    /// What the driver knows of the app's processes that logged these lines, beyond the lines
+    /// themselves (an iPhone follower knows each one's executable, and when the phone ended
+    /// its stream with the process); empty when it knows nothing more.
+    #[serde(default)]
+    pub processes: Vec<ProcessSpan>,
+}
+
+/// One of the app's processes as the driver knows it: for the result's process markers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSpan {
+    /// Its pid.
+    pub pid: u32,
+    /// Its name (the executable, or the process name), when the driver knows it.
+    pub name: Option<String>,
+    /// Whether it ended: the phone closed its log stream because the process was gone.
+    pub ended: bool,
 }
 
 /// The kind of a crash report.

@@ -644,6 +644,7 @@ impl AppLogger for FakePhone {
                 lines: matching[omitted..].to_vec(),
                 omitted,
                 mark: Some(entry.live.mark(&entry.lines)),
+                processes: Vec::new(),
             })
         })?;
         if self.listener {

@@ -309,6 +309,30 @@ pub fn kind_error(given: &str) -> String {
     format!("kind {given:?} is not a kind: use logs or crashes.")
 }
 
+/// The error for a `filter` or `exclude` longer than `max` bytes.
+pub fn pattern_too_long(argument: &str, max: usize) -> String {
+    format!("invalid argument: {argument} is longer than {max} bytes; use a shorter pattern.")
+}
+
+/// The error for a `/…/` pattern that is not a regular expression phonelogs accepts.
+pub fn pattern_error(argument: &str, given: &str, error: &str) -> String {
+    let error = error.replace('\n', " ");
+    let error = error.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "invalid argument: {argument} {given:?} is not a regular expression phonelogs accepts (Rust regex syntax, no look-around or backreferences, within its size limits): {error}"
+    )
+}
+
+/// The error for a `tag` list that names more than `max` tags.
+pub fn too_many_tags(given: usize, max: usize) -> String {
+    format!("invalid argument: tag lists {given} tags; list at most {max}.")
+}
+
+/// The error for a tag in `tag` longer than `max` bytes.
+pub fn tag_too_long(given: usize, max: usize) -> String {
+    format!("invalid argument: a tag in tag is {given} bytes long; tags are at most {max}.")
+}
+
 /// The error for an approval used outside the call it was made for.
 pub fn approval_mismatch(approval_id: &str) -> String {
     format!(
@@ -653,6 +677,101 @@ pub fn step_person_read(count: usize, label: &str) -> String {
         plural(count, "log line", "log lines")
     )
 }
+
+// --- What a result shows besides the lines: folds, masks, process markers. ---
+
+/// The sentence for repeats folded into rows: `lines` log lines shown as `rows` rows.
+pub fn folded_sentence(repeats: usize) -> Option<String> {
+    (repeats > 0).then(|| {
+        format!(
+            "{} folded into the line before (shown as \u{201c}(\u{d7}N until \u{2026})\u{201d}; fold: false shows each).",
+            plural(repeats, "repeat was", "repeats were")
+        )
+    })
+}
+
+/// The sentence for the secrets masked in what is shown.
+pub fn masked_sentence(count: usize) -> Option<String> {
+    (count > 0).then(|| {
+        format!(
+            "{} in what is shown {} masked as [redacted:KIND] (only the person can turn masking off).",
+            plural(count, "secret", "secrets"),
+            if count == 1 { "was" } else { "were" }
+        )
+    })
+}
+
+/// The sentence for an app whose secrets the person chose to show.
+pub fn unmasked_sentence(label: &str) -> String {
+    format!("Secrets are not masked: the person turned masking off for {label}.")
+}
+
+/// A process marker: a new process of the app started logging.
+pub fn marker_started(pid: u32, process: Option<&str>) -> String {
+    format!(
+        "\u{2500}\u{2500} process {pid}{} started",
+        process_name(process)
+    )
+}
+
+/// A process marker: the app's own lines show the process dying (`how`: "FATAL EXCEPTION",
+/// "Fatal signal 11 (SIGSEGV)").
+pub fn marker_crashed(pid: u32, process: Option<&str>, how: &str) -> String {
+    format!(
+        "\u{2500}\u{2500} process {pid}{} died: {how} (its report: kind \"crashes\")",
+        process_name(process)
+    )
+}
+
+/// A process marker: the phone ended the process's log stream with the process (iPhone).
+pub fn marker_ended(pid: u32, process: Option<&str>) -> String {
+    format!(
+        "\u{2500}\u{2500} process {pid}{} ended (if it crashed, its report: kind \"crashes\")",
+        process_name(process)
+    )
+}
+
+fn process_name(process: Option<&str>) -> String {
+    process.map(|p| format!(" ({p})")).unwrap_or_default()
+}
+
+/// The sentence, once per result, for reports whose frames look obfuscated or unsymbolicated
+/// while no symbols directory is set.
+pub fn no_symbols_sentence(reports: usize) -> Option<String> {
+    (reports > 0).then(|| {
+        format!(
+            "No symbols directory: {} obfuscated or unsymbolicated frames of the app; the person can file the build's mapping or libraries (phonelogs symbols add) and start the server with --symbols DIR.",
+            plural(reports, "report shows", "reports show")
+        )
+    })
+}
+
+/// The history step of the person turning masking off for an app.
+pub fn step_unmasked(app: &str, via: crate::AnsweredVia) -> String {
+    format!(
+        "You turned off the masking of secrets in the logs of {app}{}",
+        via_words(via)
+    )
+}
+
+/// The history step of the person turning masking back on for an app.
+pub fn step_masked(app: &str, via: crate::AnsweredVia) -> String {
+    format!(
+        "You turned the masking of secrets back on for {app}{}",
+        via_words(via)
+    )
+}
+
+fn via_words(via: crate::AnsweredVia) -> &'static str {
+    match via {
+        crate::AnsweredVia::CommandLine => " (on the command line)",
+        crate::AnsweredVia::Page => " (on your page)",
+        crate::AnsweredVia::ClientDialog => " (in a client's dialog)",
+    }
+}
+
+/// The agent the history names for the person's own settings (masking).
+pub const PERSON_SETTINGS: &str = "you";
 
 fn plural(count: usize, one: &str, many: &str) -> String {
     if count == 1 {

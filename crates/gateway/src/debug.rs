@@ -49,7 +49,12 @@ impl Session {
             }
         };
         let before = self.steps_recorded();
-        let response = self.debug_call(request).await;
+        let mut response = self.debug_call(request).await;
+        // Within their bound whatever they quote, as `phone_logs`' message is.
+        response.message = crate::render::bounded_message(response.message);
+        if let Some(error) = response.error.as_mut() {
+            error.message = crate::render::bounded_message(std::mem::take(&mut error.message));
+        }
         // Every call is a history step: a call that failed before any step was written gets one
         // now, naming the tool and what it was aimed at, never what it read.
         if self.steps_recorded() == before {
@@ -295,10 +300,12 @@ impl Session {
         // The one cut of this result: the text to the gateway's cap (less the `symbols` field,
         // JSON-escaped), said in the message and in `text_cut`, so nothing after the gateway
         // shortens it again.
-        let room = self
-            .gateway()
-            .result_cap()
-            .saturating_sub(crate::render::symbols_field_cost(&symbols.heading));
+        let room = self.gateway().result_cap().saturating_sub(
+            symbols
+                .heading
+                .as_deref()
+                .map_or(0, crate::render::symbols_field_cost),
+        );
         let cut = crate::render::cap_backtrace_text(&mut backtrace, room);
         let mut message = catalog::backtrace_message(cut);
         symbols.add_to(&mut message);

@@ -75,6 +75,9 @@ pub enum Error {
     /// The app was not blocked.
     #[error("{0} is not blocked")]
     NotBlocked(String),
+    /// The app's secrets were masked already (masking was not turned off for it).
+    #[error("secrets are masked for {0} already")]
+    NotUnmasked(String),
     /// An argument that cannot be right.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

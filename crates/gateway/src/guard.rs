@@ -80,10 +80,14 @@ impl GuardedLogger {
         lines.sort_by_key(|line| line.time);
         let extra = lines.len().saturating_sub(query.count);
         lines.drain(..extra);
+        // What the driver says of processes is used only for those whose lines passed.
+        let mut processes = result.processes;
+        processes.retain(|span| lines.iter().any(|line| line.pid == Some(span.pid)));
         Ok(LogResult {
             lines,
             omitted: result.omitted + extra,
             mark: result.mark,
+            processes,
         })
     }
 

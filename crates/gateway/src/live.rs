@@ -98,9 +98,10 @@ impl Wait {
     }
 }
 
-/// Whether `line` holds the awaited text, as `filter` matches: in its tag or its text.
-pub(crate) fn holds(line: &LogLine, text: &str) -> bool {
-    line.tag.contains(text) || line.text.contains(text)
+/// Whether a line with this tag and (masked) text holds the awaited text, as `filter`
+/// matches: in its tag or its text.
+pub(crate) fn holds(tag: &str, shown: &str, text: &str) -> bool {
+    tag.contains(text) || shown.contains(text)
 }
 
 /// How a wait ended.
@@ -210,8 +211,9 @@ pub(crate) async fn wait_for_line(
                 ));
             }
             Next::Line(Some(line)) => {
-                // Split first: the cursor's lines are the split ones.
-                let mut pieces = one_line_each(vec![line?], usize::MAX).0;
+                // Split first: the cursor's lines are the split ones, and they were selected.
+                let pieces = one_line_each(vec![line?], usize::MAX).0;
+                let mut pieces = on.selection.sift(pieces, on.masker);
                 pieces.retain(|piece| after.is_new(piece));
                 pieces
             }
@@ -221,8 +223,13 @@ pub(crate) async fn wait_for_line(
         if !fresh.is_empty() && !(on.allowed)() {
             return Ok(Ending::Cancelled);
         }
-        for line in fresh {
-            let found = holds(&line, &wait.text);
+        // Matched as the agent would see the line: a wait cannot probe a secret either.
+        let shown: Vec<bool> = crate::select::shown_texts(&fresh, on.masker)
+            .iter()
+            .zip(&fresh)
+            .map(|(text, line)| holds(&line.tag, text, &wait.text))
+            .collect();
+        for (line, found) in fresh.into_iter().zip(shown) {
             lines.push(line);
             if found {
                 return Ok(Ending::Matched);
@@ -243,7 +250,8 @@ async fn poll_lines(
     again.count = usize::MAX;
     let result = on.driver.own_logs(on.device, on.info, &again).await?;
     let (split, _) = one_line_each(result.lines, usize::MAX);
-    let key = (query.filter.clone(), query.level);
+    let split = on.selection.sift(split, on.masker);
+    let key = (on.selection.key().to_owned(), query.level);
     let (fresh, _) = polled.skip_seen(split, &key);
     *polled = polled.advanced(&fresh);
     Ok(fresh)
@@ -260,6 +268,10 @@ pub(crate) struct On<'a> {
     /// Whether the read is still allowed: checked every second, so a wait ends when its task
     /// ends or the person blocks the app while it waits.
     pub(crate) allowed: &'a (dyn Fn() -> bool + Send + Sync),
+    /// The lines a wait keeps (`filter`, `exclude`, `tag`), judged on their masked text.
+    pub(crate) selection: &'a crate::select::Selection,
+    /// The masker, `None` when the person turned masking off for the app.
+    pub(crate) masker: Option<&'a crate::mask::Masker>,
 }
 
 enum Next {

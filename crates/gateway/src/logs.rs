@@ -8,8 +8,11 @@ use time::OffsetDateTime;
 use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
 use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds, wait_for_line};
+use crate::mask::Masker;
 use crate::permission::{Ask, Gate};
-use crate::render::render_lines;
+use crate::render::render_rows;
+use crate::rows::{RowOptions, rows};
+use crate::select::Selection;
 use crate::session::{Session, Target, driver_error_status};
 use crate::since::{SincePlace, parse_since, since_place};
 use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
@@ -29,7 +32,11 @@ pub(crate) struct LogsCall {
     pub(crate) since: OffsetDateTime,
     /// `since: "last"` or `"cursor:<value>"`.
     pub(crate) place: Option<SincePlace>,
-    pub(crate) filter: Option<String>,
+    /// `filter`, `exclude` and `tag`, applied here to the masked lines (never by the driver,
+    /// which would match the raw text).
+    pub(crate) selection: Selection,
+    /// Whether repeats are folded.
+    pub(crate) fold: bool,
     pub(crate) wait: Option<Wait>,
     /// Kind crashes: the seconds of the app's lines to add under each report.
     pub(crate) context: Option<u32>,
@@ -50,6 +57,15 @@ impl Session {
     /// [`Session::logs`] with hooks for a wait (`wait_for`): progress about once a second, and a
     /// cancellation that ends the wait at once with what came.
     pub async fn logs_live(&self, request: LogsRequest, hooks: &LiveHooks) -> LogsResponse {
+        let mut response = self.logs_call(request, hooks).await;
+        // Every message and rule within its bound, whatever it quotes: the result's size is
+        // the cap plus these (what the MCP server declares to clients).
+        response.message = crate::render::bounded_message(response.message);
+        response.rule = response.rule.as_deref().map(crate::render::heading_part);
+        response
+    }
+
+    async fn logs_call(&self, request: LogsRequest, hooks: &LiveHooks) -> LogsResponse {
         let call = match self.prepare(&request) {
             Ok(call) => call,
             Err(response) => return *response,
@@ -78,14 +94,7 @@ impl Session {
     /// Checks the call's arguments and the policy from the app's id, before anything touches a
     /// phone.
     fn prepare(&self, request: &LogsRequest) -> Result<LogsCall, Box<LogsResponse>> {
-        let args = StepArgs {
-            app: request.app.trim().to_owned(),
-            kind: request.kind.as_str().to_owned(),
-            since: request.since.clone(),
-            filter: request.filter.clone(),
-            level: request.level.clone(),
-            limit: request.limit,
-        };
+        let args = step_args(request);
         if self.ended() {
             return Err(Box::new(LogsResponse::bare(
                 Status::Error,
@@ -95,7 +104,9 @@ impl Session {
         let app = AppId::parse(&request.app)
             .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
         let fail = |message: String| {
-            Box::new(self.failed(&args, None, app.as_str(), Status::Error, message))
+            let mut response = self.failed(&args, None, app.as_str(), Status::Error, message);
+            response.error_code = Some(crate::ErrorCode::InvalidArgument);
+            Box::new(response)
         };
         let level = match request.level.as_deref().map(str::trim) {
             None | Some("") => None,
@@ -130,6 +141,12 @@ impl Session {
             .map_err(fail)?,
         };
         let wait = wait_of(request).map_err(fail)?;
+        let selection = Selection::parse(
+            request.filter.as_deref(),
+            request.exclude.as_deref(),
+            request.tag.as_deref(),
+        )
+        .map_err(fail)?;
         let context = crate::symbols::context_of(request).map_err(fail)?;
         // The policy first, from the app's id alone: an agent that may not read this app gets
         // the same answer whether it is installed or not, and no phone is asked anything.
@@ -144,7 +161,8 @@ impl Session {
             limit: limit as usize,
             since,
             place,
-            filter: request.filter.clone().filter(|f| !f.is_empty()),
+            selection,
+            fold: request.fold.unwrap_or(true),
             wait,
             context,
             approval_id: request.approval_id.clone(),
@@ -202,16 +220,23 @@ impl Session {
                 return Ok(self.failed(&call.args, device, &target.label, Status::Error, message));
             }
         };
-        let key = (call.filter.clone(), call.level);
+        let key = (call.selection.key().to_owned(), call.level);
+        let masker = self.masker(&target.info.app);
         // Phones print lines to the millisecond (logcat's `-v epoch`), while a task starts at
         // any nanosecond: a line of the task's first millisecond would print as before it.
         // Compare at the lines' resolution.
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
-        let mut query = LogQuery::since(since, call.limit);
+        // The selection is applied here, to the masked lines, so the driver reads every line
+        // of the level when there is one (a count would apply before it).
+        let count = if call.selection.keeps_all() {
+            call.limit
+        } else {
+            usize::MAX
+        };
+        let mut query = LogQuery::since(since, count);
         query.level = call.level;
-        query.filter = call.filter.clone();
         let driver = self.driver(target.driver_index);
         let result = driver
             .own_logs(&target.device, &target.info, &query)
@@ -219,7 +244,8 @@ impl Session {
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
         // the lines the agent sees.
-        let (mut lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
+        let (lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
+        let mut lines = call.selection.sift(lines, masker);
         let mut notes = Vec::new();
         if let Some(start) = &start {
             let (kept, gone) = start.skip_seen(lines, &key);
@@ -249,13 +275,19 @@ impl Session {
                     &query,
                     &place_after(&lines),
                     &mut lines,
-                    wait,
+                    (wait, masker),
                 )
                 .await?,
             ),
         };
         let place = place_after(&lines);
-        Ok(self.lay_out_lines(target, call, lines, result.omitted, place, notes, ending))
+        let read = Read {
+            lines,
+            omitted: result.omitted,
+            processes: result.processes,
+            masker,
+        };
+        Ok(self.lay_out_lines(target, call, read, place, notes, ending))
     }
 
     /// Waits for the awaited line: one already read ends the wait at once (the lines after it
@@ -269,17 +301,22 @@ impl Session {
         query: &LogQuery,
         place: &Position,
         lines: &mut Vec<LogLine>,
-        wait: &Wait,
+        (wait, masker): (&Wait, Option<&Masker>),
     ) -> Result<Ending, phonelogs_driver::Error> {
         // Waiting for any line (an empty text): the lines already there are it.
         if wait.text.is_empty() && !lines.is_empty() {
             return Ok(Ending::Matched);
         }
-        if let Some(at) = lines.iter().position(|line| holds(line, &wait.text)) {
+        // The awaited text is matched against what the agent would see, as a filter is.
+        let shown = crate::select::shown_texts(lines, masker);
+        if let Some(at) = lines
+            .iter()
+            .zip(&shown)
+            .position(|(line, text)| holds(&line.tag, text, &wait.text))
+        {
             lines.truncate(at + 1);
             return Ok(Ending::Matched);
         }
-        let _ = call;
         let allowed = || self.still_allowed(&target.info.app);
         let on = On {
             driver: self.driver(target.driver_index),
@@ -288,35 +325,47 @@ impl Session {
             wait,
             hooks,
             allowed: &allowed,
+            selection: &call.selection,
+            masker,
         };
         wait_for_line(&on, query, place, lines).await
     }
 
-    /// Keeps the newest `limit` lines, renders them within the cap (the one cut), records the
-    /// step, and gives out the cursor after the last line shown.
-    #[allow(clippy::too_many_arguments)]
+    /// Keeps the newest `limit` lines, builds their rows (masked, with process markers and
+    /// repeats folded), renders them within the cap (the one cut), records the step, and gives
+    /// out the cursor after the last line shown.
     fn lay_out_lines(
         &self,
         target: &Target,
         call: &LogsCall,
-        mut lines: Vec<LogLine>,
-        omitted: usize,
+        read: Read<'_>,
         place: Position,
         mut notes: Vec<String>,
         ending: Option<Ending>,
     ) -> LogsResponse {
+        let Read {
+            mut lines,
+            omitted,
+            processes,
+            masker,
+        } = read;
         let over_limit = lines.len().saturating_sub(call.limit);
         lines.drain(..over_limit);
         let lines = self.symbolicated_lines(target, lines, &mut notes);
-        let rendered = render_lines(
-            &lines,
+        let options = RowOptions {
+            masker,
+            fold: call.fold,
+            processes: &processes,
+        };
+        let rendered = render_rows(
+            &rows(lines, options),
             self.gateway().local_offset(),
             self.gateway().result_cap(),
         );
         // The driver's count (the limit), the split's and the cap's, so the message's count is
         // of every older line the agent does not see.
         let left_out = omitted + over_limit + rendered.left_out;
-        let shown = rendered.views.len();
+        let shown = rendered.shown;
         let step = if self.is_person() {
             catalog::step_person_read(shown, &target.label)
         } else {
@@ -324,6 +373,11 @@ impl Session {
         };
         self.record(&call.args, Some(&target.device), Status::Ok, step);
         let mut message = catalog::lines_message(shown, &target.label, left_out, rendered.cut);
+        notes.extend(catalog::folded_sentence(rendered.folded));
+        notes.extend(match masker {
+            Some(_) => catalog::masked_sentence(rendered.masked),
+            None => Some(catalog::unmasked_sentence(&target.label)),
+        });
         for note in notes {
             message.push(' ');
             message.push_str(&note);
@@ -351,6 +405,9 @@ impl Session {
             shown,
             left_out,
             cut: rendered.cut,
+            folded: rendered.folded,
+            masked: rendered.masked,
+            error_code: None,
             cursor: Some(cursor),
             matched: ending.map(|how| how == Ending::Matched),
         }
@@ -397,6 +454,8 @@ impl Session {
                 wait,
                 hooks,
                 allowed: &allowed,
+                selection: &call.selection,
+                masker: None,
             };
             let (last, how) =
                 crate::live::wait_for_report(&on, call.since, call.limit, result).await?;
@@ -404,10 +463,17 @@ impl Session {
             ending = Some(how);
         }
         let cap = self.gateway().result_cap();
+        let masker = self.masker(&target.info.app);
         let laid = self
-            .symbolicated_reports(target, call.context, result.reports)
+            .symbolicated_reports(target, call.context, result.reports, masker)
             .await?;
         let mut message = laid.message(&target.label, cap);
+        message.push(' ');
+        message.push_str(&match masker {
+            Some(_) => catalog::masked_sentence(laid.masked).unwrap_or_default(),
+            None => catalog::unmasked_sentence(&target.label),
+        });
+        let mut message = message.trim_end().to_owned();
         let (rendered, shown) = (laid.rendered, laid.shown);
         // Reports the driver could not confirm as the app's own (not its copy in another user)
         // are left out, and the message says how many.
@@ -440,6 +506,9 @@ impl Session {
             shown,
             left_out: laid.left_out,
             cut: rendered.cut,
+            folded: 0,
+            masked: laid.masked,
+            error_code: None,
             cursor: None,
             matched: ending.map(|how| how == crate::live::Ending::Matched),
         })
@@ -453,6 +522,34 @@ impl Session {
     ) -> LogsResponse {
         let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
         self.failed(args, Some(&target.device), &target.label, status, message)
+    }
+}
+
+/// What a read of lines brought, for the layout.
+struct Read<'a> {
+    lines: Vec<LogLine>,
+    /// Older lines the driver left out for the count.
+    omitted: usize,
+    processes: Vec<phonelogs_driver::ProcessSpan>,
+    masker: Option<&'a Masker>,
+}
+
+/// What the history keeps of a request: its arguments, an agent's texts bounded.
+fn step_args(request: &LogsRequest) -> StepArgs {
+    let bounded = |text: &Option<String>| text.as_deref().map(StepArgs::bounded);
+    StepArgs {
+        app: request.app.trim().to_owned(),
+        kind: request.kind.as_str().to_owned(),
+        since: request.since.clone(),
+        filter: bounded(&request.filter),
+        exclude: bounded(&request.exclude),
+        tags: request
+            .tag
+            .as_ref()
+            .filter(|tags| !tags.is_empty())
+            .map(|tags| StepArgs::bounded(&tags.join(", "))),
+        level: request.level.clone(),
+        limit: request.limit,
     }
 }
 

@@ -199,6 +199,19 @@ impl Session {
         !self.ended() && matches!(self.gateway().inner.store.is_blocked(app), Ok(false))
     }
 
+    /// The masker for `app`'s lines and reports: `None` only when the person turned masking
+    /// off for it; a store that cannot be read masks (fails closed).
+    pub(crate) fn masker(&self, app: &AppId) -> Option<&'static crate::mask::Masker> {
+        match self.gateway().inner.store.is_unmasked(app) {
+            Ok(true) => None,
+            Ok(false) => Some(crate::mask::masker()),
+            Err(error) => {
+                tracing::warn!(%error, %app, "could not read whether the app is unmasked; masking");
+                Some(crate::mask::masker())
+            }
+        }
+    }
+
     pub(crate) fn ended(&self) -> bool {
         self.inner.ended.load(Ordering::SeqCst)
     }

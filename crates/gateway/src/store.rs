@@ -140,6 +140,14 @@ const MIGRATIONS: &[&str] = &[
         SELECT id, agent, device, app, 'logs', created_at FROM standing_rules;
     DROP TABLE standing_rules;
     ALTER TABLE standing_rules_v2 RENAME TO standing_rules;",
+    // Version 3: the apps whose secrets the person chose to see unmasked, and the agent's
+    // `exclude` and `tag` beside `filter` in the history (bounded, as `filter` is).
+    "CREATE TABLE unmasked_apps (
+        app TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    ALTER TABLE history ADD COLUMN exclude TEXT;
+    ALTER TABLE history ADD COLUMN tags TEXT;",
 ];
 
 /// Set on every connection: durable commits, checked references, a bounded page cache (512 KiB;
@@ -561,7 +569,8 @@ impl Store {
     pub fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare(
-            "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim
+            "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim,
+                    exclude, tags
              FROM history
              WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 IS NULL OR app = ?3)
                AND (?5 IS NULL OR device = ?5) AND (?6 IS NULL OR status = ?6)
@@ -595,6 +604,8 @@ impl Store {
                         kind: row.get(8)?,
                         since: row.get(9)?,
                         filter: row.get(10)?,
+                        exclude: row.get(13)?,
+                        tags: row.get(14)?,
                         level: row.get(11)?,
                         limit: row.get(12)?,
                     },
@@ -678,7 +689,78 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Turns off the masking of secrets in `app`'s lines and reports, for every agent, until
+    /// [`Store::mask_app`]. Only the person does this (`phonelogs rules unmask`, the person's
+    /// page), never an agent: nothing an agent reaches calls it. The history records it, with
+    /// where it was done (`via`: the command line or the page).
+    pub fn unmask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
+        self.person_setting(app, via, true)
+    }
+
+    /// Turns the masking of `app`'s secrets back on; an error when it was not off.
+    pub fn mask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
+        self.person_setting(app, via, false)
+    }
+
+    fn person_setting(&self, app: &AppId, via: AnsweredVia, unmask: bool) -> Result<(), Error> {
+        if via == AnsweredVia::ClientDialog {
+            return Err(Error::InvalidArgument(
+                "masking is the person's to turn off, never through an agent's client".into(),
+            ));
+        }
+        self.write(|tx| {
+            let now = now_text();
+            let step = if unmask {
+                tx.execute(
+                    "INSERT OR IGNORE INTO unmasked_apps (app, created_at) VALUES (?1, ?2)",
+                    params![app.as_str(), now],
+                )?;
+                crate::catalog::step_unmasked(app.as_str(), via)
+            } else {
+                if tx.execute("DELETE FROM unmasked_apps WHERE app = ?1", [app.as_str()])? == 0 {
+                    return Err(Error::NotUnmasked(app.to_string()));
+                }
+                crate::catalog::step_masked(app.as_str(), via)
+            };
+            tx.execute(
+                "INSERT INTO history (at, task_id, agent, status, step, app, kind)
+                 VALUES (?1, '', ?2, 'ok', ?3, ?4, ?5)",
+                params![
+                    now,
+                    crate::catalog::PERSON_SETTINGS,
+                    step,
+                    app.as_str(),
+                    if unmask { "unmask" } else { "mask" }
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The apps whose secrets are shown unmasked, with when the person chose it.
+    pub fn unmasked_apps(&self) -> Result<Vec<(AppId, String)>, Error> {
+        let connection = self.lock();
+        let mut statement =
+            connection.prepare("SELECT app, created_at FROM unmasked_apps ORDER BY app")?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                AppId::new(row.get::<_, String>(0)?),
+                row.get::<_, String>(1)?,
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     // --- For the gateway. ---
+
+    pub(crate) fn is_unmasked(&self, app: &AppId) -> Result<bool, Error> {
+        let connection = self.lock();
+        Ok(connection
+            .prepare_cached("SELECT 1 FROM unmasked_apps WHERE app = ?1")?
+            .query_row([app.as_str()], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
     // The statements every call runs (the block list, the task's end, grants, the history
     // step) are prepared once per connection (`prepare_cached`), not parsed again per call.
 
@@ -854,8 +936,8 @@ impl Store {
     pub(crate) fn record_step(&self, step: &NewStep<'_>) -> Result<(), Error> {
         self.write(|tx| {
             tx.prepare_cached(
-                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind, since, filter, level, lim)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind, since, filter, level, lim, exclude, tags)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?
             .execute(params![
                     now_text(),
@@ -869,7 +951,9 @@ impl Store {
                     step.args.since,
                     step.args.filter,
                     step.args.level,
-                    step.args.limit
+                    step.args.limit,
+                    step.args.exclude,
+                    step.args.tags
                 ],
             )?;
             Ok(())

@@ -52,9 +52,20 @@ pub struct LogsRequest {
     /// back (`10m`, `2h`, `1d`); the task's start when left out.
     #[serde(default)]
     pub since: Option<String>,
-    /// Only lines whose tag or text contains this.
+    /// Only lines whose tag or text contains this, or, written `/…/`, matches this regular
+    /// expression (Rust `regex` syntax). Matched against the masked text.
     #[serde(default)]
     pub filter: Option<String>,
+    /// Leave out the lines this matches (the same syntax as `filter`).
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// Only lines with one of these tags, exactly.
+    #[serde(default)]
+    pub tag: Option<Vec<String>>,
+    /// Fold consecutive repeats (same process, level, tag and text) into one row that says how
+    /// many and until when; on unless `false`.
+    #[serde(default)]
+    pub fold: Option<bool>,
     /// Only lines of this level or more severe.
     #[serde(default)]
     pub level: Option<String>,
@@ -152,18 +163,27 @@ pub struct LogsResponse {
     /// within the gateway's result cap as JSON-escaped bytes (the headings' structured copies
     /// included, for reports), and nothing after the gateway cuts it again.
     pub log: String,
-    /// The lines shown, as typed values (oldest first): exactly the lines of `log`.
+    /// The rows shown, as typed values (oldest first): exactly the rows of `log` (a line with
+    /// the repeats folded into it, or a process marker).
     pub lines: Vec<LineView>,
     /// The reports shown, as typed values (newest first): exactly the reports of `log`.
     pub reports: Vec<ReportView>,
-    /// How many lines or reports `log` shows; a report heading that groups several reports of
-    /// one fingerprint counts each of them.
+    /// How many log lines or reports `log` shows: a row of folded repeats counts each line it
+    /// stands for, a process marker none; a report heading that groups several reports of one
+    /// fingerprint counts each of them.
     pub shown: usize,
     /// How many older lines or reports were left out, by `limit` or by the result cap.
     pub left_out: usize,
     /// How many of those shown were cut: lines past 2,000 bytes; reports whose text is cut
     /// short or only its first line.
     pub cut: usize,
+    /// Kind logs: how many of the lines shown are repeats folded into the row before them.
+    pub folded: usize,
+    /// How many secrets were masked in what `log` shows.
+    pub masked: usize,
+    /// For an argument the call refused: `invalid_argument`, so a caller can tell a call to fix
+    /// from a phone that failed.
+    pub error_code: Option<crate::ErrorCode>,
     /// With `ok` and kind logs: the position after the last line shown, to pass back as
     /// `since: "cursor:<value>"` (or use `since: "last"`). Bound to this task, phone and app.
     pub cursor: Option<String>,
@@ -185,6 +205,9 @@ impl LogsResponse {
             shown: 0,
             left_out: 0,
             cut: 0,
+            folded: 0,
+            masked: 0,
+            error_code: None,
             cursor: None,
             matched: None,
         }
@@ -355,12 +378,44 @@ pub struct StepArgs {
     pub kind: String,
     /// The `since` as given.
     pub since: Option<String>,
-    /// The filter as given.
+    /// The filter as given (bounded, see [`StepArgs::bounded`]).
     pub filter: Option<String>,
+    /// The exclusion as given (bounded).
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// The tags as given, joined by `, ` (bounded).
+    #[serde(default)]
+    pub tags: Option<String>,
     /// The level as given.
     pub level: Option<String>,
     /// The limit as given.
     pub limit: Option<u32>,
+}
+
+impl StepArgs {
+    /// The most bytes of an agent's text (`filter`, `exclude`, `tag`) the history keeps.
+    pub const MAX_ARGUMENT_BYTES: usize = 256;
+
+    /// An agent's text as the history keeps it: on one line, its secrets masked (an agent that
+    /// knows a token cannot write it into the history either), and cut to
+    /// [`StepArgs::MAX_ARGUMENT_BYTES`] with a mark.
+    // TODO(h28a): one function bounds every agent text the history keeps (issue 28 item 13);
+    // `filter`, `exclude` and `tag` go through it once it lands.
+    pub fn bounded(text: &str) -> String {
+        let one_line: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let masked = crate::mask::masker().line(&one_line).text.into_owned();
+        if masked.len() <= Self::MAX_ARGUMENT_BYTES {
+            return masked;
+        }
+        let mut end = Self::MAX_ARGUMENT_BYTES - '…'.len_utf8();
+        while !masked.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &masked[..end])
+    }
 }
 
 /// One step of the history: what was read, in the spec's words, never the text.

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use phonelogs_crash::ostrace::{OsLogLevel, OsTraceEntry};
-use phonelogs_driver::{AppId, LogLevel, LogLine, LogQuery, LogResult};
+use phonelogs_driver::{AppId, LogLevel, LogLine, LogQuery, LogResult, ProcessSpan};
 use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
@@ -66,6 +66,9 @@ impl Default for FollowerConfig {
     }
 }
 
+/// The most processes a follower remembers for process markers.
+const MAX_SPANS: usize = 256;
+
 /// The lines a follower keeps, oldest first.
 #[derive(Debug)]
 struct Ring {
@@ -111,6 +114,7 @@ impl Ring {
             lines,
             omitted,
             mark: None,
+            processes: Vec::new(),
         }
     }
 
@@ -148,6 +152,9 @@ pub struct FollowerStatus {
 #[derive(Debug)]
 struct Shared {
     ring: Mutex<Ring>,
+    /// The processes streams were opened for (their executable's name) and whether each ended
+    /// with its process, newest last, at most [`MAX_SPANS`]: for the result's process markers.
+    processes: Mutex<Vec<ProcessSpan>>,
     status: Mutex<FollowerStatus>,
     /// Woken whenever lines arrive, for [`Follower::follow`]'s waits.
     added: tokio::sync::Notify,
@@ -174,6 +181,7 @@ impl Follower {
     pub fn start(record: AppRecord, services: DeviceServices, config: FollowerConfig) -> Follower {
         let shared = Arc::new(Shared {
             ring: Mutex::new(Ring::new(config.max_lines, config.max_text_bytes)),
+            processes: Mutex::new(Vec::new()),
             status: Mutex::new(FollowerStatus {
                 bundle_path: record.path.clone(),
                 ..FollowerStatus::default()
@@ -209,7 +217,13 @@ impl Follower {
 
     /// The kept lines matching `query`, oldest first, at most `query.count` (the newest).
     pub fn lines(&self, query: &LogQuery) -> LogResult {
-        lock(&self.shared.ring).query(query)
+        let mut result = lock(&self.shared.ring).query(query);
+        result.processes = lock(&self.shared.processes)
+            .iter()
+            .filter(|span| result.lines.iter().any(|l| l.pid == Some(span.pid)))
+            .cloned()
+            .collect();
+        result
     }
 
     /// The kept lines matching `query` (its count aside), then each new one as it arrives: a
@@ -426,18 +440,22 @@ impl State {
     /// processes gone for longer than the linger.
     async fn apply(&mut self, listed: &[ProcessEntry]) {
         let now = Instant::now();
-        let matching: Vec<u32> = listed
+        let matching: Vec<&ProcessEntry> = listed
             .iter()
             .filter(|p| in_bundle(&p.executable, &self.record.path))
-            .map(|p: &ProcessEntry| p.pid)
             .collect();
-        for &pid in &matching {
-            match self.streams.get_mut(&pid) {
+        for process in &matching {
+            match self.streams.get_mut(&process.pid) {
                 Some(stream) => stream.gone_since = None,
-                None => self.open(pid),
+                None => {
+                    self.open(process.pid);
+                    self.note_process(process);
+                }
             }
         }
+        let matching: Vec<u32> = matching.iter().map(|p| p.pid).collect();
         let linger = self.config.linger;
+        let mut ended = Vec::new();
         self.streams.retain(|pid, stream| {
             if matching.contains(pid) {
                 return true;
@@ -445,11 +463,18 @@ impl State {
             let since = *stream.gone_since.get_or_insert(now);
             if now.duration_since(since) >= linger {
                 stream.handle.abort();
+                ended.push(*pid);
                 false
             } else {
                 true
             }
         });
+        if !ended.is_empty() {
+            let mut spans = lock(&self.shared.processes);
+            for span in spans.iter_mut().filter(|s| ended.contains(&s.pid)) {
+                span.ended = true;
+            }
+        }
         self.publish_streams();
         if matching.is_empty() && now.duration_since(self.last_lookup) >= self.config.relookup_every
         {
@@ -515,6 +540,20 @@ impl State {
             },
         );
         self.publish_streams();
+    }
+
+    /// Remembers a process a stream was opened for, by its executable's name.
+    fn note_process(&self, process: &ProcessEntry) {
+        let name = path_components(&process.executable).and_then(|parts| parts.last().cloned());
+        let mut spans = lock(&self.shared.processes);
+        spans.retain(|span| span.pid != process.pid);
+        spans.push(ProcessSpan {
+            pid: process.pid,
+            name,
+            ended: false,
+        });
+        let over = spans.len().saturating_sub(MAX_SPANS);
+        spans.drain(..over);
     }
 
     fn publish_streams(&self) {
