@@ -261,7 +261,8 @@ enum ApprovalsCommand {
 
 #[derive(Debug, Subcommand)]
 enum RulesCommand {
-    /// The Always-allow entries (agent, device, app, when granted) and blocked apps.
+    /// The Always-allow entries (agent, device, app, when granted), blocked apps, and apps
+    /// whose secrets are shown unmasked.
     List {
         #[command(flatten)]
         state: StateArgs,
@@ -285,6 +286,21 @@ enum RulesCommand {
     },
     /// Remove a block rule.
     Unblock {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The package or bundle id.
+        app: String,
+    },
+    /// Show an app's secrets (tokens, passwords, keys, card numbers) to agents unmasked: only
+    /// you can do this, per app; `phonelogs rules mask APP` turns masking back on.
+    Unmask {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The package or bundle id.
+        app: String,
+    },
+    /// Mask an app's secrets again (the default for every app).
+    Mask {
         #[command(flatten)]
         state: StateArgs,
         /// The package or bundle id.
@@ -685,6 +701,12 @@ fn main() -> ExitCode {
         }
         Command::Rules(RulesCommand::Unblock { state, app }) => {
             store(state).and_then(|s| state::rules_block(&s, &app, false))
+        }
+        Command::Rules(RulesCommand::Unmask { state, app }) => {
+            store(state).and_then(|s| state::rules_unmask(&s, &app, true))
+        }
+        Command::Rules(RulesCommand::Mask { state, app }) => {
+            store(state).and_then(|s| state::rules_unmask(&s, &app, false))
         }
         Command::Devices { json, phones } => {
             runtime().and_then(|rt| rt.block_on(devices(json, phones)))

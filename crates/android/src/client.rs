@@ -43,8 +43,9 @@ pub struct AdbConfig {
     pub max_output: usize,
     /// The `adb` program that starts a server; `None` looks for `adb` on `PATH`.
     pub adb_program: Option<PathBuf>,
-    /// This server stands for the local default one wherever it listens (a demo's own
-    /// simulated server), so its phones keep their bare serials ([`AdbConfig::is_local_default`]).
+    /// This server stands for the local default one wherever it listens (the one adb's own
+    /// settings name, [`AdbConfig::from_env`]; a demo's own simulated server), so its phones keep
+    /// their bare serials ([`AdbConfig::is_local_default`]).
     pub stands_for_default: bool,
 }
 
@@ -67,14 +68,19 @@ impl Default for AdbConfig {
 
 impl AdbConfig {
     /// The configuration adb's own tools use: `ADB_SERVER_SOCKET=tcp:host:port` (a remote server,
-    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037.
+    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037. It
+    /// is the server `adb devices` lists, so it stands for the default: its phones keep their
+    /// bare serials, as `adb devices` shows them ([`AdbConfig::stands_for_default`]).
     pub fn from_env() -> Self {
         Self::from_vars(|name| std::env::var(name).ok())
     }
 
     /// [`AdbConfig::from_env`] with the variables looked up by `var` (for tests).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
-        let mut config = AdbConfig::default();
+        let mut config = AdbConfig {
+            stands_for_default: true,
+            ..AdbConfig::default()
+        };
         if let Some(socket) = var("ADB_SERVER_SOCKET") {
             match parse_server_socket(&socket) {
                 Some((host, port)) => {
@@ -1002,6 +1008,9 @@ mod tests {
         let config =
             AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "5555".into()));
         assert_eq!(config.port, 5555);
+        // The server adb's settings name is the one `adb devices` lists: it stands for the
+        // default, wherever it listens.
+        assert!(config.is_local_default());
         let config = AdbConfig::from_vars(|name| match name {
             "ADB_SERVER_SOCKET" => Some("tcp:farm.example:7000".into()),
             "ANDROID_ADB_SERVER_PORT" => Some("5555".into()),

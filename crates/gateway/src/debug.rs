@@ -141,10 +141,12 @@ impl Session {
         let (debugger, target) = self
             .package_target(serial, &app, &ask, approval_id.as_deref(), args)
             .await?;
-        let history = debugger
+        let mut history = debugger
             .process_exit_history(&target.device, &app)
             .await
             .map_err(|error| self.debug_failed(args, &target, error))?;
+        // `data.serial` is the serial the caller passed, as the spec's examples show it.
+        history.serial = serial.to_owned();
         self.record_used(args, &target);
         let newest = history
             .records
@@ -183,10 +185,11 @@ impl Session {
         let (debugger, target) = self
             .package_target(serial, &app, &ask, approval_id.as_deref(), args)
             .await?;
-        let result = debugger
+        let mut result = debugger
             .set_debug_app(&target.device, &app, wait_for_debugger, persistent)
             .await
             .map_err(|error| self.debug_failed(args, &target, error))?;
+        result.serial = serial.to_owned();
         self.record_used(args, &target);
         let message = catalog::set_debug_app_message(
             &result.package,
@@ -211,9 +214,10 @@ impl Session {
         }
         let (index, device) = self.debug_device(serial).await?;
         let debugger = self.debugger_of(index, &args.kind)?;
-        let result = debugger.clear_debug_app(&device).await.map_err(|error| {
+        let mut result = debugger.clear_debug_app(&device).await.map_err(|error| {
             DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())
         })?;
+        result.serial = serial.to_owned();
         self.record(
             args,
             Some(&device),
@@ -248,7 +252,7 @@ impl Session {
             catalog::step_debug(&args.kind, device.as_str()),
         );
         let listing = JdwpListing {
-            serial: result.serial,
+            serial: serial.to_owned(),
             count: result.count,
             pids: result.pids,
             packages,
@@ -295,6 +299,7 @@ impl Session {
             return Err(refused);
         }
         self.record_used(args, &target);
+        backtrace.serial = serial.to_owned();
         // Symbols before the cut, which measures the text they wrote.
         let symbols = self.symbolicate_dump(&target, &mut backtrace.text);
         // The one cut of this result: the text to the gateway's cap (less the `symbols` field,
@@ -371,7 +376,7 @@ impl Session {
         self.record_used(args, &target);
         let path = written.display().to_string();
         let tombstone = phonelogs_driver::NativeTombstone {
-            serial: capture.serial,
+            serial: serial.to_owned(),
             pid: capture.pid,
             process_name: capture.process_name,
             abi: capture.abi,

@@ -3,15 +3,15 @@
 //!
 //! Naming is decided here, once: a driver may say where its phones come from
 //! ([`AppLogger::source`]: an adb server's `host:port`, a usbmuxd address) and whether that is
-//! the local default ([`AppLogger::source_is_default`]: adb's server on this machine's port
-//! 5037, the platform's usbmuxd socket). A phone is named with its source, `host:port/serial`,
-//! whenever its source is not the local default, even when it is the only one, and every
-//! phone of a platform with two or more sources is (several adb servers, several usbmuxd
-//! addresses), always, not only when two sources show the same serial. So a name means one
-//! phone whichever servers are configured and whichever are up: an approval or an
+//! the local default ([`AppLogger::source_is_default`]: the adb server adb's own settings name,
+//! `ANDROID_ADB_SERVER_PORT` / `ADB_SERVER_SOCKET` or this machine's port 5037; the platform's
+//! usbmuxd socket). The local default's phones keep their bare serials, as `adb devices` shows
+//! them, whatever other sources are configured; every other source's phone is named
+//! `host:port/serial`, always, not only when two sources show the same serial. So a name means
+//! one phone whichever servers are configured and whichever are up: an approval or an
 //! Always-allow rule given for the local `emulator-5554` never covers a farm's
-//! `emulator-5554`, nor one server's phone its namesake on another while the first is down.
-//! Only the default set-up (one local adb server, the platform's usbmuxd) keeps bare ids.
+//! `farm:5037/emulator-5554`, nor one farm's phone its namesake on another while the first is
+//! down. (Two sources that both claim to be the default are both named with their source.)
 //!
 //! A bare serial (in a call, or in a task's list of phones) is taken for a qualified phone
 //! only when it is known to be unique: exactly one source shows it **and no source of that
@@ -362,7 +362,17 @@ fn namings(sources: &[SourceOf]) -> Vec<Naming> {
                 .filter(|(s, dup)| s.platform == this.platform && s.source.is_some() && !**dup)
                 .count()
                 > 1;
-            if this.default && !several {
+            // The local default's phones keep the bare serials `adb devices` shows, beside any
+            // other server's (always `source/serial`); several defaults (two usbmuxd sockets
+            // that both claim it) are told apart by their sources.
+            let several_defaults = several
+                && sources
+                    .iter()
+                    .zip(&duplicate)
+                    .filter(|(s, dup)| s.platform == this.platform && s.default && !**dup)
+                    .count()
+                    > 1;
+            if this.default && !several_defaults {
                 Naming::Bare
             } else {
                 Naming::Qualified(source.clone())

@@ -89,7 +89,7 @@ mod id;
 mod lines;
 mod live;
 mod logs;
-mod mask;
+pub mod mask;
 mod owner;
 mod permission;
 mod render;
@@ -115,7 +115,8 @@ pub use logs::{CRASH_LIMITS, LOG_LIMITS};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
 pub use render::{
     LineView, MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, Occurrences,
-    ProcessEvent, ProcessMarker, ReportView, TextShown, heading_cost, json_escaped_len,
+    ProcessEvent, ProcessMarker, RenderedLines, ReportView, TextShown, heading_cost,
+    json_escaped_len, present_lines,
 };
 pub use select::{MAX_PATTERN_BYTES, MAX_TAGS};
 pub use session::Session;

@@ -16,6 +16,13 @@
 //! survives, and none follows a private key across log lines or checks card numbers with Luhn.
 //! The shapes themselves come from gitleaks, a maintained rule set, cited in `mask/gitleaks.rs`.
 
+//!
+//! ```
+//! let masked = phonelogs_gateway::mask::masker().line("GET /feed?access_token=abc123&page=2");
+//! assert_eq!(masked.text, "GET /feed?access_token=[redacted:token]&page=2");
+//! assert_eq!(masked.count, 1);
+//! ```
+
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
@@ -31,9 +38,11 @@ const MAX_PIECE: usize = 64 * 1024;
 
 /// A text with its secrets masked, and how many there were.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Masked<'a> {
-    pub(crate) text: Cow<'a, str>,
-    pub(crate) count: usize,
+pub struct Masked<'a> {
+    /// The text, borrowed when nothing was masked.
+    pub text: Cow<'a, str>,
+    /// How many secrets were masked.
+    pub count: usize,
 }
 
 impl<'a> Masked<'a> {
@@ -46,7 +55,7 @@ impl<'a> Masked<'a> {
 }
 
 /// What a masked secret becomes.
-pub(crate) fn mark(kind: &str) -> String {
+pub fn mark(kind: &str) -> String {
     format!("[redacted:{kind}]")
 }
 
@@ -115,7 +124,7 @@ const CARD: &str = r"\b(?:\d[ -]?){12,18}\d\b";
 
 /// The masker: every rule compiled once, and the keywords that wake them.
 #[derive(Debug)]
-pub(crate) struct Masker {
+pub struct Masker {
     rules: Vec<Rule>,
     /// The keywords of every rule, in any case.
     keywords: AhoCorasick,
@@ -124,8 +133,8 @@ pub(crate) struct Masker {
     card: Regex,
 }
 
-/// The one masker, built on first use.
-pub(crate) fn masker() -> &'static Masker {
+/// The one masker, built on first use (the gateway builds it when a gateway is built).
+pub fn masker() -> &'static Masker {
     static MASKER: LazyLock<Masker> = LazyLock::new(Masker::build);
     &MASKER
 }
@@ -179,7 +188,7 @@ impl Masker {
     }
 
     /// One line of text (no line break): its secrets masked.
-    pub(crate) fn line<'a>(&self, text: &'a str) -> Masked<'a> {
+    pub fn line<'a>(&self, text: &'a str) -> Masked<'a> {
         if text.len() > MAX_PIECE {
             return self.long_line(text);
         }
@@ -272,7 +281,7 @@ impl Masker {
     /// one process and tag apart: each line masked, and a private key block that a message
     /// spread over several lines (`-----BEGIN … PRIVATE KEY-----` to `-----END …`) masked
     /// whole, even when the read starts inside it.
-    pub(crate) fn lines<'a>(&self, items: &[(u64, &'a str)]) -> Vec<Masked<'a>> {
+    pub fn lines<'a>(&self, items: &[(u64, &'a str)]) -> Vec<Masked<'a>> {
         let mut out: Vec<Masked<'a>> = Vec::with_capacity(items.len());
         let mut open: Vec<u64> = Vec::new();
         for &(writer, text) in items {
@@ -318,7 +327,7 @@ impl Masker {
 
     /// A text of several lines (a crash report, its summary): every line masked, and private
     /// key blocks across them.
-    pub(crate) fn text<'a>(&self, text: &'a str) -> Masked<'a> {
+    pub fn text<'a>(&self, text: &'a str) -> Masked<'a> {
         if !text.contains('\n') {
             return self.line(text);
         }
@@ -361,11 +370,14 @@ fn secret_of(rule: &Rule, captures: &Captures<'_>) -> Option<(usize, usize, Cow<
         return None;
     }
     let kind = match rule.kind {
-        Kind::Fixed(kind) => Cow::Borrowed(kind),
-        Kind::ByName => Cow::Borrowed(kind_of_name(
-            captures.name("name").map_or("", |n| n.as_str()),
-        )),
+        Kind::Fixed(kind) => kind,
+        Kind::ByName => kind_of_name(captures.name("name").map_or("", |n| n.as_str())),
     };
+    // A signature is long (hex or base64); `SIG: 9` is a signal's number.
+    if kind == "signature" && secret.as_str().len() < 8 {
+        return None;
+    }
+    let kind = Cow::Borrowed(kind);
     Some((secret.start(), secret.end(), kind))
 }
 

@@ -325,19 +325,25 @@ fn row_parts(row: &Row, local: UtcOffset) -> (String, String, String, LineView) 
     if let Some(marker) = &row.marker {
         let time = time_of_day(row.line.time, local);
         let prefix = format!("{time} ");
+        // A name the phone gave (an executable, a process) is cut as a heading's parts are.
+        let marker = ProcessMarker {
+            process: marker.process.as_deref().map(heading_part),
+            ..marker.clone()
+        };
+        let text = marker.text();
         let view = LineView {
             time,
             level: row.line.level.name().to_owned(),
             tag: String::new(),
-            text: row.line.text.clone(),
+            text: text.clone(),
             pid: row.line.pid,
             cut: false,
             lines: 0,
             until: None,
             masked: 0,
-            marker: Some(marker.clone()),
+            marker: Some(marker),
         };
-        return (prefix, row.line.text.clone(), String::new(), view);
+        return (prefix, text, String::new(), view);
     }
     let until = row.until.map(|t| time_of_day(t, local));
     let suffix = match (&until, row.count) {
@@ -384,6 +390,25 @@ pub fn render_lines(lines: &[LogLine], local: UtcOffset, cap: usize) -> Rendered
         })
         .collect();
     render_rows(&rows, local, cap)
+}
+
+/// What a logs result shows of `lines` (the app's own, oldest first, each one line of text):
+/// masked (unless `mask` is false: the person unmasked the app), with process markers, repeats
+/// folded when `fold`, laid out within `cap` JSON-escaped bytes on the computer's clock
+/// (`local`). The steps of `Session::logs` after the read, for embedders and benchmarks.
+pub fn present_lines(
+    lines: Vec<LogLine>,
+    local: time::UtcOffset,
+    cap: usize,
+    (mask, fold): (bool, bool),
+) -> RenderedLines {
+    let (lines, _) = crate::lines::one_line_each(lines, usize::MAX);
+    let options = crate::rows::RowOptions {
+        masker: mask.then(crate::mask::masker),
+        fold,
+        processes: &[],
+    };
+    render_rows(&crate::rows::rows(lines, options), local, cap)
 }
 
 /// Renders rows (oldest first) within `cap` JSON-escaped bytes: the newest are kept, shown

@@ -202,8 +202,7 @@ fn deaths(lines: &[LogLine], processes: &[ProcessSpan]) -> Vec<Death> {
 fn java_process_name(text: &str, pid: u32) -> Option<String> {
     let rest = text.strip_prefix("Process: ")?;
     let (name, named_pid) = rest.rsplit_once(", PID: ")?;
-    (named_pid.trim().parse::<u32>().ok() == Some(pid) && !name.is_empty())
-        .then(|| crate::render::heading_part(name))
+    (named_pid.trim().parse::<u32>().ok() == Some(pid) && !name.is_empty()).then(|| name.to_owned())
 }
 
 /// A process's name: the driver's, else what its crash lines said.

@@ -264,6 +264,29 @@ fn unix_addr(_path: &str) -> Option<UsbmuxdBackend> {
     None
 }
 
+impl UsbmuxdBackend {
+    /// The phone's model as lockdown names it (`ProductType`, e.g. `iPhone14,2`), read before
+    /// any session as `ideviceinfo --simple` reads it; `None` when the phone does not answer in
+    /// time (the list still names the phone).
+    async fn product_type(&self, device: &idevice::usbmuxd::UsbmuxdDevice) -> Option<String> {
+        let provider = device.to_provider(self.addr().ok()?.clone(), LABEL);
+        let read = async {
+            let mut lockdown = idevice::lockdown::LockdownClient::connect(&provider)
+                .await
+                .ok()?;
+            let value = lockdown.get_value(Some("ProductType"), None).await.ok()?;
+            value.as_string().map(str::to_owned)
+        };
+        tokio::time::timeout(PRODUCT_TYPE_TIMEOUT, read)
+            .await
+            .ok()
+            .flatten()
+    }
+}
+
+/// How long listing waits for one phone's `ProductType`.
+const PRODUCT_TYPE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 #[async_trait]
 impl DeviceBackend for UsbmuxdBackend {
     fn address(&self) -> Option<String> {
@@ -281,10 +304,11 @@ impl DeviceBackend for UsbmuxdBackend {
                 Ok(mut mux) => mux.get_pair_record(&device.udid).await.is_ok(),
                 Err(_) => false,
             };
+            let model = self.product_type(&device).await;
             infos.push(DeviceInfo {
                 id: DeviceId::new(device.udid.clone()),
                 platform: Platform::Ios,
-                model: None,
+                model,
                 state: if paired {
                     DeviceState::Online
                 } else {

@@ -178,6 +178,7 @@ fn router(state: AppState) -> Router {
         .route(&format!("/{t}/answer"), post(answer))
         .route(&format!("/{t}/rules"), get(rules))
         .route(&format!("/{t}/revoke"), post(revoke))
+        .route(&format!("/{t}/mask"), post(mask))
         .route(&format!("/{t}/history"), get(history))
         .route(&format!("/{t}/phones"), get(phones))
         .route(
@@ -377,16 +378,21 @@ async fn answer(State(state): State<AppState>, Form(form): Form<AnswerForm>) -> 
 
 async fn rules(State(state): State<AppState>) -> Response {
     let found = state
-        .with_store(|s| Ok((s.rules()?, s.blocked_apps()?)))
+        .with_store(|s| Ok((s.rules()?, s.blocked_apps()?, s.unmasked_apps()?)))
         .await;
-    let (rules, blocked) = match found {
+    let (rules, blocked, unmasked) = match found {
         Ok(found) => found,
         Err(response) => return response,
     };
     let blocked: Vec<String> = blocked.iter().map(ToString::to_string).collect();
+    let unmasked: Vec<(String, String)> = unmasked
+        .into_iter()
+        .map(|(app, since)| (app.to_string(), since))
+        .collect();
     let body = html::rules_page(
         &rules,
         &blocked,
+        &unmasked,
         &state.models(),
         &state.secrets.csrf,
         &state.clock(),
@@ -408,6 +414,31 @@ async fn revoke(State(state): State<AppState>, Form(form): Form<RevokeForm>) -> 
     let id = form.id;
     match state.with_store(move |s| s.revoke_rule(&id)).await {
         // A rule revoked twice (two tabs) is gone either way.
+        Ok(()) | Err(_) => Redirect::to("rules").into_response(),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct MaskForm {
+    #[serde(default)]
+    csrf: Option<String>,
+    app: String,
+}
+
+/// Mask again: the person turns the masking of an app's secrets back on (the history records
+/// it as done on the page).
+async fn mask(State(state): State<AppState>, Form(form): Form<MaskForm>) -> Response {
+    if !state.secrets.csrf_ok(form.csrf.as_deref()) {
+        return csrf_refused();
+    }
+    let Ok(app) = phonelogs_driver::AppId::parse(&form.app) else {
+        return Redirect::to("rules").into_response();
+    };
+    match state
+        .with_store(move |s| s.mask_app(&app, phonelogs_gateway::AnsweredVia::Page))
+        .await
+    {
+        // Masked twice (two tabs): it is masked either way.
         Ok(()) | Err(_) => Redirect::to("rules").into_response(),
     }
 }

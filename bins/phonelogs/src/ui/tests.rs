@@ -275,3 +275,44 @@ fn secrets_are_long_random_and_compared_whole() {
     assert!(!a.csrf_ok(None));
     assert!(a.csrf_ok(Some(&a.csrf)));
 }
+
+#[tokio::test]
+async fn an_unmasked_app_is_listed_and_mask_again_masks_it_only_with_the_csrf_token() {
+    let page = page();
+    let app = phonelogs_driver::AppId::new("dev.example.debug");
+    page.store
+        .unmask_app(&app, phonelogs_gateway::AnsweredVia::CommandLine)
+        .unwrap();
+    let (status, _, text) = send(
+        &page,
+        get(&format!("/{}/rules", page.token)),
+        "",
+        loopback(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.contains("Secrets shown unmasked") && text.contains("dev.example.debug"),
+        "{text}"
+    );
+    assert!(text.contains("Mask again"), "{text}");
+    let path = format!("/{}/mask", page.token);
+    // Without the CSRF token nothing changes.
+    let (status, _, _) = send(&page, post(&path), "app=dev.example.debug", loopback()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(page.store.unmasked_apps().unwrap().len(), 1);
+    let body = format!("csrf={}&app=dev.example.debug", page.csrf);
+    let (status, _, _) = send(&page, post(&path), &body, loopback()).await;
+    assert!(status.is_redirection(), "{status}");
+    assert!(page.store.unmasked_apps().unwrap().is_empty());
+    let steps = page
+        .store
+        .history(phonelogs_gateway::HistoryFilter::default())
+        .unwrap();
+    assert!(
+        steps.last().is_some_and(|s| s
+            .step
+            .contains("back on for dev.example.debug (on your page)")),
+        "{steps:?}"
+    );
+}
