@@ -68,24 +68,23 @@ impl Default for AdbConfig {
 
 impl AdbConfig {
     /// The configuration adb's own tools use: `ADB_SERVER_SOCKET=tcp:host:port` (a remote server,
-    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037. It
-    /// is the server `adb devices` lists, so it stands for the default: its phones keep their
-    /// bare serials, as `adb devices` shows them ([`AdbConfig::stands_for_default`]).
+    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037. When
+    /// it is on this machine, whatever its port, it is the local server `adb devices` lists, so
+    /// it stands for the default: its phones keep their bare serials, as `adb devices` shows
+    /// them ([`AdbConfig::stands_for_default`]); a remote one is a farm, named with its address.
     pub fn from_env() -> Self {
         Self::from_vars(|name| std::env::var(name).ok())
     }
 
     /// [`AdbConfig::from_env`] with the variables looked up by `var` (for tests).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
-        let mut config = AdbConfig {
-            stands_for_default: true,
-            ..AdbConfig::default()
-        };
+        let mut config = AdbConfig::default();
         if let Some(socket) = var("ADB_SERVER_SOCKET") {
             match parse_server_socket(&socket) {
                 Some((host, port)) => {
                     config.host = host;
                     config.port = port;
+                    config.stands_for_default = config.is_loopback();
                     return config;
                 }
                 None => tracing::warn!(%socket, "ADB_SERVER_SOCKET is not tcp:host:port; ignored"),
@@ -97,6 +96,7 @@ impl AdbConfig {
                 _ => tracing::warn!(%port, "ANDROID_ADB_SERVER_PORT is not a port; ignored"),
             }
         }
+        config.stands_for_default = true;
         config
     }
 
@@ -1008,8 +1008,8 @@ mod tests {
         let config =
             AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "5555".into()));
         assert_eq!(config.port, 5555);
-        // The server adb's settings name is the one `adb devices` lists: it stands for the
-        // default, wherever it listens.
+        // The local server adb's settings name is the one `adb devices` lists: it stands for
+        // the default, whatever its port.
         assert!(config.is_local_default());
         let config = AdbConfig::from_vars(|name| match name {
             "ADB_SERVER_SOCKET" => Some("tcp:farm.example:7000".into()),
@@ -1084,6 +1084,10 @@ mod tests {
             (name == "ADB_SERVER_SOCKET").then(|| "tcp:farm:5037".into())
         });
         assert!(!farm.is_local_default());
+        let local = AdbConfig::from_vars(|name| {
+            (name == "ADB_SERVER_SOCKET").then(|| "tcp:localhost:5099".into())
+        });
+        assert!(local.is_local_default());
     }
 
     proptest::proptest! {

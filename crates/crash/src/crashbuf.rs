@@ -39,6 +39,12 @@ struct NativeDraft {
 /// assert_eq!(reports[0].kind, ReportKind::JavaCrash);
 /// assert_eq!(reports[0].pid, Some(23031));
 /// assert_eq!(reports[0].summary, "java.lang.IllegalStateException: boom");
+/// // A stack trace, not logcat's lines.
+/// assert_eq!(
+///     reports[0].text,
+///     "FATAL EXCEPTION: main\nProcess: com.example.app, PID: 23031\n\
+///      java.lang.IllegalStateException: boom\n\tat com.example.A.b(A.java:1)\n"
+/// );
 /// ```
 pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
     let mut java: Vec<JavaDraft> = Vec::new();

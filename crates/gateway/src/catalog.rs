@@ -706,35 +706,6 @@ pub fn unmasked_sentence(label: &str) -> String {
     format!("Secrets are not masked: the person turned masking off for {label}.")
 }
 
-/// A process marker: a new process of the app started logging.
-pub fn marker_started(pid: u32, process: Option<&str>) -> String {
-    format!(
-        "\u{2500}\u{2500} process {pid}{} started",
-        process_name(process)
-    )
-}
-
-/// A process marker: the app's own lines show the process dying (`how`: "FATAL EXCEPTION",
-/// "Fatal signal 11 (SIGSEGV)").
-pub fn marker_crashed(pid: u32, process: Option<&str>, how: &str) -> String {
-    format!(
-        "\u{2500}\u{2500} process {pid}{} died: {how} (its report: kind \"crashes\")",
-        process_name(process)
-    )
-}
-
-/// A process marker: the phone ended the process's log stream with the process (iPhone).
-pub fn marker_ended(pid: u32, process: Option<&str>) -> String {
-    format!(
-        "\u{2500}\u{2500} process {pid}{} ended (if it crashed, its report: kind \"crashes\")",
-        process_name(process)
-    )
-}
-
-fn process_name(process: Option<&str>) -> String {
-    process.map(|p| format!(" ({p})")).unwrap_or_default()
-}
-
 /// The sentence, once per result, for reports whose frames look obfuscated or unsymbolicated
 /// while no symbols directory is set.
 pub fn no_symbols_sentence(reports: usize) -> Option<String> {

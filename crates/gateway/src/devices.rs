@@ -3,7 +3,7 @@
 //!
 //! Naming is decided here, once: a driver may say where its phones come from
 //! ([`AppLogger::source`]: an adb server's `host:port`, a usbmuxd address) and whether that is
-//! the local default ([`AppLogger::source_is_default`]: the adb server adb's own settings name,
+//! the local default ([`AppLogger::source_is_default`]: the local adb server adb's own settings name,
 //! `ANDROID_ADB_SERVER_PORT` / `ADB_SERVER_SOCKET` or this machine's port 5037; the platform's
 //! usbmuxd socket). The local default's phones keep their bare serials, as `adb devices` shows
 //! them, whatever other sources are configured; every other source's phone is named
@@ -980,7 +980,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_the_local_default_keeps_bare_names() {
+    async fn only_the_local_defaults_phones_keep_bare_names_even_beside_farms() {
         let local = Source::new(
             Platform::Android,
             "127.0.0.1:5037",
@@ -1000,15 +1000,23 @@ mod tests {
             names(&gateway(&[&farm, &remote])).await,
             ["10.0.0.9:27015/00008030-AAAA", "farm:5037/emulator-5554"]
         );
-        // The local default beside a farm: every phone of the platform is qualified.
+        // The local default beside a farm: its phones keep the bare serials `adb devices`
+        // shows; the farm's carry the farm's name, so neither covers the other.
+        let both = gateway(&[&local, &farm, &usb]);
         assert_eq!(
-            names(&gateway(&[&local, &farm, &usb])).await,
-            [
-                "00008030-AAAA",
-                "127.0.0.1:5037/emulator-5554",
-                "farm:5037/emulator-5554"
-            ]
+            names(&both).await,
+            ["00008030-AAAA", "emulator-5554", "farm:5037/emulator-5554"]
         );
+        let session = both.start_task(task(None));
+        for wanted in ["emulator-5554", "127.0.0.1:5037/emulator-5554"] {
+            let (_, name) = session.find_device(Some(wanted), false).await.unwrap();
+            assert_eq!(name.as_str(), "emulator-5554", "{wanted}");
+        }
+        let (_, name) = session
+            .find_device(Some("farm:5037/emulator-5554"), false)
+            .await
+            .unwrap();
+        assert_eq!(name.as_str(), "farm:5037/emulator-5554");
         // A bare serial still finds the one farm phone, under its qualified name.
         let gateway = gateway(&[&farm]);
         let session = gateway.start_task(task(None));

@@ -125,8 +125,8 @@ pub use store::{BUSY_TIMEOUT, DB_FILE, STATE_DIR_ENV, Store, default_state_dir};
 /// `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    Action, Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind,
-    LogsRequest, LogsResponse, Status, StepArgs,
+    Action, Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep,
+    LogsErrorCode, LogsKind, LogsRequest, LogsResponse, Status, StepArgs,
 };
 
 pub(crate) use id::new_id;

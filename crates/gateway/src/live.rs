@@ -223,19 +223,28 @@ pub(crate) async fn wait_for_line(
         if !fresh.is_empty() && !(on.allowed)() {
             return Ok(Ending::Cancelled);
         }
-        // Matched as the agent would see the line: a wait cannot probe a secret either.
-        let shown: Vec<bool> = crate::select::shown_texts(&fresh, on.masker)
-            .iter()
-            .zip(&fresh)
-            .map(|(text, line)| holds(&line.tag, text, &wait.text))
-            .collect();
-        for (line, found) in fresh.into_iter().zip(shown) {
-            lines.push(line);
-            if found {
-                return Ok(Ending::Matched);
-            }
+        if take_until_held(fresh, on, lines) {
+            return Ok(Ending::Matched);
         }
     }
+}
+
+/// Adds `fresh` to `lines` up to and including the first that holds the awaited text, matched
+/// as the agent would see the line (masked: a wait cannot probe a secret either); whether one
+/// did.
+fn take_until_held(fresh: Vec<LogLine>, on: &On<'_>, lines: &mut Vec<LogLine>) -> bool {
+    let held: Vec<bool> = crate::select::shown_texts(&fresh, on.masker)
+        .iter()
+        .zip(&fresh)
+        .map(|(text, line)| holds(&line.tag, text, &on.wait.text))
+        .collect();
+    for (line, found) in fresh.into_iter().zip(held) {
+        lines.push(line);
+        if found {
+            return true;
+        }
+    }
+    false
 }
 
 /// The app's lines after `polled`, read again (a driver that cannot stream), and `polled`

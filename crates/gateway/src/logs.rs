@@ -105,7 +105,7 @@ impl Session {
             .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
         let fail = |message: String| {
             let mut response = self.failed(&args, None, app.as_str(), Status::Error, message);
-            response.error_code = Some(crate::ErrorCode::InvalidArgument);
+            response.error_code = Some(crate::types::LogsErrorCode::InvalidArgument);
             Box::new(response)
         };
         let level = match request.level.as_deref().map(str::trim) {
@@ -228,15 +228,7 @@ impl Session {
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
-        // The selection is applied here, to the masked lines, so the driver reads every line
-        // of the level when there is one (a count would apply before it).
-        let count = if call.selection.keeps_all() {
-            call.limit
-        } else {
-            usize::MAX
-        };
-        let mut query = LogQuery::since(since, count);
-        query.level = call.level;
+        let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
         let result = driver
             .own_logs(&target.device, &target.info, &query)
@@ -523,6 +515,20 @@ impl Session {
         let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
         self.failed(args, Some(&target.device), &target.label, status, message)
     }
+}
+
+/// What the driver is asked for: lines since `since` of the call's level. The selection is
+/// applied by the gateway, to the masked lines, so when there is one the driver reads every
+/// line of the level (a count would apply before it).
+fn query_of(call: &LogsCall, since: OffsetDateTime) -> LogQuery {
+    let count = if call.selection.keeps_all() {
+        call.limit
+    } else {
+        usize::MAX
+    };
+    let mut query = LogQuery::since(since, count);
+    query.level = call.level;
+    query
 }
 
 /// What a read of lines brought, for the layout.

@@ -59,6 +59,15 @@ pub fn mark(kind: &str) -> String {
     format!("[redacted:{kind}]")
 }
 
+/// Which process and tag wrote a line: the `writer` of [`Masker::lines`], so lines of one
+/// writer belong together for private key blocks across lines.
+pub fn writer(line: &phonelogs_driver::LogLine) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    (line.pid, &line.tag).hash(&mut hasher);
+    hasher.finish()
+}
+
 /// How a rule names what it found.
 #[derive(Debug, Clone, Copy)]
 enum Kind {

@@ -1,5 +1,5 @@
 //! The rows of a `kind: "logs"` result, built from the lines it shows, before the one cut
-//! (`render.rs`) measures them: every line's text masked ([`crate::mask`], unless the person
+//! measures them: every line's text masked ([`crate::mask`], unless the person
 //! turned masking off for the app), process markers where a new process of the app starts
 //! logging and where the app's own lines show one dying, and consecutive repeats (same pid,
 //! level, tag and masked text) folded into one row that says how many and until when.
@@ -15,7 +15,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use crate::mask::Masker;
-use crate::select::writer;
+use crate::mask::writer;
 
 /// What a process marker marks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,11 +48,22 @@ pub struct ProcessMarker {
 impl ProcessMarker {
     /// The marker's text: `── process 4711 (org.example:sync) started`.
     pub fn text(&self) -> String {
-        let process = self.process.as_deref();
+        // Written here rather than in the catalog: the catalog's texts name the gateway's
+        // types, which list these rows, and files depend on each other one way.
+        let name = self
+            .process
+            .as_deref()
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default();
+        let pid = self.pid;
         match &self.event {
-            ProcessEvent::Started => crate::catalog::marker_started(self.pid, process),
-            ProcessEvent::Died { how } => crate::catalog::marker_crashed(self.pid, process, how),
-            ProcessEvent::Ended => crate::catalog::marker_ended(self.pid, process),
+            ProcessEvent::Started => format!("\u{2500}\u{2500} process {pid}{name} started"),
+            ProcessEvent::Died { how } => format!(
+                "\u{2500}\u{2500} process {pid}{name} died: {how} (its report: kind \"crashes\")"
+            ),
+            ProcessEvent::Ended => format!(
+                "\u{2500}\u{2500} process {pid}{name} ended (if it crashed, its report: kind \"crashes\")"
+            ),
         }
     }
 }
@@ -217,7 +228,6 @@ fn name_of(pid: u32, processes: &[ProcessSpan], deaths: &[Death]) -> Option<Stri
                 .find(|d| d.pid == pid)
                 .and_then(|d| d.name.clone())
         })
-        .map(|name| crate::render::heading_part(&name))
 }
 
 fn marker_row(line: &LogLine, event: ProcessEvent, process: Option<String>) -> Row {

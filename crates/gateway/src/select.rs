@@ -167,15 +167,6 @@ fn filter_text(pattern: &Option<Pattern>) -> Option<&str> {
     }
 }
 
-/// Which process and tag wrote a line: lines of one writer belong together for private key
-/// blocks across lines ([`Masker::lines`]).
-pub(crate) fn writer(line: &LogLine) -> u64 {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut hasher = DefaultHasher::new();
-    (line.pid, &line.tag).hash(&mut hasher);
-    hasher.finish()
-}
-
 /// The texts of `lines` as an agent would see them: masked when `masker` is given.
 pub(crate) fn shown_texts<'a>(lines: &'a [LogLine], masker: Option<&Masker>) -> Vec<Cow<'a, str>> {
     match masker {
@@ -184,8 +175,10 @@ pub(crate) fn shown_texts<'a>(lines: &'a [LogLine], masker: Option<&Masker>) -> 
             .map(|l| Cow::Borrowed(l.text.as_str()))
             .collect(),
         Some(masker) => {
-            let items: Vec<(u64, &str)> =
-                lines.iter().map(|l| (writer(l), l.text.as_str())).collect();
+            let items: Vec<(u64, &str)> = lines
+                .iter()
+                .map(|l| (crate::mask::writer(l), l.text.as_str()))
+                .collect();
             masker.lines(&items).into_iter().map(|m| m.text).collect()
         }
     }

@@ -98,6 +98,14 @@ impl LogsRequest {
     }
 }
 
+/// Why a `phone_logs` call with status `error` failed, when the caller can act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogsErrorCode {
+    /// An argument was refused (a level, a limit, a `since`, a pattern): fix the call.
+    InvalidArgument,
+}
+
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -183,7 +191,7 @@ pub struct LogsResponse {
     pub masked: usize,
     /// For an argument the call refused: `invalid_argument`, so a caller can tell a call to fix
     /// from a phone that failed.
-    pub error_code: Option<crate::ErrorCode>,
+    pub error_code: Option<LogsErrorCode>,
     /// With `ok` and kind logs: the position after the last line shown, to pass back as
     /// `since: "cursor:<value>"` (or use `since: "last"`). Bound to this task, phone and app.
     pub cursor: Option<String>,

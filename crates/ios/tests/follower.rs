@@ -136,11 +136,22 @@ async fn a_stream_lingers_three_seconds_after_its_process_is_gone() {
     sleep(Duration::from_millis(1_800)).await;
     assert_eq!(follower.status().open_streams, [100], "closed before 3 s");
     assert_eq!(texts(&follower), ["last words"]);
+    let span = |follower: &Follower| follower.lines(&all()).processes;
+    assert_eq!(
+        span(&follower),
+        [phonelogs_driver::ProcessSpan {
+            pid: 100,
+            name: Some("CrashTest".into()),
+            ended: false
+        }]
+    );
     sleep(Duration::from_millis(1_300)).await;
     assert!(
         follower.status().open_streams.is_empty(),
         "still open after 3 s"
     );
+    // The stream ended with its process: a result's process marker says so.
+    assert!(span(&follower)[0].ended);
     phone.log(&raw(100, T0 + 9, ERROR, &exe(), "after the linger"));
     settle().await;
     assert_eq!(texts(&follower), ["last words"]);

@@ -353,10 +353,18 @@ async fn trust_states_and_unplugging_are_what_a_phone_shows() {
     let app = AppId::new("dev.phonelogs.crashtest");
     let since = time::OffsetDateTime::now_utc();
 
+    // The model is lockdown's `ProductType`, read before any session, so even a phone not
+    // paired yet is listed with it (as `ideviceinfo --simple` shows it).
+    let listed = driver.devices().await.unwrap();
+    assert_eq!(
+        listed[0].model.as_deref(),
+        Some(phone.profile().product_type.as_str())
+    );
     phone.set_trust(Trust::NotPaired);
     let listed = driver.devices().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].state, phonelogs_driver::DeviceState::NotPaired);
+    assert_eq!(listed[0].model.as_deref(), Some("iPhone14,2"));
     let error = driver
         .app_crashes(&device, &app, since, 3)
         .await

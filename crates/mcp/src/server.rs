@@ -399,10 +399,9 @@ pub fn logs_result(response: LogsResponse) -> CallToolResult {
         cut: response.cut,
         folded: response.folded,
         masked: response.masked,
-        error_code: response
-            .error_code
-            .filter(|code| *code == phonelogs_gateway::ErrorCode::InvalidArgument)
-            .map(|_| LogsErrorCode::InvalidArgument),
+        error_code: response.error_code.map(|code| match code {
+            phonelogs_gateway::LogsErrorCode::InvalidArgument => LogsErrorCode::InvalidArgument,
+        }),
         cursor: response.cursor,
         matched: response.matched,
         reports: response

@@ -92,8 +92,11 @@ async def main():
 
                 result = await session.call_tool("phone_logs", {"app": "dev.phonelogs.crashtest"})
                 check(out(result)["status"] == "ok", "a development build is read at once")
-                check(out(result)["shown"] == 5 and len(out(result)["log"].splitlines()) == 5,
-                      "its five lines are there")
+                rows = out(result)["log"].splitlines()
+                check(out(result)["shown"] == 5 and len(rows) == 6,
+                      "its five lines are there, and the row marking its process's death")
+                check(rows[-1].endswith('── process 4242 died: FATAL EXCEPTION (its report: kind "crashes")'),
+                      f"the last row marks the crash: {rows[-1]}")
                 check(text(result) == out(result)["message"] + "\n\n" + out(result)["log"],
                       "the text content is the message, a blank line and the same log")
 

@@ -14,6 +14,13 @@ fn masked(text: &str) -> (String, usize) {
 }
 
 #[test]
+fn how_long_building_takes() {
+    let start = std::time::Instant::now();
+    let _ = Masker::build();
+    eprintln!("masker built in {:?}", start.elapsed());
+}
+
+#[test]
 fn every_rule_and_keyword_compiles() {
     let failing: Vec<String> = gitleaks::RULES
         .iter()
