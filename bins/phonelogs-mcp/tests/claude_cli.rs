@@ -5,47 +5,31 @@
 //! (`crates/mcp/tests/one_cut.rs`), so Claude Code passes their results whole instead of saving
 //! them to a file. The traffic is recorded by a wrapper between the CLI and the server.
 //!
-//! The CLI is found at `$PHONELOGS_CLAUDE`, else `node_modules/.bin/claude` in the repository
-//! or in `/work/tools/npm`; without it the test says it is skipped, unless
-//! `PHONELOGS_REQUIRE_MCP_CLIENTS=1` (CI) makes that a failure.
-// TODO(h30): find the CLIs the shared way once issue 30's support lands.
+//! The CLI is found the shared way (`bins/phonelogs/tests/support/client_clis.rs`): skipped
+//! with the reason printed where it is missing, a failure under
+//! `PHONELOGS_REQUIRE_CLIENT_CLIS=1` (CI).
 
 // Test helpers unwrap: a failure there is a failing test, which is what it should be.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "../../phonelogs/tests/support/client_clis.rs"]
+mod client_clis;
 
+use std::path::Path;
+use std::time::Duration;
+
+use client_clis::{client_cli, client_command, run_with_limit};
 use phonelogs_gateway::MAX_RESULT_BYTES;
 use phonelogs_mcp_frontend::render::{MAX_RESULT_SIZE_KEY, max_result_chars};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
 
-fn claude() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("PHONELOGS_CLAUDE") {
-        return Some(PathBuf::from(path));
-    }
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../node_modules/.bin/claude");
-    [
-        repo,
-        PathBuf::from("/work/tools/npm/node_modules/.bin/claude"),
-    ]
-    .into_iter()
-    .find(|path| path.exists())
-}
-
 /// Runs the CLI with its own HOME, in `dir`, offline.
 fn run(claude: &Path, home: &Path, dir: &Path, args: &[&str]) -> (bool, String) {
-    let output = Command::new(claude)
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .unwrap();
+    let mut command = client_command(claude, home, dir);
+    command.args(args);
+    let output = run_with_limit(command, Duration::from_secs(120));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -56,15 +40,7 @@ fn run(claude: &Path, home: &Path, dir: &Path, args: &[&str]) -> (bool, String) 
 
 #[test]
 fn claude_code_connects_and_reads_the_result_size_each_tool_declares() {
-    let Some(claude) = claude() else {
-        let required = std::env::var("PHONELOGS_REQUIRE_MCP_CLIENTS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "PHONELOGS_REQUIRE_MCP_CLIENTS=1 but the claude CLI is not installed"
-        );
-        eprintln!(
-            "skipped: the claude CLI is not installed (npm install @anthropic-ai/claude-code)"
-        );
+    let Some(claude) = client_cli("claude") else {
         return;
     };
     let work = tempfile::tempdir().unwrap();

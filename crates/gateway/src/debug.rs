@@ -457,7 +457,7 @@ impl Session {
         let target = Target::new(index, device, info);
         match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok((debugger, target)),
-            Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
+            Gate::Stop(response) => Err(DebugResponse::from_gate(*response)),
         }
     }
 

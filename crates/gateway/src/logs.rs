@@ -197,7 +197,7 @@ impl Session {
             .await
         {
             Gate::Go => {}
-            Gate::Stop(response) => return Err(Box::new(response)),
+            Gate::Stop(response) => return Err(response),
         }
         self.mark_read(&target);
         Ok(target)

@@ -86,30 +86,38 @@ struct Rule {
     check: fn(&str) -> bool,
 }
 
-/// The rules written here, with their keywords: the log lines' own ways of carrying secrets.
-/// `(kind, keywords, pattern, check)`.
-const OWN_RULES: &[(Kind, &[&str], &str, fn(&str) -> bool)] = &[
-    (
-        Kind::Fixed("authorization"),
-        &["authorization"],
-        r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|digest|token|negotiate|ntlm|hmac|mac|aws4-hmac-sha256)\s+)?(?P<value>[^\s"',;]+)"#,
-        any_value,
-    ),
-    (
-        Kind::Fixed("bearer"),
-        &["bearer"],
-        r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9\-._~+/]+=*)",
-        looks_like_token,
-    ),
-    (
-        Kind::Fixed("jwt"),
-        &[".ey"],
-        r"\bey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
-        any_value,
-    ),
-    (
-        Kind::ByName,
-        &[
+/// A rule written here: what it names a match, the keywords that wake it, its pattern and the
+/// check a match must pass.
+struct OwnRule {
+    kind: Kind,
+    keywords: &'static [&'static str],
+    pattern: &'static str,
+    check: fn(&str) -> bool,
+}
+
+/// The rules written here: the log lines' own ways of carrying secrets.
+const OWN_RULES: &[OwnRule] = &[
+    OwnRule {
+        kind: Kind::Fixed("authorization"),
+        keywords: &["authorization"],
+        pattern: r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|digest|token|negotiate|ntlm|hmac|mac|aws4-hmac-sha256)\s+)?(?P<value>[^\s"',;]+)"#,
+        check: any_value,
+    },
+    OwnRule {
+        kind: Kind::Fixed("bearer"),
+        keywords: &["bearer"],
+        pattern: r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9\-._~+/]+=*)",
+        check: looks_like_token,
+    },
+    OwnRule {
+        kind: Kind::Fixed("jwt"),
+        keywords: &[".ey"],
+        pattern: r"\bey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*",
+        check: any_value,
+    },
+    OwnRule {
+        kind: Kind::ByName,
+        keywords: &[
             "token",
             "passw",
             "pwd",
@@ -123,9 +131,9 @@ const OWN_RULES: &[(Kind, &[&str], &str, fn(&str) -> bool)] = &[
             "session",
             "sid",
         ],
-        r#"(?i)(?:^|[^A-Za-z0-9_.\-])(?P<name>[A-Za-z0-9_.\-]*?(?:token|passw(?:or)?d|pwd|passphrase|secret|key|sig|signature|credentials?|auth|cookie|session|session_?id|sid))["']?\s*[:=]\s*["']?(?P<value>[^\s&"',;<>(){}\[\]]+)"#,
-        named_value,
-    ),
+        pattern: r#"(?i)(?:^|[^A-Za-z0-9_.\-])(?P<name>[A-Za-z0-9_.\-]*?(?:token|passw(?:or)?d|pwd|passphrase|secret|key|sig|signature|credentials?|auth|cookie|session|session_?id|sid))["']?\s*[:=]\s*["']?(?P<value>[^\s&"',;<>(){}\[\]]+)"#,
+        check: named_value,
+    },
 ];
 
 /// Card numbers: 13 to 19 digits, in groups split by single spaces or dashes.
@@ -179,8 +187,8 @@ impl Masker {
         for rule in gitleaks::RULES {
             add(Kind::Fixed(rule.id), rule.keywords, rule.pattern, any_value);
         }
-        for (kind, words, pattern, check) in OWN_RULES {
-            add(*kind, words, pattern, *check);
+        for rule in OWN_RULES {
+            add(rule.kind, rule.keywords, rule.pattern, rule.check);
         }
         // Our own fixed keywords and pattern: a test builds them, so they cannot fail here.
         let keywords = AhoCorasick::builder()
@@ -472,7 +480,7 @@ fn luhn(digits: &[u8]) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Where a PEM private key block starts in a line, when it does.

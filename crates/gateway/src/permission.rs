@@ -26,7 +26,7 @@ use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 /// The outcome of the permission steps: go ahead, or answer with this response.
 pub(crate) enum Gate {
     Go,
-    Stop(LogsResponse),
+    Stop(Box<LogsResponse>),
 }
 
 /// What a call asks permission for: the action, and what exactly beyond the app (the pid, the
@@ -206,7 +206,7 @@ impl Session {
         let action = ask.action;
         let device = Some(&target.device);
         if let Some(refusal) = Refusal::device(self, target, action) {
-            return Gate::Stop(self.refuse(args, device, refusal));
+            return Gate::Stop(Box::new(self.refuse(args, device, refusal)));
         }
         // A development build is the app the agent is testing: no question. The person reading
         // with `phonelogs logs` is not asked either: they are the one who would answer.
@@ -219,7 +219,7 @@ impl Session {
         };
         match result {
             Ok(gate) => gate,
-            Err(refusal) => Gate::Stop(self.refuse(args, device, refusal)),
+            Err(refusal) => Gate::Stop(Box::new(self.refuse(args, device, refusal))),
         }
     }
 
@@ -252,9 +252,10 @@ impl Session {
             return Err(mismatch());
         }
         match (approval.state, approval.answer) {
-            (ApprovalState::Pending, _) => {
-                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
-            }
+            (ApprovalState::Pending, _) => Ok(Gate::Stop(Box::new(pending(
+                &approval.id,
+                &approval.question,
+            )))),
             (ApprovalState::Expired, _) => Err(Refusal::error(
                 catalog::approval_expired(approval_id),
                 label,
@@ -332,7 +333,10 @@ impl Session {
                         catalog::step_waiting_for(&approval.question),
                     );
                 }
-                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
+                Ok(Gate::Stop(Box::new(pending(
+                    &approval.id,
+                    &approval.question,
+                ))))
             }
             Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
         }

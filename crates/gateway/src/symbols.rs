@@ -199,18 +199,20 @@ fn rfc3339(time: time::OffsetDateTime) -> String {
     time.format(&Rfc3339).unwrap_or_else(|_| time.to_string())
 }
 
-/// One heading per fingerprint, newest first: the newest report's text with the group's extras,
-/// how many reports each stands for (and, without a symbols directory, whether its frames look
-/// like symbols would help), and each group's symbols account.
-fn group_reports(
-    dir: Option<&SymbolsDir>,
-    items: Vec<Symbolicated>,
-) -> (
+/// Reports grouped by fingerprint: `reports[i]` with `extras[i]` stands for `sizes[i].0`
+/// reports (`sizes[i].1`: without a symbols directory, whether its frames want symbols), and
+/// `accounts[i]` says what symbols did for it.
+type Grouped = (
     Vec<CrashReport>,
     Vec<HeadingExtras>,
     Vec<(usize, bool)>,
     Vec<SymbolsUsed>,
-) {
+);
+
+/// One heading per fingerprint, newest first: the newest report's text with the group's extras,
+/// how many reports each stands for (and, without a symbols directory, whether its frames look
+/// like symbols would help), and each group's symbols account.
+fn group_reports(dir: Option<&SymbolsDir>, items: Vec<Symbolicated>) -> Grouped {
     let keys: Vec<(String, Occurrence)> = items
         .iter()
         .map(|item| {
