@@ -199,7 +199,7 @@ impl Session {
             Gate::Go => {}
             Gate::Stop(response) => return Err(response),
         }
-        self.mark_read(&target);
+        self.mark_read(&target).await;
         Ok(target)
     }
 

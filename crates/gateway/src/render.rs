@@ -12,13 +12,14 @@
 
 use phonelogs_driver::{AppInfo, CrashReport, LogLine, NativeBacktrace};
 use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::{OffsetDateTime, UtcOffset};
 
+use crate::lines::{is_line_end, one_line};
 use crate::mask::Masker;
 use crate::rows::Row;
 pub use crate::rows::{ProcessEvent, ProcessMarker};
-use time::UtcOffset;
-use time::format_description::well_known::Rfc3339;
-use time::macros::format_description;
 
 /// The default result cap, the spec's 64 KB: the most a result's log may hold, measured as
 /// JSON-escaped bytes (see the module's docs).
@@ -237,10 +238,6 @@ fn cut_marked(text: &str, max: usize) -> (String, bool) {
     (out, true)
 }
 
-fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ")
-}
-
 /// Keeps only the lines that are `info`'s own, and returns them with how many lines of other
 /// uids were dropped.
 ///
@@ -278,9 +275,14 @@ pub fn own_lines(
     Ok((kept, dropped))
 }
 
-/// The time of day a line shows, on the computer's clock: `15:04:05.123`.
-fn time_of_day(time: time::OffsetDateTime, local: UtcOffset) -> String {
-    time.to_offset(local)
+/// A phone's time as the lines show it, `15:04:05.123` on the computer's clock (`local`).
+///
+/// Checked: a phone's clock or a damaged dump can give a time at the `time` crate's limit, where
+/// `to_offset` panics when the local date leaves the range (the end of year 9999 east of UTC);
+/// such a time is shown in the phone's own offset.
+pub(crate) fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
+    time.checked_to_offset(local)
+        .unwrap_or(time)
         .format(format_description!(
             "[hour]:[minute]:[second].[subsecond digits:3]"
         ))
@@ -300,10 +302,14 @@ fn line_parts(
     local: UtcOffset,
     suffix: &str,
 ) -> (String, String, String, LineView) {
-    let time = time_of_day(line.time, local);
+    let time = clock(line.time, local);
     let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
     let prefix = format!("{time} {tag}: ");
-    let (text, cut) = cut_marked(&line.text, MAX_LINE_BYTES - prefix.len() - suffix.len());
+    // The split made every line one line already; a caller that did not split still gets one.
+    let (text, cut) = cut_marked(
+        &one_line(&line.text),
+        MAX_LINE_BYTES - prefix.len() - suffix.len(),
+    );
     let view = LineView {
         time,
         level: line.level.name().to_owned(),
@@ -323,7 +329,7 @@ fn line_parts(
 /// (`15:04:05.123 ── process 4711 started`).
 fn row_parts(row: &Row, local: UtcOffset) -> (String, String, String, LineView) {
     if let Some(marker) = &row.marker {
-        let time = time_of_day(row.line.time, local);
+        let time = clock(row.line.time, local);
         let prefix = format!("{time} ");
         // A name the phone gave (an executable, a process) is cut as a heading's parts are.
         let marker = ProcessMarker {
@@ -345,7 +351,7 @@ fn row_parts(row: &Row, local: UtcOffset) -> (String, String, String, LineView) 
         };
         return (prefix, text, String::new(), view);
     }
-    let until = row.until.map(|t| time_of_day(t, local));
+    let until = row.until.map(|t| clock(t, local));
     let suffix = match (&until, row.count) {
         (Some(until), count) if count > 1 => format!(" (\u{d7}{count} until {until})"),
         _ => String::new(),
@@ -532,7 +538,7 @@ pub fn heading_cost(view: &ReportView) -> usize {
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
+    let line = text.split(is_line_end).next().unwrap_or("");
     cut_marked(line, MAX_HEADING_PART_BYTES).0
 }
 
