@@ -18,31 +18,13 @@ use common::PrivateAdb;
 use phonelogs_adbsim::{Priority, SimPhone};
 use phonelogs_gateway::{HistoryFilter, MAX_RESULT_BYTES, Store};
 use phonelogs_mcp_frontend::render::{MAX_RESULT_SIZE_KEY, max_result_chars};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const CRASH_TEST: &str = "dev.phonelogs.crashtest";
 /// Tokens made for this test, not real ones: a JWT (`{"alg":"HS256","typ":"JWT"}`,
 /// `{"sub":"1234567890"}`) and an opaque bearer token.
 const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const BEARER: &str = "tok3n-9f8e7d6c5b4a39281706f5e4d3c2b1a0";
-
-type Client = rmcp::service::RunningService<rmcp::RoleClient, common::Agent>;
-
-async fn call(client: &Client, arguments: Value) -> (Value, String) {
-    let arguments = arguments.as_object().cloned().unwrap_or_default();
-    let result: CallToolResult = client
-        .call_tool(CallToolRequestParams::new("phone_logs").with_arguments(arguments))
-        .await
-        .unwrap();
-    let text: String = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect();
-    (result.structured_content.unwrap_or(Value::Null), text)
-}
 
 /// What Crash Test logs in this test, oldest first.
 fn log_the_story(phone: &SimPhone) {
@@ -94,7 +76,8 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
     // The task starts before the app logs: these are its lines.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     log_the_story(&phone);
-    let (all, text) = call(&client, json!({ "app": CRASH_TEST, "since": "1m" })).await;
+    let (all, text) =
+        common::phone_logs(&client, json!({ "app": CRASH_TEST, "since": "1m" })).await;
     assert_eq!(all["status"], "ok", "{all}");
     let log = all["log"].as_str().unwrap();
     for secret in [JWT, BEARER, "eyJhbGciOiJIUzI1NiIs", "tok3n-9f8e"] {
@@ -140,14 +123,14 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
     );
 
     // A regular expression, an exclusion and a tag list each select their lines.
-    let (regex, _) = call(
+    let (regex, _) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "since": "1m", "filter": "/GET \\S+ 5\\d\\d /" }),
     )
     .await;
     assert_eq!(regex["log"].as_str().unwrap().lines().count(), 1, "{regex}");
     assert!(regex["log"].as_str().unwrap().contains("GET /v1/cart 503"));
-    let (excluded, _) = call(
+    let (excluded, _) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "since": "1m", "exclude": "/^(Sync|Choreographer)$/" }),
     )
@@ -158,7 +141,7 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
         "{excluded_log}"
     );
     assert!(excluded_log.contains("GET /v1/cart 503"), "{excluded_log}");
-    let (tagged, _) = call(
+    let (tagged, _) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "since": "1m", "tag": ["Net", "Auth"] }),
     )
@@ -172,13 +155,13 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
         "{tagged_log}"
     );
     // A pattern cannot probe a secret, and a bad one is an invalid argument naming the error.
-    let (probe, _) = call(
+    let (probe, _) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "since": "1m", "filter": "/eyJhbGci/" }),
     )
     .await;
     assert_eq!(probe["shown"], 0, "{probe}");
-    let (bad, bad_text) = call(
+    let (bad, bad_text) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "filter": "/(unclosed/" }),
     )
@@ -187,7 +170,7 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
     assert_eq!(bad["error_code"], "invalid_argument", "{bad}");
     assert!(bad_text.contains("unclosed"), "{bad_text}");
     // fold: false shows each line.
-    let (unfolded, _) = call(
+    let (unfolded, _) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "since": "1m", "tag": ["Sync"], "fold": false }),
     )
@@ -218,7 +201,7 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
             "Crash Test started",
         )
         .unwrap();
-    let (after, _) = call(
+    let (after, _) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "since": "1m", "exclude": "/^(Sync|Net|Auth|Choreographer)$/" }),
     )
@@ -247,7 +230,7 @@ async fn secrets_folds_filters_and_markers_through_a_real_client_on_the_simulate
     assert!(after_log[..died_at].contains("SIG: 9"), "{after_log}");
 
     // An agent that passes a secret it knows writes it into nothing either.
-    let _ = call(
+    let _ = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "filter": format!("Bearer {BEARER} {JWT}") }),
     )
