@@ -388,6 +388,7 @@ pub(crate) fn app_lines_and_foreign(
             lines,
             omitted,
             mark: None,
+            notices: Vec::new(),
         },
         foreign,
     )
@@ -495,6 +496,7 @@ pub(crate) fn app_lines_eager(dump: &[u8], uids: &[u32], query: &LogQuery) -> Lo
         lines,
         omitted,
         mark: None,
+        notices: Vec::new(),
     }
 }
 

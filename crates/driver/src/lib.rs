@@ -49,7 +49,7 @@ pub use error::{BoxError, Error, ErrorKind, Result};
 pub use live::LineStream;
 pub use types::{
     AppId, AppInfo, Capabilities, CrashKind, CrashReport, CrashResult, DeviceId, DeviceInfo,
-    DeviceState, LogLevel, LogLine, LogQuery, LogResult, PhoneMark, Platform,
+    DeviceState, LogLevel, LogLine, LogNotice, LogQuery, LogResult, PhoneMark, Platform,
 };
 
 use async_trait::async_trait;

@@ -84,6 +84,7 @@ impl GuardedLogger {
             lines,
             omitted: result.omitted + extra,
             mark: result.mark,
+            notices: result.notices,
         })
     }
 

@@ -77,6 +77,7 @@ impl AppLogger for Forgetful {
             }],
             omitted: 0,
             mark: None,
+            notices: Vec::new(),
         })
     }
 

@@ -43,9 +43,11 @@ pub mod crashes;
 mod device;
 mod error;
 pub mod follower;
+mod idevice_phone;
 mod phone;
 pub mod protocol;
 pub mod services;
+pub mod sources;
 
 pub use device::{UsbmuxdBackend, looks_like_simulator};
 pub use error::{Error, LOCKED_ADVICE, NOT_PAIRED_ADVICE, device_error};

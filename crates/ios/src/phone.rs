@@ -115,8 +115,10 @@ impl LockdownPhone {
         .ok_or_else(|| Error::NotFound(format!("{app} is not installed on the iPhone")))
     }
 
-    /// Starts the follower of `app` on `device` if it is not running, and returns whether it
-    /// was already running.
+    /// Starts the follower of `app` on `device` if it is not running. A new follower's first
+    /// listing of the phone's processes is awaited (within the call's time limit), so the
+    /// first read already says whether the app runs and whether its processes could be
+    /// listed: never a silent empty answer.
     async fn ensure_follower(&self, device: &DeviceId, app: &AppId) -> Result<()> {
         let key = (device.clone(), app.clone());
         if self.followers().contains_key(&key) {
@@ -124,11 +126,20 @@ impl LockdownPhone {
         }
         let services = self.connect(device).await?;
         let record = self.lookup(&services, app).await?;
-        let mut followers = self.followers();
-        // Another call may have started it while this one looked the app up.
-        followers
-            .entry(key)
-            .or_insert_with(|| Follower::start(record, services, self.config.follower.clone()));
+        let listed = {
+            let mut followers = self.followers();
+            // Another call may have started it while this one looked the app up.
+            let follower = followers
+                .entry(key)
+                .or_insert_with(|| Follower::start(record, services, self.config.follower.clone()));
+            follower.listed()
+        };
+        if tokio::time::timeout(self.config.call_timeout, listed)
+            .await
+            .is_err()
+        {
+            tracing::warn!(%app, "the follower's first listing took longer than the call's limit");
+        }
         Ok(())
     }
 

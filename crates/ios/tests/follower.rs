@@ -179,7 +179,13 @@ async fn a_moved_bundle_is_looked_up_again_at_most_every_five_seconds() {
     let moved = "/private/var/containers/Bundle/Application/99999999-0000-4000-8000-000000000002/CrashTest.app";
     phone.install(record(APP, moved, true));
     phone.spawn_process(400, &format!("{moved}/CrashTest"));
-    phone.add_backlog(raw(400, T0, INFO, "x", "after reinstall"));
+    phone.add_backlog(raw(
+        400,
+        T0,
+        INFO,
+        &format!("{moved}/CrashTest"),
+        "after reinstall",
+    ));
     sleep(Duration::from_secs(6)).await;
     assert_eq!(follower.status().bundle_path, moved);
     assert_eq!(phone.opened(), [400]);

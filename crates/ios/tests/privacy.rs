@@ -302,7 +302,13 @@ async fn a_percent_encoded_executable_url_matches_its_bundle() {
         100,
         "file:///private/var/containers/Bundle/Application/1B2C3D4E-0000-4000-8000-000000000001/My%20App.app/My%20App",
     );
-    phone.add_backlog(raw(100, T0, INFO, "x", "spaced app started"));
+    phone.add_backlog(raw(
+        100,
+        T0,
+        INFO,
+        &format!("{SPACED}/My App"),
+        "spaced app started",
+    ));
     let driver = driver(&phone);
     driver
         .app_logs(&device(), &AppId::new(APP), &all())
@@ -371,7 +377,13 @@ async fn a_launch_hook_never_opens_another_apps_pid() {
     phone.install(record(APP, common::BUNDLE, true));
     phone.install(record(STORE_ID, OTHER, false));
     phone.spawn_process(200, &format!("{OTHER}/Store"));
-    phone.add_backlog(raw(200, T0, ERROR, "x", "OTHER-APP-SECRET"));
+    phone.add_backlog(raw(
+        200,
+        T0,
+        ERROR,
+        &format!("{OTHER}/Store"),
+        "OTHER-APP-SECRET",
+    ));
     let driver = driver(&phone);
     // A pid that is another app's, and one that no process has.
     driver
