@@ -1,7 +1,7 @@
 //! The whole `phone_logs` call: the arguments, the policy from the app's id, the phone and the
 //! person, the read, and the layout within the result cap.
 
-use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogQuery};
+use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogNotice, LogQuery};
 use phonelogs_policy::Action;
 use time::OffsetDateTime;
 
@@ -9,7 +9,7 @@ use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
 use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds, wait_for_line};
 use crate::permission::{Ask, Gate};
-use crate::render::render_lines;
+use crate::render::{LineView, render_lines};
 use crate::session::{Session, Target, driver_error_status};
 use crate::since::{SincePlace, parse_since, since_place};
 use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
@@ -18,6 +18,14 @@ use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
 pub const LOG_LIMITS: (u32, u32) = (200, 500);
 /// The default and largest `limit` for crash reports.
 pub const CRASH_LIMITS: (u32, u32) = (3, 10);
+/// What a read of lines brought, before the layout: the lines, how many older ones the driver
+/// left out, and its notices.
+struct Shown {
+    lines: Vec<LogLine>,
+    omitted: usize,
+    notices: Vec<LogNotice>,
+}
+
 /// A `phone_logs` call with its arguments checked.
 pub(crate) struct LogsCall {
     pub(crate) args: StepArgs,
@@ -213,9 +221,10 @@ impl Session {
         query.level = call.level;
         query.filter = call.filter.clone();
         let driver = self.driver(target.driver_index);
-        let result = driver
+        let mut result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
+        let notices = std::mem::take(&mut result.notices);
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
         // the lines the agent sees.
@@ -255,7 +264,12 @@ impl Session {
             ),
         };
         let place = place_after(&lines);
-        Ok(self.lay_out_lines(target, call, lines, result.omitted, place, notes, ending))
+        let shown = Shown {
+            lines,
+            omitted: result.omitted,
+            notices,
+        };
+        Ok(self.lay_out_lines(target, call, shown, place, notes, ending))
     }
 
     /// Waits for the awaited line: one already read ends the wait at once (the lines after it
@@ -294,17 +308,20 @@ impl Session {
 
     /// Keeps the newest `limit` lines, renders them within the cap (the one cut), records the
     /// step, and gives out the cursor after the last line shown.
-    #[allow(clippy::too_many_arguments)]
     fn lay_out_lines(
         &self,
         target: &Target,
         call: &LogsCall,
-        mut lines: Vec<LogLine>,
-        omitted: usize,
+        read: Shown,
         place: Position,
         mut notes: Vec<String>,
         ending: Option<Ending>,
     ) -> LogsResponse {
+        let Shown {
+            mut lines,
+            omitted,
+            notices,
+        } = read;
         let over_limit = lines.len().saturating_sub(call.limit);
         lines.drain(..over_limit);
         let lines = self.symbolicated_lines(target, lines, &mut notes);
@@ -324,7 +341,10 @@ impl Session {
         };
         self.record(&call.args, Some(&target.device), Status::Ok, step);
         let mut message = catalog::lines_message(shown, &target.label, left_out, rendered.cut);
-        for note in notes {
+        // Why lines may be missing comes right after the count, before the cursor's notes.
+        let mut said = notice_sentences(&notices, &rendered.views, &target.label);
+        said.append(&mut notes);
+        for note in said {
             message.push(' ');
             message.push_str(&note);
         }
@@ -454,6 +474,25 @@ impl Session {
         let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
         self.failed(args, Some(&target.device), &target.label, status, message)
     }
+}
+
+/// The driver's notices as sentences of the message: why some of the app's lines may be
+/// missing and what fixes it, that it is not running, why some shown values read `<private>`
+/// (counted over the lines shown).
+fn notice_sentences(notices: &[LogNotice], shown: &[LineView], label: &str) -> Vec<String> {
+    notices
+        .iter()
+        .filter_map(|notice| {
+            let marked = match notice {
+                LogNotice::Redacted { marker, .. } => shown
+                    .iter()
+                    .filter(|line| line.text.contains(marker.as_str()))
+                    .count(),
+                _ => 0,
+            };
+            catalog::log_notice(notice, label, marked)
+        })
+        .collect()
 }
 
 /// The wait a request asks for: `wait_for` with `timeout` (seconds, 10 by default, 60 at most).
