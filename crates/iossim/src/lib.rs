@@ -46,8 +46,8 @@ mod usbmuxd;
 pub use error::Error;
 pub use life::Background;
 pub use model::{
-    App, CrashKind, Fault, Level, Opened, Process, Profile, ReportFile, ReportForm, Signing,
-    SimPhone, Trust,
+    App, CrashKind, DdiRefusal, Fault, IosVersion, Level, Opened, Process, Profile, ReportFile,
+    ReportForm, Signing, SimPhone, Trust,
 };
 pub use pairing::Pairing;
 pub use services::os_trace::encode_entry;
@@ -208,12 +208,14 @@ pub struct SimOptions {
     pub unix_socket: Option<PathBuf>,
     /// The background; `None` for the default.
     pub background: Option<Background>,
+    /// The iOS release the phone plays (16.7.10 by default).
+    pub ios: IosVersion,
 }
 
 /// Starts the default phone and serves it until the future is dropped; `ready` gets the
 /// loopback address once usbmuxd listens.
 pub async fn run_sim(options: SimOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), Error> {
-    let phone = SimPhone::default_phone();
+    let phone = SimPhone::default_phone_on(options.ios);
     let mut sim = IosSim::bind_loopback(options.port, phone).await?;
     if let Some(path) = &options.unix_socket {
         sim.listen_unix(path).await?;

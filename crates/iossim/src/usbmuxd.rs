@@ -9,7 +9,7 @@ use plist::{Dictionary, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::model::Trust;
-use crate::services::{self, BoxStream, Device, dict};
+use crate::services::{self, BoxStream, Device, Via, dict};
 
 /// The device id usbmuxd gives the simulated phone.
 pub const DEVICE_ID: u64 = 1;
@@ -208,7 +208,7 @@ async fn connect(device: Device, service: String, pipe: BoxStream) {
         }
     };
     tokio::select! {
-        () = services::serve(device, service, pipe) => {}
+        () = services::serve(device, service, pipe, Via::Lockdown) => {}
         () = unplugged => tracing::debug!("the phone was unplugged; connection dropped"),
     }
 }
