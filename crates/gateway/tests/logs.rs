@@ -1133,7 +1133,9 @@ async fn private_values_are_explained_only_when_a_line_shown_holds_them_and_coun
     two.limit = Some(2);
     let result = task(&gateway, "agent").logs(two).await;
     assert!(
-        result.message.contains("1 of the lines shown holds <private>"),
+        result
+            .message
+            .contains("1 of the lines shown holds <private>"),
         "{}",
         result.message
     );

@@ -410,13 +410,14 @@ impl IdevicePhone {
         }
         match error {
             IdeviceError::ServiceNotFound => self.disk_image_blocker().await,
-            IdeviceError::UnknownErrorType(kind) if kind == "InvalidService" => Blocker::NoTunnel {
-                version: if version.is_empty() {
-                    "on this iPhone".into()
-                } else {
-                    version.to_owned()
-                },
-            },
+            // Only a phone of unknown version is asked on 17.0 to 17.3, which refuse it.
+            IdeviceError::UnknownErrorType(kind)
+                if kind == "InvalidService" && version.is_empty() =>
+            {
+                Blocker::NoTunnel {
+                    version: "on this iPhone".into(),
+                }
+            }
             other => failed("the CoreDevice tunnel", other),
         }
     }

@@ -517,7 +517,13 @@ async fn an_entry_from_outside_the_bundle_ends_the_stream_and_nothing_after_it_i
     let follower = start(&phone);
     settle().await;
     phone.log(&raw(100, T0, INFO, &exe(), "mine"));
-    phone.log(&raw(100, T0 + 1, INFO, "/usr/libexec/CrashTest", "NOT-MINE"));
+    phone.log(&raw(
+        100,
+        T0 + 1,
+        INFO,
+        "/usr/libexec/CrashTest",
+        "NOT-MINE",
+    ));
     phone.log(&raw(100, T0 + 2, INFO, &exe(), "AFTER-THE-SWITCH"));
     settle().await;
     assert_eq!(texts(&follower), ["mine"]);
@@ -578,7 +584,11 @@ async fn the_notices_say_not_running_and_why_the_list_failed() {
     sleep(Duration::from_millis(1_500)).await;
     let result = follower.lines(&all());
     assert_eq!(
-        result.lines.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(),
+        result
+            .lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>(),
         ["read before"]
     );
     let unreadable = result
@@ -589,8 +599,14 @@ async fn the_notices_say_not_running_and_why_the_list_failed() {
             _ => None,
         })
         .expect("an unreadable notice");
-    assert!(unreadable.0.contains("the iPhone is locked"), "{unreadable:?}");
-    assert!(unreadable.1.starts_with("unlock the iPhone"), "{unreadable:?}");
+    assert!(
+        unreadable.0.contains("the iPhone is locked"),
+        "{unreadable:?}"
+    );
+    assert!(
+        unreadable.1.starts_with("unlock the iPhone"),
+        "{unreadable:?}"
+    );
     // Whether the app runs is not known while nothing can be listed.
     assert!(!has_not_running(&follower));
     phone.state.lock().unwrap().fail_processes = false;
