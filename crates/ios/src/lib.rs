@@ -52,4 +52,4 @@ pub mod sources;
 pub use device::{UsbmuxdBackend, looks_like_simulator};
 pub use error::{Error, LOCKED_ADVICE, NOT_PAIRED_ADVICE, device_error};
 pub use follower::{Follower, FollowerConfig, FollowerLines, FollowerStatus};
-pub use phone::{LockdownPhone, PhoneConfig};
+pub use phone::{LockdownPhone, PhoneCheck, PhoneConfig};

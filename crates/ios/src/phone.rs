@@ -14,7 +14,8 @@ use time::OffsetDateTime;
 
 use crate::crashes::{read_crashes, report_name, within};
 use crate::follower::{Follower, FollowerConfig, FollowerStatus, is_xctrunner};
-use crate::services::{AppRecord, DeviceBackend, DeviceServices};
+use crate::services::{AppRecord, DeviceBackend, DeviceServices, PhoneFacts};
+use crate::sources::{Blocker, ListingFailed, ProcessList, ProcessSource};
 
 /// The driver's timings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,15 @@ impl Default for PhoneConfig {
 }
 
 type FollowerKey = (DeviceId, AppId);
+
+/// One iPhone as `phonelogs doctor` sees it ([`LockdownPhone::check_phone`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhoneCheck {
+    /// What the phone says about itself.
+    pub facts: PhoneFacts,
+    /// One listing of its processes.
+    pub listing: std::result::Result<ProcessList, ListingFailed>,
+}
 
 /// The iPhone driver. Lines come from per-process os_trace streams that a follower keeps from
 /// the first `app_logs` call until `stop_app_logs`; crash reports come from the crash report
@@ -153,6 +163,33 @@ impl LockdownPhone {
             follower.launched(pid);
         }
         Ok(())
+    }
+
+    /// What `phonelogs doctor` reports of one iPhone: what it says about itself (version,
+    /// Developer Mode, the developer disk image) and one listing of its processes (which
+    /// source answered, which were passed over and why, or why none answered).
+    pub async fn check_phone(&self, device: &DeviceId) -> Result<PhoneCheck> {
+        let services = self.connect(&self.bare(device)).await?;
+        let facts = within(
+            "reading what the iPhone says about itself",
+            self.config.call_timeout,
+            async { Ok(services.facts.facts().await) },
+        )
+        .await?;
+        let listing =
+            match tokio::time::timeout(self.config.call_timeout, services.processes.processes())
+                .await
+            {
+                Ok(listing) => listing,
+                Err(_) => Err(ListingFailed::one(
+                    ProcessSource::PidList,
+                    Blocker::Failed(format!(
+                        "listing took longer than {} s",
+                        self.config.call_timeout.as_secs()
+                    )),
+                )),
+            };
+        Ok(PhoneCheck { facts, listing })
     }
 
     /// What the follower of `app` on `device` is doing, when one runs.
