@@ -12,49 +12,8 @@ use phonelogs_crash::ostrace::OsTraceEntry;
 use phonelogs_driver::{AppId, DeviceId, DeviceInfo, Result};
 
 use crate::sources::{ListingFailed, ProcessList};
-
-/// One process on the phone, as a process list names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessEntry {
-    /// The process id.
-    pub pid: u32,
-    /// Its executable, by path (CoreDevice, instruments) or by name only (os_trace_relay's
-    /// `PidList`).
-    pub image: ProcessImage,
-}
-
-impl ProcessEntry {
-    /// A process whose executable's path is known: an absolute path on the phone, e.g.
-    /// `/private/var/containers/Bundle/Application/<UUID>/Example.app/Example`, or the
-    /// percent-encoded `file://` URL CoreDevice gives (`…/My%20App.app/My%20App`); see
-    /// [`crate::follower::path_components`].
-    pub fn at(pid: u32, path: impl Into<String>) -> Self {
-        ProcessEntry {
-            pid,
-            image: ProcessImage::Path(path.into()),
-        }
-    }
-
-    /// A process known by its name only (`PidList`'s `ProcessName`).
-    pub fn named(pid: u32, name: impl Into<String>) -> Self {
-        ProcessEntry {
-            pid,
-            image: ProcessImage::Name(name.into()),
-        }
-    }
-}
-
-/// How a process list names a process's executable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProcessImage {
-    /// The executable's full path or `file://` URL: whether it lies in an app's bundle can be
-    /// judged before anything of the process is read.
-    Path(String),
-    /// The process's name only: two apps' executables may share it (every Flutter app's is
-    /// `Runner`), so a stream of such a process passes nothing on until its entries show the
-    /// executable's path inside the app's bundle (see [`crate::follower`]).
-    Name(String),
-}
+// The process values live with the process lists; they are part of this module's traits too.
+pub use crate::sources::{ProcessEntry, ProcessImage};
 
 /// Lists the phone's processes, from the best source the phone offers now ([`crate::sources`]:
 /// CoreDevice's app service, instruments, or os_trace_relay's `PidList`).
