@@ -585,6 +585,11 @@ async fn ios_sim(
         .context("the simulated iPhone has no loopback address")?;
     out.write_all(format!("USBMUXD_SOCKET_ADDRESS={address}\n").as_bytes())
         .await?;
+    if let Some(rsd) = sim.rsd_addr() {
+        // iOS 17 and later: RSD without the tunnel, on its own loopback port.
+        out.write_all(format!("RSD_ADDRESS={rsd}\n").as_bytes())
+            .await?;
+    }
     out.flush().await?;
     if control {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();

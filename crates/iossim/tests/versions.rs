@@ -84,10 +84,10 @@ async fn each_release_reports_itself_and_starts_what_it_has() {
             assert_eq!(got[name] == "started", instruments, "{ios}: {got}");
             assert_eq!(refused(&got[name]), !instruments, "{ios}: {got}");
         }
-        // No CoreDeviceProxy on 16 and on 17.0 to 17.3.
-        if !ios.has_core_device_proxy() {
-            assert!(refused(&got[CORE_DEVICE_PROXY]), "{ios}: {got}");
-        }
+        // CoreDeviceProxy from 17.4; none on 16 and on 17.0 to 17.3.
+        let proxy = ios >= IosVersion::V17_4;
+        assert_eq!(got[CORE_DEVICE_PROXY] == "started", proxy, "{ios}: {got}");
+        assert_eq!(refused(&got[CORE_DEVICE_PROXY]), !proxy, "{ios}: {got}");
     }
 }
 

@@ -51,25 +51,29 @@ pub(crate) const INSTRUMENTS: &str = "com.apple.instruments.remoteserver";
 pub(crate) const INSTRUMENTS_SECURE: &str =
     "com.apple.instruments.remoteserver.DVTSecureSocketProxy";
 
+/// Lockdown's name for the CoreDevice tunnel (iOS 17.4 and later), served by `coredevice`.
+pub const CORE_DEVICE_PROXY: &str = "com.apple.internal.devicecompute.CoreDeviceProxy";
+
 /// How a client reached a service: lockdown's `StartService` through usbmuxd, or RSD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
     /// `StartService` over lockdown.
     Lockdown,
     /// An RSD shim (`….shim.remote`) after `RSDCheckin`.
-    #[allow(dead_code)] // the RSD shims come with CoreDeviceProxy and RSD
     Rsd,
 }
 
 /// Whether lockdown's `StartService` starts `service` on this phone now: the plain services
 /// on every release; instruments only before iOS 17 and only while the developer disk image is
 /// mounted (it comes from the image; iOS 17 has none over lockdown, py-ios-device#134 shows
-/// `InvalidService` on 17.3). Everything else is refused with `InvalidService`.
+/// `InvalidService` on 17.3); CoreDeviceProxy from 17.4. Everything else is refused with
+/// `InvalidService`.
 pub(crate) fn lockdown_starts(phone: &SimPhone, service: &str) -> bool {
     match service {
         INSTRUMENTS | INSTRUMENTS_SECURE => {
             phone.profile().ios.has_lockdown_instruments() && phone.ddi_mounted()
         }
+        CORE_DEVICE_PROXY => phone.profile().ios.has_core_device_proxy(),
         other => SERVICES.contains(&other),
     }
 }
@@ -132,7 +136,8 @@ pub(crate) async fn serve(device: Device, service: String, stream: BoxStream, vi
         std::future::pending::<()>().await;
         return;
     }
-    if service != "lockdownd" {
+    // A shim's connection is recorded under its RSD name by `rsd`.
+    if service != "lockdownd" && via == Via::Lockdown {
         device.phone.record_open(&service, None);
     }
     let result = match service.as_str() {
