@@ -114,7 +114,8 @@ async fn lockdown_phone_conforms_against_the_simulator() {
 }
 
 /// Issue 27: the conformance suite on every release the simulator plays, with and without the
-/// developer disk image. Without it (and on 17.2, where no tunnel exists) the process list is
+/// developer disk image. With it the process list comes from instruments (16.7) or CoreDevice
+/// through the tunnel (18.6, 26.1); without it (and on 17.2, where no tunnel exists) from
 /// os_trace_relay's `PidList`, names only; lockdown's instruments is never asked on 17 and
 /// later.
 async fn conforms_with_and_without_the_disk_image(ios: IosVersion) {
@@ -125,10 +126,12 @@ async fn conforms_with_and_without_the_disk_image(ios: IosVersion) {
             !(ios != IosVersion::V16_7_10 && asked("com.apple.instruments.remoteserver")),
             "{ios} asked lockdown's instruments: {opened:?}"
         );
-        let want = if ios == IosVersion::V16_7_10 && ddi {
-            ProcessSource::Instruments
-        } else {
-            ProcessSource::PidList
+        // With the image: instruments on 16.7, CoreDevice through the tunnel from 17.4 (paths,
+        // extensions too); without it, and on 17.2 always, PidList.
+        let want = match (ios, ddi) {
+            (IosVersion::V16_7_10, true) => ProcessSource::Instruments,
+            (IosVersion::V17_2, _) | (_, false) => ProcessSource::PidList,
+            (_, true) => ProcessSource::CoreDevice,
         };
         assert_eq!(source, Some(want), "{ios}, disk image {ddi}");
     }
@@ -806,4 +809,110 @@ async fn a_stalled_service_is_a_clear_timeout_not_a_hang() {
     phone.clear_faults();
     assert!(driver.dev_build(&device, &app).await.unwrap());
     driver.app_crashes(&device, &app, since, 3).await.unwrap();
+}
+
+/// 26.1 after a restart (no disk image): the tunnel comes up but RSD lists no app service, so
+/// the app's own lines come through `PidList` and the result names the mount. Once the image is
+/// mounted the RSD handshake is made again (a `ServiceNotFound` does not stick), CoreDevice's
+/// process list answers within seconds, and the widget's lines arrive too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_26_1_a_disk_image_mounted_mid_task_is_used_within_seconds() {
+    let phone = SimPhone::default_phone_on(IosVersion::V26_1);
+    phone.unmount_ddi();
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let pid = phone.launch(app.as_str()).unwrap();
+    let widget = phone
+        .launch_extension(app.as_str(), "dev.phonelogs.crashtest.widget")
+        .unwrap();
+    let first = read_until(&driver, &app, since, |_| true).await;
+    let (cause, fix) = partly(&first).expect("the missing extensions are said");
+    assert!(
+        cause.contains("the developer disk image is not mounted"),
+        "{cause}"
+    );
+    assert_eq!(fix, phonelogs_ios::sources::MOUNT);
+    until("the app's stream", || {
+        phone.streamed_pids().contains(&i64::from(pid))
+    })
+    .await;
+    phone.log(pid, Level::Error, Some(("t", "p")), "app line");
+    let got = read_until(&driver, &app, since, |r| texts(r).contains(&"app line")).await;
+    assert!(texts(&got).contains(&"app line"));
+
+    phone.mount_ddi().unwrap();
+    until("the widget's stream", || {
+        phone.streamed_pids().contains(&i64::from(widget))
+    })
+    .await;
+    phone.log(widget, Level::Error, Some(("t", "p")), "widget line");
+    let got = read_until(&driver, &app, since, |r| texts(r).contains(&"widget line")).await;
+    assert!(texts(&got).contains(&"widget line"), "{:?}", texts(&got));
+    assert!(partly(&got).is_none(), "{:?}", got.notices);
+    let status = driver.follower_status(&DeviceId::new(UDID), &app).unwrap();
+    assert_eq!(status.source, Some(ProcessSource::CoreDevice));
+}
+
+/// 26.1 with Developer Mode off: RSD lists no app service, and the result says Developer Mode
+/// is off and where to turn it on, before the mount.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_26_1_developer_mode_off_is_named_with_its_fix() {
+    let phone = SimPhone::default_phone_on(IosVersion::V26_1);
+    phone.set_developer_mode(false);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    phone.launch(app.as_str()).unwrap();
+    let first = read_until(&driver, &app, since, |_| true).await;
+    let (cause, fix) = partly(&first).expect("the missing extensions are said");
+    assert!(cause.contains("Developer Mode is off"), "{cause}");
+    assert!(
+        fix.starts_with("turn on Developer Mode (Settings › Privacy & Security › Developer Mode")
+            && fix.contains("pymobiledevice3 mounter auto-mount"),
+        "{fix}"
+    );
+}
+
+/// A lockdown os_trace stream that opens and then stays silent (iOS 27 betas): the follower
+/// opens the process's stream again through RSD's shim (`com.apple.os_trace_relay.shim.remote`)
+/// and the app's lines arrive; later streams of that phone open through the shim first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_lockdown_stream_is_read_through_the_shim() {
+    let phone = SimPhone::default_phone_on(IosVersion::V26_1);
+    phone.inject_fault(phonelogs_iossim::Fault::SilentLockdownOsTrace);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let pid = phone.launch(app.as_str()).unwrap();
+    read_until(&driver, &app, since, |_| true).await;
+    // Silent for 5 s, then opened through the shim: logged until a line comes through.
+    let mut got = phonelogs_driver::LogResult::default();
+    for round in 0..40 {
+        phone.log(
+            pid,
+            Level::Error,
+            Some(("t", "p")),
+            &format!("line {round}"),
+        );
+        got = driver
+            .app_logs(&DeviceId::new(UDID), &app, &LogQuery::since(since, 500))
+            .await
+            .unwrap();
+        if !got.lines.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(!got.lines.is_empty(), "no line came through the shim");
+    let opened: Vec<String> = phone.opened().into_iter().map(|o| o.service).collect();
+    assert!(
+        opened
+            .iter()
+            .any(|o| o.contains("com.apple.os_trace_relay.shim.remote")),
+        "{opened:?}"
+    );
 }
