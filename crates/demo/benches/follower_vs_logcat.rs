@@ -12,7 +12,8 @@
 //!   through the Android driver's `app_logs`.
 //!
 //! Run: `cargo bench -p phonelogs-demo --bench follower_vs_logcat` (release; needs no adb and
-//! no iPhone tools). Prints each run and the medians; `docs/iossim.md` keeps the figures.
+//! no iPhone tools). Prints each run and the medians; `docs/iossim.md` and `docs/ios.md` keep the
+//! figures.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
