@@ -122,11 +122,28 @@ fn finding<'a>(findings: &'a [Value], what: &str) -> &'a Value {
 }
 
 #[test]
-fn the_doctor_names_developer_mode_the_disk_image_and_the_process_list_with_their_fixes() {
-    let mut sim = Sim::start("16.7.10");
+fn on_16_7_the_doctor_names_developer_mode_the_disk_image_and_the_process_list() {
+    doctor_on("16.7.10", "instruments' process list answered");
+}
+
+#[test]
+fn on_26_1_the_doctor_names_developer_mode_the_disk_image_and_the_process_list() {
+    doctor_on(
+        "26.1",
+        "CoreDevice's process list (through the USB tunnel) answered",
+    );
+}
+
+/// A developer's phone on iOS `version` (the process list from `source` with the image), then
+/// after a restart (no image), then with Developer Mode off.
+fn doctor_on(version: &str, source: &str) {
+    let mut sim = Sim::start(version);
     // A developer's phone: everything works, the app's extensions included.
     let findings = sim.doctor();
-    assert_eq!(finding(&findings, "iOS")["detail"], "iOS 16.7.10");
+    assert_eq!(
+        finding(&findings, "iOS")["detail"],
+        format!("iOS {version}")
+    );
     assert_eq!(finding(&findings, "Developer Mode")["ok"], true);
     assert_eq!(finding(&findings, "developer disk image")["ok"], true);
     let list = finding(&findings, "process list");
@@ -135,7 +152,7 @@ fn the_doctor_names_developer_mode_the_disk_image_and_the_process_list_with_thei
         list["detail"]
             .as_str()
             .unwrap_or_default()
-            .starts_with("instruments' process list answered"),
+            .starts_with(source),
         "{list}"
     );
 
