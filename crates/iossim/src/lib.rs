@@ -108,33 +108,13 @@ impl IosSim {
 
     /// Also listens on `127.0.0.1:port`.
     pub async fn listen_tcp(&mut self, port: Option<u16>) -> Result<SocketAddr, Error> {
-        let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
-            .await
-            .map_err(|source| Error::Bind {
-                what: format!("127.0.0.1:{}", port.unwrap_or(0)),
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| Error::Bind {
-            what: "127.0.0.1".into(),
-            source,
-        })?;
+        let listener = bind(port).await?;
+        let addr = local(&listener)?;
         let device = self.device();
-        self.tasks.push(tokio::spawn(async move {
-            let mut clients = tokio::task::JoinSet::new();
-            loop {
-                match listener.accept().await {
-                    Ok((socket, _)) => {
-                        let _ = socket.set_nodelay(true);
-                        clients.spawn(usbmuxd::serve_client(device.clone(), Box::new(socket)));
-                    }
-                    Err(error) => {
-                        tracing::debug!(%error, "usbmuxd accept failed");
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    }
-                }
-                while clients.try_join_next().is_some() {}
-            }
-        }));
+        self.tasks
+            .push(tokio::spawn(accept_each(listener, move |socket| {
+                usbmuxd::serve_client(device.clone(), socket)
+            })));
         self.addr = Some(addr);
         Ok(addr)
     }
