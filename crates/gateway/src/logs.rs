@@ -20,7 +20,7 @@ pub const LOG_LIMITS: (u32, u32) = (200, 500);
 pub const CRASH_LIMITS: (u32, u32) = (3, 10);
 /// What a read of lines brought, before the layout: the lines, how many older ones the driver
 /// left out, and its notices.
-struct Shown {
+struct ReadLines {
     lines: Vec<LogLine>,
     omitted: usize,
     notices: Vec<LogNotice>,
@@ -264,12 +264,12 @@ impl Session {
             ),
         };
         let place = place_after(&lines);
-        let shown = Shown {
+        let read = ReadLines {
             lines,
             omitted: result.omitted,
             notices,
         };
-        Ok(self.lay_out_lines(target, call, shown, place, notes, ending))
+        Ok(self.lay_out_lines(target, call, read, place, notes, ending))
     }
 
     /// Waits for the awaited line: one already read ends the wait at once (the lines after it
@@ -312,12 +312,12 @@ impl Session {
         &self,
         target: &Target,
         call: &LogsCall,
-        read: Shown,
+        read: ReadLines,
         place: Position,
         mut notes: Vec<String>,
         ending: Option<Ending>,
     ) -> LogsResponse {
-        let Shown {
+        let ReadLines {
             mut lines,
             omitted,
             notices,

@@ -40,8 +40,12 @@ use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::{Instant, sleep_until, timeout};
 
 use crate::crashes::report_name;
-use crate::services::{AppRecord, DeviceServices, LogStream, ProcessEntry, ProcessImage};
-use crate::sources::{ListingFailed, ProcessList, ProcessSource, SourceMiss, causes, fixes};
+use crate::services::{
+    AppRecord, DeviceServices, LogStream, ProcessEntry, ProcessImage, list_within,
+};
+use crate::sources::{
+    ListingFailed, ProcessList, ProcessSource, RECONNECT, SourceMiss, causes, fixes,
+};
 
 /// The follower's timings and limits. [`FollowerConfig::default`] is the spec's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -459,21 +463,7 @@ impl State {
     /// Reads the phone's process list once, noting which source answered or why none did.
     async fn list(&mut self) -> Option<ProcessList> {
         lock(&self.shared.status).polls += 1;
-        let listed = match timeout(
-            self.config.call_timeout,
-            self.services.processes.processes(),
-        )
-        .await
-        {
-            Ok(listed) => listed,
-            Err(_) => Err(ListingFailed::one(
-                ProcessSource::PidList,
-                crate::sources::Blocker::Failed(format!(
-                    "listing took longer than {:?}",
-                    self.config.call_timeout
-                )),
-            )),
-        };
+        let listed = list_within(self.services.processes.as_ref(), self.config.call_timeout).await;
         let result = match listed {
             Ok(list) => {
                 let mut status = lock(&self.shared.status);
@@ -817,8 +807,7 @@ pub fn notices(status: &FollowerStatus) -> Vec<LogNotice> {
     if let (Some(error), Some(true)) = (&status.stream_error, status.app_running) {
         notices.push(LogNotice::Unreadable {
             cause: format!("the app's log stream could not be opened ({error})"),
-            fix: "reconnect the iPhone (unplug the cable and plug it in again) and read again"
-                .into(),
+            fix: RECONNECT.into(),
         });
     }
     if status.app_running == Some(false) && status.open_streams.is_empty() {

@@ -14,8 +14,8 @@ use time::OffsetDateTime;
 
 use crate::crashes::{read_crashes, report_name, within};
 use crate::follower::{Follower, FollowerConfig, FollowerStatus, is_xctrunner};
-use crate::services::{AppRecord, DeviceBackend, DeviceServices, PhoneFacts};
-use crate::sources::{Blocker, ListingFailed, ProcessList, ProcessSource};
+use crate::services::{AppRecord, DeviceBackend, DeviceServices, PhoneFacts, list_within};
+use crate::sources::{ListingFailed, ProcessList};
 
 /// The driver's timings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,19 +176,7 @@ impl LockdownPhone {
             async { Ok(services.facts.facts().await) },
         )
         .await?;
-        let listing =
-            match tokio::time::timeout(self.config.call_timeout, services.processes.processes())
-                .await
-            {
-                Ok(listing) => listing,
-                Err(_) => Err(ListingFailed::one(
-                    ProcessSource::PidList,
-                    Blocker::Failed(format!(
-                        "listing took longer than {} s",
-                        self.config.call_timeout.as_secs()
-                    )),
-                )),
-            };
+        let listing = list_within(services.processes.as_ref(), self.config.call_timeout).await;
         Ok(PhoneCheck { facts, listing })
     }
 

@@ -24,6 +24,17 @@ pub trait ProcessLister: Send + Sync {
     async fn processes(&self) -> std::result::Result<ProcessList, ListingFailed>;
 }
 
+/// One listing of `lister`'s processes under a time limit: one that takes longer is a failure
+/// that says so ([`ListingFailed::timed_out`]).
+pub async fn list_within(
+    lister: &dyn ProcessLister,
+    after: std::time::Duration,
+) -> std::result::Result<ProcessList, ListingFailed> {
+    tokio::time::timeout(after, lister.processes())
+        .await
+        .unwrap_or_else(|_| Err(ListingFailed::timed_out(after)))
+}
+
 /// One open os_trace stream of one process.
 #[async_trait]
 pub trait LogStream: Send {

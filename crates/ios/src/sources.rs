@@ -170,9 +170,7 @@ impl Blocker {
             ),
             Blocker::DiskImageNotMounted => MOUNT.into(),
             Blocker::NoTunnel { .. } => "update the iPhone to iOS 17.4 or later".into(),
-            Blocker::Failed(_) => {
-                "reconnect the iPhone (unplug the cable and plug it in again) and read again".into()
-            }
+            Blocker::Failed(_) => RECONNECT.into(),
         }
     }
 
@@ -189,6 +187,10 @@ impl Blocker {
         }
     }
 }
+
+/// What to do about a failure with no better-known cause.
+pub const RECONNECT: &str =
+    "reconnect the iPhone (unplug the cable and plug it in again) and read again";
 
 /// How to mount the developer disk image, as the fix of several blockers.
 pub const MOUNT: &str = "mount the developer disk image: open Xcode with the iPhone attached (Window › Devices and Simulators), or run `pymobiledevice3 mounter auto-mount`";
@@ -237,6 +239,18 @@ impl ListingFailed {
         ListingFailed {
             misses: vec![SourceMiss { source, blocker }],
         }
+    }
+
+    /// A listing that gave no answer within `after` (each source has its own, shorter limit, so
+    /// this is the listing as a whole; it is put on `PidList`, the source every listing ends with).
+    pub fn timed_out(after: Duration) -> Self {
+        ListingFailed::one(
+            ProcessSource::PidList,
+            Blocker::Failed(format!(
+                "no process list answered within {} s",
+                after.as_secs_f32()
+            )),
+        )
     }
 
     /// What a person can do: the distinct fixes, the most fundamental first.
