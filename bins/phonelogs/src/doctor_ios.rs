@@ -103,6 +103,8 @@ fn disk_image(check: &PhoneCheck, name: &str) -> Finding {
                 MOUNT.to_owned()
             }),
         },
+        // Unknown: a locked or untrusting phone refuses the image mounter too, and then its
+        // fix is the one to give (the image may well be mounted).
         None => Finding {
             check: name.to_owned(),
             ok: false,
@@ -110,7 +112,12 @@ fn disk_image(check: &PhoneCheck, name: &str) -> Finding {
                 Err(why) => format!("unknown: {why}"),
                 Ok(_) => "unknown".into(),
             },
-            fix: Some(MOUNT.to_owned()),
+            fix: Some(
+                [Blocker::Locked, Blocker::NotTrusted]
+                    .into_iter()
+                    .find(|blocker| missed(check, blocker))
+                    .map_or_else(|| MOUNT.to_owned(), |blocker| blocker.fix()),
+            ),
         },
     }
 }

@@ -78,8 +78,18 @@ impl Sim {
         }
     }
 
-    /// `phonelogs doctor --json` on this simulator's usbmuxd: the findings of its iPhone.
+    /// `phonelogs doctor --json` on this simulator's usbmuxd: the findings of its iPhone's
+    /// services (`iPhone UDID: …`).
     fn doctor(&self) -> Vec<Value> {
+        let prefix = format!("iPhone {UDID}:");
+        self.doctor_all()
+            .into_iter()
+            .filter(|f| f["check"].as_str().is_some_and(|c| c.starts_with(&prefix)))
+            .collect()
+    }
+
+    /// Every finding of `phonelogs doctor --json` about this simulator's iPhone.
+    fn doctor_all(&self) -> Vec<Value> {
         let state = tempfile::tempdir().expect("tempdir");
         let empty_path = tempfile::tempdir().expect("tempdir");
         let out = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
@@ -101,7 +111,7 @@ impl Sim {
             .filter(|f| {
                 f["check"]
                     .as_str()
-                    .is_some_and(|c| c.starts_with(&format!("iPhone {UDID}:")))
+                    .is_some_and(|c| c.starts_with(&format!("iPhone {UDID}")))
             })
             .collect()
     }
@@ -132,6 +142,83 @@ fn on_26_1_the_doctor_names_developer_mode_the_disk_image_and_the_process_list()
         "26.1",
         "CoreDevice's process list (through the USB tunnel) answered",
     );
+}
+
+#[test]
+fn on_17_2_the_doctor_says_names_only_and_the_update_that_finds_extensions() {
+    let mut sim = Sim::start("17.2");
+    let findings = sim.doctor();
+    assert_eq!(finding(&findings, "iOS")["detail"], "iOS 17.2");
+    // The image is mounted, but 17.2 has no CoreDevice over USB: PidList answers, names only.
+    let list = finding(&findings, "process list");
+    assert_eq!(list["ok"], false, "{list}");
+    let detail = list["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.starts_with("os_trace_relay's PidList") && detail.contains("17.4"),
+        "{list}"
+    );
+    assert!(
+        list["fix"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("update the iPhone to iOS 17.4 or later"),
+        "{list}"
+    );
+    // Developer Mode off is still named first.
+    assert_eq!(sim.command("developer-mode off"), "ok");
+    let mode = finding(&sim.doctor(), "Developer Mode").clone();
+    assert_eq!(mode["ok"], false, "{mode}");
+}
+
+#[test]
+fn the_doctor_names_a_locked_or_untrusted_iphone_with_its_fix() {
+    let mut sim = Sim::start("26.1");
+    let state = |sim: &Sim| {
+        sim.doctor_all()
+            .into_iter()
+            .find(|f| f["check"] == format!("iPhone {UDID}"))
+            .unwrap_or_else(|| panic!("no trust finding"))
+    };
+    let trusted = state(&sim);
+    assert_eq!(trusted["ok"], true, "{trusted}");
+    // Locked since it started: usbmuxd lists it, lockdown's services refuse; the findings of
+    // its services say so, each with the unlock first.
+    assert_eq!(sim.command("trust locked"), "ok");
+    let services = sim.doctor();
+    let unlock = "unlock the iPhone";
+    let image = finding(&services, "developer disk image");
+    assert_eq!(image["ok"], false, "{image}");
+    assert!(
+        image["fix"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(unlock),
+        "{image}"
+    );
+    let list = finding(&services, "process list");
+    assert_eq!(list["ok"], false, "{list}");
+    assert!(
+        list["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the iPhone is locked"),
+        "{list}"
+    );
+    assert!(
+        list["fix"].as_str().unwrap_or_default().starts_with(unlock),
+        "{list}"
+    );
+    // Never trusted: listed with the pairing advice, and nothing more is asked of it.
+    assert_eq!(sim.command("trust not-paired"), "ok");
+    let finding = state(&sim);
+    assert_eq!(finding["ok"], false, "{finding}");
+    assert_eq!(
+        finding["fix"],
+        phonelogs_ios::NOT_PAIRED_ADVICE,
+        "{finding}"
+    );
+    let services = sim.doctor();
+    assert!(services.is_empty(), "{services:#?}");
 }
 
 /// A developer's phone on iOS `version` (the process list from `source` with the image), then
