@@ -7,6 +7,7 @@
 
 mod demo;
 mod doctor;
+mod doctor_ios;
 mod logs_cmd;
 mod phones;
 mod report;
@@ -515,7 +516,8 @@ async fn android_findings(
     findings
 }
 
-/// The iPhones of one usbmuxd.
+/// The iPhones of one usbmuxd: each one's trust state, then for a trusted one what decides
+/// which of its lines can be read (`doctor_ios`).
 async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<doctor::Finding> {
     use phonelogs_driver::{AppLogger, DeviceState};
     let mut findings = Vec::new();
@@ -537,6 +539,19 @@ async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<doctor::Finding
                     _ => "reconnect the iPhone".to_owned(),
                 }),
             });
+            if ok {
+                findings.extend(match ios.check_phone(&device.id).await {
+                    Ok(check) => doctor_ios::phone_findings(&device.id, &check),
+                    Err(error) => vec![doctor::Finding {
+                        check: format!("iPhone {}: services", device.id),
+                        ok: false,
+                        detail: error.to_string(),
+                        fix: Some(
+                            "unlock the iPhone, reconnect it, and run the doctor again".into(),
+                        ),
+                    }],
+                });
+            }
         }
     }
     findings

@@ -389,6 +389,7 @@ pub(crate) fn app_lines_and_foreign(
             omitted,
             mark: None,
             processes: Vec::new(),
+            notices: Vec::new(),
         },
         foreign,
     )
@@ -497,6 +498,7 @@ pub(crate) fn app_lines_eager(dump: &[u8], uids: &[u32], query: &LogQuery) -> Lo
         omitted,
         mark: None,
         processes: Vec::new(),
+        notices: Vec::new(),
     }
 }
 

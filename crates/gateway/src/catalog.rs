@@ -4,6 +4,7 @@
 //!
 //! Rule names come from [`phonelogs_policy::names`], so a decision and its text agree.
 
+use phonelogs_driver::LogNotice;
 use phonelogs_policy::{Action, Rule, ScopeReason};
 
 pub use phonelogs_policy::names;
@@ -234,6 +235,35 @@ pub fn lines_message(shown: usize, label: &str, left_out: usize, cut: usize) -> 
         message.push_str(&format!(" {cut} lines longer than 2,000 bytes were cut."));
     }
     message
+}
+
+/// A driver's notice about a read of `label`'s lines ([`phonelogs_driver::LogNotice`]), as a
+/// sentence of the message: why lines may be missing and what fixes it, that the app is not
+/// running, or why values show as `<private>`. `marked` is how many of the lines shown hold a
+/// [`LogNotice::Redacted`] marker; that notice says nothing when none does, so its count is
+/// always of what is shown.
+pub fn log_notice(notice: &LogNotice, label: &str, marked: usize) -> Option<String> {
+    match notice {
+        LogNotice::Unreadable { cause, fix } => Some(format!(
+            "New lines of {label} cannot be read now: {cause}. To fix it: {fix}."
+        )),
+        LogNotice::PartlyUnreadable { part, cause, fix } => Some(format!(
+            "Lines of the {part} of {label} cannot be read: {cause}. To read them: {fix}."
+        )),
+        LogNotice::NotRunning => Some(format!(
+            "{label} is not running on the phone now, so no new line of it can come: launch it, then read again."
+        )),
+        LogNotice::Redacted { marker, why, fix } => match marked {
+            0 => None,
+            1 => Some(format!(
+                "1 of the lines shown holds {marker}: {why}. To show those values: {fix}."
+            )),
+            n => Some(format!(
+                "{n} of the lines shown hold {marker}: {why}. To show those values: {fix}."
+            )),
+        },
+        _ => None,
+    }
 }
 
 /// The message of a read of crash reports: how many are shown (each with its heading), how

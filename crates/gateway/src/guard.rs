@@ -8,9 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream, LogListener, LogQuery,
-    LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult,
-    TombstoneCapture,
+    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream, LogListener, LogNotice,
+    LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result,
+    SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
 
@@ -88,6 +88,7 @@ impl GuardedLogger {
             omitted: result.omitted + extra,
             mark: result.mark,
             processes,
+            notices: result.notices.into_iter().map(one_line_notice).collect(),
         })
     }
 
@@ -211,10 +212,6 @@ impl LineStream for CheckedStream {
 /// A driver's error with its text on one line ([`crate::lines::one_line`]): the text can be
 /// what a phone or a farm's adb server said, and it reaches the agent in a message.
 fn one_line_error(error: Error) -> Error {
-    let line = |text: String| match crate::lines::one_line(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(line) => line,
-    };
     match error {
         Error::NotFound(text) => Error::NotFound(line(text)),
         Error::Unsupported(text) => Error::Unsupported(line(text)),
@@ -233,6 +230,35 @@ fn one_line_error(error: Error) -> Error {
             source,
         },
         other => other,
+    }
+}
+
+/// A driver's notice with its texts on one line: a cause can hold what a phone said.
+fn one_line_notice(notice: LogNotice) -> LogNotice {
+    match notice {
+        LogNotice::Unreadable { cause, fix } => LogNotice::Unreadable {
+            cause: line(cause),
+            fix: line(fix),
+        },
+        LogNotice::PartlyUnreadable { part, cause, fix } => LogNotice::PartlyUnreadable {
+            part: line(part),
+            cause: line(cause),
+            fix: line(fix),
+        },
+        LogNotice::Redacted { marker, why, fix } => LogNotice::Redacted {
+            marker: line(marker),
+            why: line(why),
+            fix: line(fix),
+        },
+        other => other,
+    }
+}
+
+/// `text` on one line ([`crate::lines::one_line`]), reusing its allocation when it is already.
+fn line(text: String) -> String {
+    match crate::lines::one_line(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(line) => line,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The whole `phone_logs` call: the arguments, the policy from the app's id, the phone and the
 //! person, the read, and the layout within the result cap.
 
-use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogQuery};
+use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogNotice, LogQuery};
 use phonelogs_policy::Action;
 use time::OffsetDateTime;
 
@@ -10,7 +10,7 @@ use crate::cursor::{CursorRefusal, Position};
 use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds, wait_for_line};
 use crate::mask::Masker;
 use crate::permission::{Ask, Gate};
-use crate::render::render_rows;
+use crate::render::{LineView, RenderedLines, render_rows};
 use crate::rows::{RowOptions, rows};
 use crate::select::Selection;
 use crate::session::{Session, Target, driver_error_status};
@@ -230,9 +230,10 @@ impl Session {
             .map_or(whole_ms(call.since), |place| place.time);
         let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
-        let result = driver
+        let mut result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
+        let notices = std::mem::take(&mut result.notices);
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
         // the lines the agent sees.
@@ -273,10 +274,11 @@ impl Session {
             ),
         };
         let place = place_after(&lines);
-        let read = Read {
+        let read = ReadLines {
             lines,
             omitted: result.omitted,
             processes: result.processes,
+            notices,
             masker,
         };
         Ok(self.lay_out_lines(target, call, read, place, notes, ending))
@@ -330,15 +332,16 @@ impl Session {
         &self,
         target: &Target,
         call: &LogsCall,
-        read: Read<'_>,
+        read: ReadLines<'_>,
         place: Position,
         mut notes: Vec<String>,
         ending: Option<Ending>,
     ) -> LogsResponse {
-        let Read {
+        let ReadLines {
             mut lines,
             omitted,
             processes,
+            notices,
             masker,
         } = read;
         let over_limit = lines.len().saturating_sub(call.limit);
@@ -365,12 +368,8 @@ impl Session {
         };
         self.record(&call.args, Some(&target.device), Status::Ok, step);
         let mut message = catalog::lines_message(shown, &target.label, left_out, rendered.cut);
-        notes.extend(catalog::folded_sentence(rendered.folded));
-        notes.extend(match masker {
-            Some(_) => catalog::masked_sentence(rendered.masked),
-            None => Some(catalog::unmasked_sentence(&target.label)),
-        });
-        for note in notes {
+        // Why lines may be missing comes right after the count, before the cursor's notes.
+        for note in said_after_count(&notices, &rendered, notes, masker, &target.label) {
             message.push(' ');
             message.push_str(&note);
         }
@@ -532,11 +531,15 @@ fn query_of(call: &LogsCall, since: OffsetDateTime) -> LogQuery {
 }
 
 /// What a read of lines brought, for the layout.
-struct Read<'a> {
+struct ReadLines<'a> {
     lines: Vec<LogLine>,
     /// Older lines the driver left out for the count.
     omitted: usize,
+    /// What the driver knows of the app's processes, for the markers.
     processes: Vec<phonelogs_driver::ProcessSpan>,
+    /// What the driver says the agent must be told with the lines.
+    notices: Vec<LogNotice>,
+    /// The masker, `None` when the person turned masking off for the app.
     masker: Option<&'a Masker>,
 }
 
@@ -557,6 +560,47 @@ fn step_args(request: &LogsRequest) -> StepArgs {
         level: request.level.clone(),
         limit: request.limit,
     }
+}
+
+/// The driver's notices as sentences of the message: why some of the app's lines may be
+/// missing and what fixes it, that it is not running, why some shown values read `<private>`
+/// (counted over the log lines the rows shown stand for, their texts masked as shown; a
+/// process marker row stands for none).
+fn notice_sentences(notices: &[LogNotice], shown: &[LineView], label: &str) -> Vec<String> {
+    notices
+        .iter()
+        .filter_map(|notice| {
+            let marked = match notice {
+                LogNotice::Redacted { marker, .. } => shown
+                    .iter()
+                    .filter(|row| row.marker.is_none() && row.text.contains(marker.as_str()))
+                    .map(|row| row.lines)
+                    .sum(),
+                _ => 0,
+            };
+            catalog::log_notice(notice, label, marked)
+        })
+        .collect()
+}
+
+/// The sentences after the count: the driver's notices (why lines may be missing), then the
+/// cursor's and symbols' notes, then what the rows did (repeats folded, secrets masked, or that
+/// the person turned masking off).
+fn said_after_count(
+    notices: &[LogNotice],
+    rendered: &RenderedLines,
+    notes: Vec<String>,
+    masker: Option<&Masker>,
+    label: &str,
+) -> Vec<String> {
+    let mut said = notice_sentences(notices, &rendered.views, label);
+    said.extend(notes);
+    said.extend(catalog::folded_sentence(rendered.folded));
+    said.extend(match masker {
+        Some(_) => catalog::masked_sentence(rendered.masked),
+        None => Some(catalog::unmasked_sentence(label)),
+    });
+    said
 }
 
 /// The wait a request asks for: `wait_for` with `timeout` (seconds, 10 by default, 60 at most).

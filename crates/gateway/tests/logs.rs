@@ -1081,3 +1081,164 @@ async fn a_crash_in_the_tasks_first_second_is_not_lost() {
     assert!(summaries.contains(&"crash at once"), "{summaries:?}");
     assert!(!summaries.contains(&"the second before"), "{summaries:?}");
 }
+
+// --- Never a silent empty answer: the driver's notices are said in the message. ---
+
+#[tokio::test]
+async fn a_read_that_could_not_see_the_apps_processes_says_why_and_the_fix_with_what_it_read() {
+    use phonelogs_driver::LogNotice;
+    let phone = phone();
+    phone.set_log_notices(
+        &device(),
+        &AppId::new(DEV_APP),
+        vec![LogNotice::Unreadable {
+            cause: "the phone is locked".into(),
+            fix: "unlock it".into(),
+        }],
+    );
+    let gateway = gateway(&phone);
+    let result = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    // Still `ok`, with the lines that could be read, and the message says what failed.
+    assert_eq!(result.status, Status::Ok, "{}", result.message);
+    assert_eq!(result.lines.len(), 3);
+    assert_eq!(
+        result.message,
+        "3 log lines of Crash Test, oldest first. New lines of Crash Test cannot be read now: the phone is locked. To fix it: unlock it."
+    );
+
+    // An app that runs no process is a true 0, and says so.
+    phone.set_log_notices(&device(), &AppId::new(DEV_APP), vec![LogNotice::NotRunning]);
+    let mut request = logs(DEV_APP);
+    request.filter = Some("nothing logs this".into());
+    let result = task(&gateway, "agent").logs(request).await;
+    assert_eq!(result.lines.len(), 0);
+    assert_eq!(
+        result.message,
+        "0 log lines of Crash Test, oldest first. Crash Test is not running on the phone now, so no new line of it can come: launch it, then read again."
+    );
+}
+
+#[tokio::test]
+async fn private_values_are_explained_only_when_a_line_shown_holds_them_and_counted_over_those() {
+    use phonelogs_driver::{LogLine, LogNotice};
+    let phone = phone();
+    let app = AppId::new(DEV_APP);
+    let redacted = LogNotice::Redacted {
+        marker: "<private>".into(),
+        why: "the phone hides them".into(),
+        fix: "mark them public".into(),
+    };
+    phone.set_log_notices(&device(), &app, vec![redacted]);
+    let gateway = gateway(&phone);
+    let plain = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    assert!(!plain.message.contains("private"), "{}", plain.message);
+
+    let line = |second: i64, text: &str| LogLine {
+        time: START + Duration::seconds(second),
+        level: LogLevel::Info,
+        tag: "Net".into(),
+        text: text.into(),
+        pid: Some(4242),
+        tid: Some(4242),
+        uid: Some(10123),
+    };
+    phone.add_logs(
+        &device(),
+        &app,
+        [
+            line(10, "user <private> signed in"),
+            line(11, "token <private> refreshed"),
+            line(12, "feed loaded"),
+        ],
+    );
+    let all = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    assert!(
+        all.message
+            .contains("2 of the lines shown hold <private>: the phone hides them. To show those values: mark them public."),
+        "{}",
+        all.message
+    );
+    // Only the newest line shown: none of those shown holds it, so nothing is said.
+    let mut newest = logs(DEV_APP);
+    newest.limit = Some(1);
+    let one = task(&gateway, "agent").logs(newest).await;
+    assert_eq!(one.lines.len(), 1);
+    assert!(!one.message.contains("private"), "{}", one.message);
+    let mut two = logs(DEV_APP);
+    two.limit = Some(2);
+    let result = task(&gateway, "agent").logs(two).await;
+    assert!(
+        result
+            .message
+            .contains("1 of the lines shown holds <private>"),
+        "{}",
+        result.message
+    );
+}
+
+#[tokio::test]
+async fn private_values_are_counted_over_the_log_lines_folded_rows_stand_for() {
+    use phonelogs_driver::{LogLine, LogNotice};
+    let phone = phone();
+    let app = AppId::new(DEV_APP);
+    phone.set_log_notices(
+        &device(),
+        &app,
+        vec![LogNotice::Redacted {
+            marker: "<private>".into(),
+            why: "the phone hides them".into(),
+            fix: "mark them public".into(),
+        }],
+    );
+    let line = |second: i64, pid: u32, text: &str| LogLine {
+        time: START + Duration::seconds(second),
+        level: LogLevel::Info,
+        tag: "Net".into(),
+        text: text.into(),
+        pid: Some(pid),
+        tid: Some(pid),
+        uid: Some(10123),
+    };
+    phone.add_logs(
+        &device(),
+        &app,
+        [
+            line(10, 4242, "retry <private>"),
+            line(11, 4242, "retry <private>"),
+            line(12, 4242, "retry <private>"),
+            line(13, 4242, "feed loaded"),
+            // A new process of the app: a marker row before its line, standing for no line.
+            line(14, 4343, "user <private> signed in"),
+        ],
+    );
+    let gateway = gateway(&phone);
+    let mut request = logs(DEV_APP);
+    request.filter = Some("<private>".into());
+    let folded = task(&gateway, "agent").logs(request.clone()).await;
+    assert_eq!(folded.status, Status::Ok, "{}", folded.message);
+    // Three repeats in one row, a marker, the other process's line: 4 log lines shown.
+    assert_eq!(folded.shown, 4, "{:?}", folded.lines);
+    assert_eq!(folded.folded, 2, "{:?}", folded.lines);
+    assert!(
+        folded.lines.iter().any(|row| row.marker.is_some()),
+        "{:?}",
+        folded.lines
+    );
+    assert!(
+        folded.message.starts_with(
+            "4 log lines of Crash Test, oldest first. 4 of the lines shown hold <private>"
+        ),
+        "{}",
+        folded.message
+    );
+    // Each repeat on its own row: the same count.
+    request.fold = Some(false);
+    let each = task(&gateway, "agent").logs(request).await;
+    assert_eq!(each.shown, 4, "{:?}", each.lines);
+    assert!(
+        each.message
+            .contains(" 4 of the lines shown hold <private>"),
+        "{}",
+        each.message
+    );
+}

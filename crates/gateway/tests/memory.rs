@@ -78,6 +78,7 @@ impl AppLogger for Forgetful {
             omitted: 0,
             mark: None,
             processes: Vec::new(),
+            notices: Vec::new(),
         })
     }
 
