@@ -603,16 +603,8 @@ pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<(String, Option<String>)>>
                 number + 1
             );
         }
-        if agent.as_deref().is_some_and(str::is_empty) {
-            bail!("line {}: the agent name is empty", number + 1);
-        }
-        // The history names the person's own reads so; no agent may pass for the person.
-        if agent.as_deref() == Some(phonelogs_gateway::catalog::PERSON_READER) {
-            bail!(
-                "line {}: {:?} is the name the history gives the person's own reads",
-                number + 1,
-                phonelogs_gateway::catalog::PERSON_READER
-            );
+        if let Some(agent) = &agent {
+            Agent::check_name(agent).with_context(|| format!("line {}", number + 1))?;
         }
         if tokens.iter().any(|(t, _)| t == token) {
             bail!("line {}: the same token twice", number + 1);

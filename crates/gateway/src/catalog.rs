@@ -549,7 +549,8 @@ pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
 // --- Live reads: cursors and waits. ---
 
 /// The agent name the history records for the person's own reads (`phonelogs logs`).
-pub const PERSON_READER: &str = "you (phonelogs logs)";
+/// No agent may take it (`phonelogs_policy::Agent::check_name`).
+pub const PERSON_READER: &str = phonelogs_policy::names::PERSON;
 
 /// The error for a cursor this task was never given (another task's, or altered).
 pub fn cursor_unknown() -> String {

@@ -56,6 +56,9 @@ pub mod names {
     pub const UI_AUTOMATION_HELPERS: &str = "UI automation helpers";
     /// Apps the person blocked from the command line.
     pub const BLOCKED_APPS: &str = "Blocked apps";
+    /// The name the history gives the person's own reads (`phonelogs logs`). No agent may take
+    /// it ([`crate::Agent::check_name`]): its steps would read as the person's.
+    pub const PERSON: &str = "you (phonelogs logs)";
 }
 
 /// What went wrong loading a policy.
@@ -72,6 +75,14 @@ pub enum Error {
         pattern: String,
         /// Why it was refused.
         reason: String,
+    },
+    /// A name no agent may have: blank, or the person's own ([`names::PERSON`]).
+    #[error("{name:?} cannot name an agent: {reason}")]
+    AgentName {
+        /// The name as given.
+        name: String,
+        /// Why it was refused.
+        reason: &'static str,
     },
 }
 
@@ -109,6 +120,33 @@ impl Agent {
             mode,
             scope: None,
         }
+    }
+
+    /// An agent with a name that may name one ([`Agent::check_name`]), a mode and no scope:
+    /// how the binaries make an agent from a name a person typed (a flag, a token file).
+    pub fn named(name: impl Into<String>, mode: Mode) -> Result<Self, Error> {
+        let name = name.into();
+        Agent::check_name(&name)?;
+        Ok(Agent::new(name, mode))
+    }
+
+    /// Whether `name` may name an agent: not blank, and not the person's own name
+    /// ([`names::PERSON`]), which the history gives the person's reads, so that no agent's
+    /// step can read as the person's. The one check every agent name goes through: the
+    /// configuration's agents ([`Policy::validate`]) and every name a binary takes
+    /// ([`Agent::named`]).
+    pub fn check_name(name: &str) -> Result<(), Error> {
+        let reason = if name.trim().is_empty() {
+            "it is blank"
+        } else if name.trim() == names::PERSON {
+            "it is the name the history gives the person's own reads"
+        } else {
+            return Ok(());
+        };
+        Err(Error::AgentName {
+            name: name.to_owned(),
+            reason,
+        })
     }
 
     /// The same agent, limited to `apps`.
@@ -293,7 +331,7 @@ impl Policy {
     }
 
     /// Checks that every entry can name an app (so a typo is an error, not a rule that never
-    /// matches silently).
+    /// matches silently), and that every agent's name may name one ([`Agent::check_name`]).
     pub fn validate(&self) -> Result<(), Error> {
         let entries = self
             .block
@@ -314,6 +352,9 @@ impl Policy {
                     reason: error.to_string(),
                 });
             }
+        }
+        for agent in &self.agents {
+            Agent::check_name(&agent.name)?;
         }
         for rule in &self.block {
             if rule.name.trim().is_empty() {
@@ -713,5 +754,18 @@ mod tests {
         for action in Action::ALL {
             assert_eq!(Action::parse(action.as_str()), Some(action));
         }
+    }
+
+    #[test]
+    fn no_agent_may_take_the_persons_name_or_a_blank_one() {
+        for name in [names::PERSON, " ", ""] {
+            let json = format!(r#"{{"agents":[{{"name":{name:?}}}]}}"#);
+            assert!(
+                matches!(Policy::from_json(&json), Err(Error::AgentName { .. })),
+                "{json}"
+            );
+            assert!(Agent::named(name, Mode::Full).is_err(), "{name:?}");
+        }
+        assert!(Agent::named("claude", Mode::Full).is_ok());
     }
 }

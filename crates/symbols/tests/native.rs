@@ -212,3 +212,58 @@ fn a_damaged_library_never_panics() {
         }
     }
 }
+
+/// Issue 28, item 14: a symbol file that cannot be read is named relative to the symbols
+/// directory, never by its absolute path on this computer (the account reaches the agent).
+#[test]
+fn an_unreadable_symbol_file_is_named_inside_the_symbols_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((whole, phone)) = build(dir.path()) else {
+        return;
+    };
+    let build_id = phonelogs_symbols::native::file_ids(&std::fs::read(&phone).unwrap())
+        .pop()
+        .unwrap();
+    let root = dir.path().join("symbols");
+    std::fs::create_dir_all(&root).unwrap();
+    let symbols = SymbolsDir::open(&root).unwrap().with_cache_dirs(vec![]);
+    let placed = symbols.add(APP, "7", &whole).unwrap();
+    // The index finds the library; then it goes away before it is read.
+    assert_eq!(symbols.index(APP).len(), 1);
+    std::fs::remove_file(&placed).unwrap();
+    let lib = format!("/data/app/{APP}-1/lib/arm64/libcrashlib.so");
+    let report = Report {
+        kind: ReportKind::NativeCrash,
+        time: None,
+        pid: Some(4242),
+        process: APP.into(),
+        summary: "signal 11 (SIGSEGV)".into(),
+        text: format!("backtrace:\n      #00 pc 0000000000001000  {lib} (BuildId: {build_id})\n"),
+        warnings: vec![],
+    };
+    let applied = symbols.apply(
+        Target {
+            app: APP,
+            version: Some("7"),
+        },
+        &report,
+    );
+    let [NotMatched::Unreadable { path, error }] = &applied.symbols.not_matched[..] else {
+        panic!("{:?}", applied.symbols);
+    };
+    let inside = Path::new(APP)
+        .join("7")
+        .join("native")
+        .join(&build_id)
+        .join("libcrashlib.so");
+    assert_eq!(path, &inside);
+    let host = dir.path().to_string_lossy().into_owned();
+    let described = applied.symbols.describe();
+    for text in [error.as_str(), described.as_str()] {
+        assert!(!text.contains(&host), "a host path: {text}");
+    }
+    assert!(
+        described.contains(&inside.display().to_string()),
+        "{described}"
+    );
+}
