@@ -20,7 +20,7 @@ use phonelogs_policy::{Action, Decision, ScopeReason};
 
 use crate::catalog::{self, Subject};
 use crate::session::{Session, Target};
-use crate::store::NewApproval;
+use crate::store::{Asked, NewApproval};
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 
 /// The outcome of the permission steps: go ahead, or answer with this response.
@@ -214,7 +214,7 @@ impl Session {
             return Gate::Go;
         }
         let result = match approval_id.map(str::trim).filter(|a| !a.is_empty()) {
-            Some(approval_id) => self.pick_up(target, ask, approval_id),
+            Some(approval_id) => self.pick_up(target, ask, approval_id, args),
             None => self.grant_or_ask(target, ask, args),
         };
         match result {
@@ -223,8 +223,16 @@ impl Session {
         }
     }
 
-    /// The answer an `approval_id` carries, for exactly this call.
-    fn pick_up(&self, target: &Target, ask: &Ask<'_>, approval_id: &str) -> Result<Gate, Refusal> {
+    /// The answer an `approval_id` carries, for exactly this call. An id of another question of
+    /// this task and action (the oldest waiting one, which a call past the cap was given) holds
+    /// this call while it waits; once it is answered, this call asks its own question.
+    fn pick_up(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        approval_id: &str,
+        args: &StepArgs,
+    ) -> Result<Gate, Refusal> {
         let store = &self.gateway().inner.store;
         let label = target.label.as_str();
         let action = ask.action;
@@ -241,15 +249,19 @@ impl Session {
         let mismatch = || Refusal::error(catalog::approval_mismatch(approval_id), label);
         if approval.task_id != self.task_id()
             || approval.agent != self.spec().agent.name
-            || approval.device != target.device.as_str()
-            || approval.app != target.info.app.as_str()
             || approval.action != Some(action)
         {
             return Err(mismatch());
         }
         let broad = matches!(approval.answer, Some(Answer::Task | Answer::Always));
-        if approval.detail != ask.detail && !broad {
-            return Err(mismatch());
+        let this_call = approval.device == target.device.as_str()
+            && approval.app == target.info.app.as_str()
+            && (approval.detail == ask.detail || broad);
+        if !this_call {
+            return match approval.state {
+                ApprovalState::Pending => Ok(Gate::Stop(pending(&approval.id, &approval.question))),
+                _ => self.grant_or_ask(target, ask, args),
+            };
         }
         match (approval.state, approval.answer) {
             (ApprovalState::Pending, _) => {
@@ -323,16 +335,22 @@ impl Session {
             self.gateway().now(),
         );
         match asked {
-            Ok((approval, created)) => {
-                if created {
-                    self.record(
-                        args,
-                        Some(&target.device),
-                        Status::ApprovalPending,
-                        catalog::step_waiting_for(&approval.question),
-                    );
-                }
+            Ok((approval, Asked::New)) => {
+                self.record(
+                    args,
+                    Some(&target.device),
+                    Status::ApprovalPending,
+                    catalog::step_waiting_for(&approval.question),
+                );
                 Ok(Gate::Stop(pending(&approval.id, &approval.question)))
+            }
+            Ok((approval, Asked::Shared)) => {
+                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
+            }
+            Ok((oldest, Asked::Capped)) => {
+                let mut response = pending(&oldest.id, &oldest.question);
+                response.message = catalog::pending_capped(&question, &oldest.question, &oldest.id);
+                Ok(Gate::Stop(response))
             }
             Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
         }

@@ -20,6 +20,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::types::{
     Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, Status, StepArgs,
+    agent_text,
 };
 use crate::{Error, new_id};
 
@@ -250,6 +251,118 @@ fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     Ok(connection)
 }
 
+/// Makes the state directory when it is missing, readable by its owner only (0700, whatever
+/// the umask), and refuses one that others can write to or another user owns, as ssh refuses
+/// its own: whoever can write there can answer the agents' questions for the person (see "Who
+/// can answer a question" in docs/permissions.md). One that others may only read is used, with
+/// a warning: its files are the owner's alone ([`private_files`]).
+fn private_dir(dir: &Path) -> Result<(), Error> {
+    let unusable = |source| Error::StateDir {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(unusable)?;
+    let meta = std::fs::metadata(dir).map_err(unusable)?;
+    if !meta.is_dir() {
+        return Err(unusable(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory",
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let shown = dir.display();
+        let mode = meta.mode() & 0o7777;
+        let me = rustix::process::geteuid().as_raw();
+        let why = if meta.uid() != me && meta.uid() != 0 {
+            Some(format!(
+                "belongs to another user (uid {}): use a directory of your own (--state-dir, {STATE_DIR_ENV})",
+                meta.uid()
+            ))
+        } else if mode & 0o022 != 0 {
+            Some(format!(
+                "can be written by other users (mode {mode:o}): run `chmod 700 {shown}`"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::StateDirOpen {
+                path: dir.to_owned(),
+                why,
+            });
+        }
+        if mode & 0o077 != 0 {
+            tracing::warn!(dir = %shown, mode = format!("{mode:o}"), "other users can list the state directory; chmod 700 it");
+        }
+    }
+    Ok(())
+}
+
+/// The database file, made when missing with mode 0600 before SQLite opens it (SQLite gives its
+/// WAL and shared-memory files the database file's mode); the three files, when another
+/// phonelogs left them readable by others, made the owner's alone again.
+fn private_files(db: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    match options.open(db) {
+        Ok(_) => {}
+        // A directory or anything else in its place: SQLite says what it is.
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut names = db.as_os_str().to_owned();
+        let mut wal = names.clone();
+        wal.push("-wal");
+        names.push("-shm");
+        for path in [db.to_owned(), PathBuf::from(wal), PathBuf::from(names)] {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let mode = meta.permissions().mode();
+            if meta.is_file() && mode & 0o077 != 0 {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o700))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The most questions one task may have waiting for the person for one action (a read of
+/// logs, a backtrace, a tombstone, …): a backtrace or tombstone question names its pid and path,
+/// so without a cap an agent could raise one per pid. Three is an app's main process and two
+/// more (a `:remote` service, a crash handler) at once; once the person answers one, the next
+/// call asks its own.
+pub const MAX_PENDING_PER_ACTION: usize = 3;
+
+/// What [`Store::pending_or_create`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// Made this call's question.
+    New,
+    /// Found this call's question waiting already (another call asked it).
+    Shared,
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this task and action wait, and
+    /// this is the oldest.
+    Capped,
+}
+
 /// A question to ask, as [`Store::pending_or_create`] stores it.
 #[derive(Debug, Clone)]
 pub(crate) struct NewApproval<'a> {
@@ -308,11 +421,12 @@ fn is_corruption(error: &rusqlite::Error) -> bool {
 impl Store {
     /// Opens (creating when missing) the database in `dir`, migrating it to the newest schema.
     pub fn open(dir: &Path) -> Result<Store, Error> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::StateDir {
+        private_dir(dir)?;
+        let path = dir.join(DB_FILE);
+        private_files(&path).map_err(|source| Error::StateDir {
             path: dir.to_owned(),
             source,
         })?;
-        let path = dir.join(DB_FILE);
         let corrupt = |source: rusqlite::Error| {
             if is_corruption(&source) {
                 Error::Corrupt {
@@ -775,12 +889,13 @@ impl Store {
 
     /// The pending approval for this call's task, agent, phone, app, action and detail, made
     /// now when there is none; one transaction, so concurrent calls (in any process) share one
-    /// approval. Returns it and whether it was made by this call.
+    /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this task and action wait
+    /// already, none is made: the oldest of them is returned ([`Asked::Capped`]).
     pub(crate) fn pending_or_create(
         &self,
         ask: &NewApproval<'_>,
         now: OffsetDateTime,
-    ) -> Result<(Approval, bool), Error> {
+    ) -> Result<(Approval, Asked), Error> {
         self.write(|tx| {
             let existing = tx
                 .query_row(
@@ -802,7 +917,23 @@ impl Store {
                 )
                 .optional()?;
             if let Some(approval) = existing {
-                return Ok((approval, false));
+                return Ok((approval, Asked::Shared));
+            }
+            let waiting = {
+                let mut statement = tx.prepare_cached(&format!(
+                    "SELECT {APPROVAL_COLUMNS} FROM approvals
+                     WHERE task_id = ?1 AND action = ?2 AND state = 'pending' ORDER BY rowid"
+                ))?;
+                let rows = statement.query_map(
+                    params![ask.task_id, ask.action.as_str()],
+                    approval_from_row,
+                )?;
+                rows.collect::<Result<Vec<Approval>, _>>()?
+            };
+            if waiting.len() >= MAX_PENDING_PER_ACTION
+                && let Some(oldest) = waiting.into_iter().next()
+            {
+                return Ok((oldest, Asked::Capped));
             }
             let approval = Approval {
                 id: new_id("ap"),
@@ -837,7 +968,7 @@ impl Store {
                     approval.detail
                 ],
             )?;
-            Ok((approval, true))
+            Ok((approval, Asked::New))
         })
     }
 
@@ -851,6 +982,8 @@ impl Store {
         })
     }
 
+    /// Writes a history step. Every text of the agent's in its arguments goes through
+    /// [`agent_text`] here, so no caller can store one whole.
     pub(crate) fn record_step(&self, step: &NewStep<'_>) -> Result<(), Error> {
         self.write(|tx| {
             tx.prepare_cached(
@@ -864,11 +997,11 @@ impl Store {
                     step.device,
                     step.status.as_str(),
                     step.step,
-                    step.args.app,
-                    step.args.kind,
-                    step.args.since,
-                    step.args.filter,
-                    step.args.level,
+                    agent_text(&step.args.app),
+                    agent_text(&step.args.kind),
+                    step.args.since.as_deref().map(agent_text),
+                    step.args.filter.as_deref().map(agent_text),
+                    step.args.level.as_deref().map(agent_text),
                     step.args.limit
                 ],
             )?;

@@ -346,7 +346,42 @@ pub struct HistoryFilter {
     pub limit: Option<usize>,
 }
 
-/// What a step was asked for: never the text it read.
+/// The most bytes of one text the agent sent that the state keeps ([`agent_text`]): room for
+/// any app id (255 bytes at most) and a filter or `since` as an agent writes them, too little to
+/// carry a page of log text into the history.
+pub const AGENT_TEXT_BYTES: usize = 256;
+
+/// What ends a text [`agent_text`] cut.
+pub const AGENT_TEXT_CUT: char = '\u{2026}';
+
+/// A text the agent sent, as the history may keep it: control characters and the marks that
+/// turn text around (which could make a line of the history, or the person's terminal, read as
+/// something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
+/// character boundary and ends with [`AGENT_TEXT_CUT`]. The one way any text of the agent's
+/// (each [`StepArgs`] field, a phone's serial or a package it named) reaches the state: an
+/// agent could otherwise write log text it read into the state directory.
+pub fn agent_text(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| {
+            let hidden = c.is_control()
+                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if hidden { '\u{fffd}' } else { c }
+        })
+        .collect();
+    if out.len() > AGENT_TEXT_BYTES {
+        let mut end = AGENT_TEXT_BYTES - AGENT_TEXT_CUT.len_utf8();
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push(AGENT_TEXT_CUT);
+    }
+    out
+}
+
+/// What a step was asked for: never the text it read. The store keeps each text field through
+/// [`agent_text`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepArgs {
     /// The app's id.
@@ -382,4 +417,32 @@ pub struct HistoryStep {
     pub step: String,
     /// The call's arguments.
     pub args: StepArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AGENT_TEXT_BYTES, AGENT_TEXT_CUT, agent_text};
+
+    #[test]
+    fn agent_text_is_bounded_cut_at_a_character_and_marked() {
+        assert_eq!(agent_text("crash"), "crash");
+        let whole = "x".repeat(AGENT_TEXT_BYTES);
+        assert_eq!(agent_text(&whole), whole);
+        for text in [
+            "x".repeat(AGENT_TEXT_BYTES + 1),
+            "\u{e9}".repeat(AGENT_TEXT_BYTES),
+            "\u{1f600}".repeat(AGENT_TEXT_BYTES),
+            format!("x{}", "\u{1f600}".repeat(AGENT_TEXT_BYTES)),
+        ] {
+            let kept = agent_text(&text);
+            assert!(kept.len() <= AGENT_TEXT_BYTES, "{}", kept.len());
+            assert!(kept.len() > AGENT_TEXT_BYTES - 8, "{}", kept.len());
+            assert!(kept.ends_with(AGENT_TEXT_CUT), "{kept}");
+            assert!(text.starts_with(kept.trim_end_matches(AGENT_TEXT_CUT)));
+        }
+        assert_eq!(
+            agent_text("a\nb\u{1b}[2J\u{202e}c"),
+            "a\u{fffd}b\u{fffd}[2J\u{fffd}c"
+        );
+    }
 }

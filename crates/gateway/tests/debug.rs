@@ -926,3 +926,78 @@ proptest::proptest! {
         });
     }
 }
+
+/// Issue 28, item 2: backtrace questions are keyed by their pid, so an agent could raise one
+/// per pid to wear the person down. At most a few wait per task and action; a further call gets
+/// the oldest waiting question's id, and asks its own once the person has answered.
+#[tokio::test]
+async fn a_flood_of_questions_is_capped_per_task_and_action() {
+    let phone = debug_phone();
+    let pids: Vec<i64> = (6001..6011).collect();
+    for pid in &pids {
+        phone.add_process(&device(), *pid, 10200, "com.example.app:remote");
+    }
+    let gateway = gateway(&phone);
+    let session = full(&gateway);
+    let mut ids = Vec::new();
+    for pid in &pids {
+        let pending = session.debug(backtrace(*pid)).await;
+        assert_eq!(
+            pending.status,
+            DebugStatus::ApprovalPending,
+            "{}",
+            pending.message
+        );
+        let id = pending.data.as_ref().map(data_json).unwrap()["approval_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        ids.push(id);
+    }
+    let waiting = gateway.store().pending_approvals().unwrap();
+    assert!(
+        (1..=3).contains(&waiting.len()),
+        "{} questions wait for the person",
+        waiting.len()
+    );
+    let waiting_ids: Vec<&str> = waiting.iter().map(|a| a.id.as_str()).collect();
+    assert!(
+        ids.iter().all(|id| waiting_ids.contains(&id.as_str())),
+        "every call got a waiting question's id: {ids:?} {waiting_ids:?}"
+    );
+    // The capped call, retried with the id it was given, is still waiting.
+    let capped = session
+        .debug(DebugRequest::CaptureNativeBacktrace {
+            serial: DEVICE.into(),
+            pid: pids[9],
+            approval_id: Some(ids[9].clone()),
+        })
+        .await;
+    assert_eq!(
+        capped.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        capped.message
+    );
+    // Another action has its own allowance, and so has another task.
+    let exit_question = session.debug(exit_history("com.example.app")).await;
+    assert_eq!(exit_question.status, DebugStatus::ApprovalPending);
+    let other = full(&gateway).debug(backtrace(pids[9])).await;
+    assert_eq!(other.status, DebugStatus::ApprovalPending);
+    assert_eq!(
+        gateway.store().pending_approvals().unwrap().len(),
+        waiting.len() + 2
+    );
+    // Once the person answers one, the next call asks its own question.
+    gateway
+        .store()
+        .answer(&waiting[0].id, Answer::Deny)
+        .unwrap();
+    let own = session.debug(backtrace(pids[9])).await;
+    let own_id = own.data.as_ref().map(data_json).unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let asked = gateway.store().approval(&own_id).unwrap().unwrap();
+    assert_eq!(asked.detail, format!("pid {}", pids[9]));
+}

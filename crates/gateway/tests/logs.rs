@@ -675,11 +675,17 @@ async fn an_approval_is_bound_to_its_task_agent_device_and_app() {
     other_app.device = Some(DEVICE.into());
     let mut other_device = with_id(logs(RELEASE_APP), &id);
     other_device.device = Some("emulator-5556".into());
+    // In its own task, the answered id of another question covers nothing: the call asks its
+    // own question (as one without an id would).
+    for request in [other_app, other_device] {
+        let result = session.logs(request).await;
+        assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+        assert_ne!(result.approval_id.as_deref(), Some(id.as_str()));
+        assert!(result.log.is_empty());
+    }
     for (session, request) in [
         (task(&gateway, "agent"), with_id(request.clone(), &id)),
         (task(&gateway, "intruder"), with_id(request.clone(), &id)),
-        (session.clone(), other_app),
-        (session.clone(), other_device),
     ] {
         let result = session.logs(request).await;
         assert_eq!(result.status, Status::Error, "{}", result.message);
@@ -1045,4 +1051,71 @@ async fn a_crash_in_the_tasks_first_second_is_not_lost() {
     let summaries: Vec<&str> = result.reports.iter().map(|r| r.summary.as_str()).collect();
     assert!(summaries.contains(&"crash at once"), "{summaries:?}");
     assert!(!summaries.contains(&"the second before"), "{summaries:?}");
+}
+
+/// Issue 28, item 13: what the agent writes into a call (a filter, a since, a level, a phone's
+/// serial, a package name) reaches the history bounded, cut at a character boundary and marked,
+/// so no agent can store log text it read in the state; nothing else it sends (`wait_for`) is
+/// stored at all.
+#[tokio::test]
+async fn the_history_keeps_the_agents_text_bounded_and_nothing_else_it_sends() {
+    use phonelogs_gateway::DebugRequest;
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ-\u{e9}\u{1f600}-";
+    let long = |first: &str| format!("{first}{}", canary.repeat(300));
+    let mut read = logs(DEV_APP);
+    read.filter = Some(long("f"));
+    assert_eq!(session.logs(read).await.status, Status::Ok);
+    for change in [
+        (|r: &mut LogsRequest, t: String| r.since = Some(t)) as fn(&mut LogsRequest, String),
+        |r, t| r.level = Some(t),
+        |r, t| r.since = Some(format!("cursor:{t}")),
+    ] {
+        let mut request = logs(DEV_APP);
+        change(&mut request, long("x"));
+        assert_eq!(session.logs(request).await.status, Status::Error);
+    }
+    let mut wait = logs(DEV_APP);
+    wait.wait_for = Some("WAITED-FOR-TEXT".into());
+    wait.timeout = Some(1);
+    session.logs(wait).await;
+    session
+        .debug(DebugRequest::ClearDebugApp { serial: long("s") })
+        .await;
+    session
+        .debug(DebugRequest::GetProcessExitHistory {
+            serial: DEVICE.into(),
+            package: long("p"),
+            approval_id: None,
+        })
+        .await;
+    let history = gateway.store().history(HistoryFilter::default()).unwrap();
+    assert!(history.len() >= 6, "{history:#?}");
+    let mut cut = 0;
+    for step in &history {
+        let args = &step.args;
+        for text in [&args.since, &args.filter, &args.level, &step.device]
+            .into_iter()
+            .flatten()
+            .chain([&args.app, &args.kind])
+        {
+            assert!(
+                text.len() <= 256,
+                "{} bytes stored: {:.80}",
+                text.len(),
+                text
+            );
+            cut += usize::from(text.ends_with('\u{2026}'));
+        }
+        assert!(
+            step.step.len() <= 512,
+            "{} bytes: {:.80}",
+            step.step.len(),
+            step.step
+        );
+        assert!(!step.step.contains(&canary.repeat(12)), "{:.80}", step.step);
+        assert!(!format!("{step:?}").contains("WAITED-FOR-TEXT"), "{step:?}");
+    }
+    assert!(cut >= 4, "the cuts are marked: {history:#?}");
 }

@@ -164,10 +164,16 @@ async fn a_logs_answer_never_covers_a_backtrace_or_a_tombstone() {
 
     // An "Allow once" for one tombstone is for that pid and path only.
     gateway.store().answer(&tombstone_id, Answer::Once).unwrap();
+    // Another path with that id asks its own question, and uses nothing of the answer.
     let other_path = session
         .debug(tombstone(RELEASE_PID, "run2/y.txt", Some(&tombstone_id)))
         .await;
-    assert_eq!(other_path.status, DebugStatus::Error, "{other_path:?}");
+    assert_eq!(
+        other_path.status,
+        DebugStatus::ApprovalPending,
+        "{other_path:?}"
+    );
+    assert_ne!(pending_id(&other_path), tombstone_id);
     assert!(!debuggerd_ran(&phone));
     let done = session
         .debug(tombstone(RELEASE_PID, "run1/x.txt", Some(&tombstone_id)))

@@ -358,3 +358,52 @@ fn thousands_of_commits_keep_the_wal_small() {
     );
     assert_eq!(store.blocked_apps().unwrap().len(), 3_000);
 }
+
+/// Issue 28, item 12: the state directory is made readable by its owner only (0700) and its
+/// files 0600, whatever the umask; files an older phonelogs left open to others are closed at
+/// open; a directory others can write to is refused with the fix in the message (as ssh
+/// refuses), and left as it is.
+#[cfg(unix)]
+#[test]
+fn the_state_directory_is_private_and_one_others_can_write_to_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let chmod = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("nested").join("state");
+    let store = Store::open(&dir).unwrap();
+    store.block_app(&AppId::new("com.example.app")).unwrap();
+    assert_eq!(mode(&dir), 0o700, "{:o}", mode(&dir));
+    let files = [DB_FILE, "phonelogs.db-wal", "phonelogs.db-shm"];
+    for name in files {
+        let path = dir.join(name);
+        assert!(path.exists(), "{name}");
+        assert_eq!(mode(&path), 0o600, "{name}: {:o}", mode(&path));
+    }
+    drop(store);
+
+    // Files left readable by others are the owner's again once opened.
+    chmod(&dir.join(DB_FILE), 0o644);
+    drop(Store::open(&dir).unwrap());
+    assert_eq!(mode(&dir.join(DB_FILE)), 0o600);
+
+    // A directory others may read, but not write, is used as it is.
+    chmod(&dir, 0o755);
+    drop(Store::open(&dir).unwrap());
+
+    // One others can write to is refused, naming the directory and the fix.
+    for open in [0o777, 0o775, 0o757, 0o1777] {
+        chmod(&dir, open);
+        let error = Store::open(&dir).unwrap_err();
+        let text = error.to_string();
+        assert!(matches!(error, Error::StateDirOpen { .. }), "{error:?}");
+        assert!(
+            text.contains(&dir.display().to_string()) && text.contains("chmod 700"),
+            "{text}"
+        );
+        assert_eq!(mode(&dir), open & 0o777, "left as it was");
+    }
+}
