@@ -192,11 +192,10 @@ pub fn pending_message(question: &str, approval_id: &str) -> String {
 }
 
 /// The message of a call whose question is not asked yet: as many questions of its kind as a
-/// task may have wait for the person already ([`crate::MAX_PENDING_PER_ACTION`]).
-pub fn pending_capped(question: &str, oldest: &str, approval_id: &str) -> String {
+/// task may have (`waiting`) wait for the person already.
+pub fn pending_capped(question: &str, waiting: usize, oldest: &str, approval_id: &str) -> String {
     format!(
-        "Not asked yet: \u{201c}{question}\u{201d}. {} questions of this kind already wait for a person, the first \u{201c}{oldest}\u{201d} (approval_id \"{approval_id}\"). Only a person can answer them, in your client's dialog or on their own side; tell them they are waiting. Once they have answered, call again with the same arguments to ask this one.",
-        crate::MAX_PENDING_PER_ACTION
+        "Not asked yet: \u{201c}{question}\u{201d}. {waiting} questions of this kind already wait for a person, the first \u{201c}{oldest}\u{201d} (approval_id \"{approval_id}\"). Only a person can answer them, in your client's dialog or on their own side; tell them they are waiting. Once they have answered, call again with the same arguments to ask this one."
     )
 }
 

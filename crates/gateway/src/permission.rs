@@ -349,7 +349,12 @@ impl Session {
             }
             Ok((oldest, Asked::Capped)) => {
                 let mut response = pending(&oldest.id, &oldest.question);
-                response.message = catalog::pending_capped(&question, &oldest.question, &oldest.id);
+                response.message = catalog::pending_capped(
+                    &question,
+                    crate::store::MAX_PENDING_PER_ACTION,
+                    &oldest.question,
+                    &oldest.id,
+                );
                 Ok(Gate::Stop(response))
             }
             Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
