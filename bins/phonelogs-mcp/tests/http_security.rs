@@ -357,3 +357,72 @@ async fn a_request_outside_a_session_is_refused_and_the_session_cap_holds() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     third.initialize().await.unwrap();
 }
+
+/// Issue 28, item 16: one agent cannot take every session: past `--http-max-sessions-per-agent`
+/// its next `initialize` gets 503, while another agent still opens its own.
+#[tokio::test]
+async fn one_agent_cannot_take_every_session() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(
+        state.path(),
+        &[
+            "--http-max-sessions",
+            "8",
+            "--http-max-sessions-per-agent",
+            "2",
+        ],
+    )
+    .await;
+    let mut alices = Vec::new();
+    for _ in 0..2 {
+        let mut alice = Mcp::new(server.addr, ALICE);
+        alice.initialize().await.unwrap();
+        alices.push(alice);
+    }
+    let mut third = Mcp::new(server.addr, ALICE);
+    let err = third.initialize().await.unwrap_err();
+    assert!(err.contains("503"), "{err}");
+    let mut bob = Mcp::new(server.addr, BOB);
+    bob.initialize().await.unwrap();
+    assert_eq!(alices[0].delete().await.unwrap(), 204);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    third.initialize().await.unwrap();
+}
+
+/// Issue 28, item 15: serving other hosts with a token file other users can read is refused
+/// at start (it only warned), before anything listens.
+#[cfg(unix)]
+#[tokio::test]
+async fn allow_remote_with_a_token_file_others_can_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let file = token_file(state.path(), &[(ALICE, "alice")]);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut child = tokio::process::Command::new(http_support::BIN)
+        .arg("--state-dir")
+        .arg(state.path())
+        .args([
+            "--demo=fake",
+            "--http",
+            "0.0.0.0:0",
+            "--allow-remote",
+            "--token-file",
+        ])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = String::new();
+    let mut pipe = child.stderr.take().unwrap();
+    let read =
+        tokio::time::timeout(Duration::from_secs(30), pipe.read_to_string(&mut stderr)).await;
+    let _ = child.kill().await;
+    assert!(read.is_ok(), "the server kept running: {stderr}");
+    assert!(!stderr.contains("serving MCP"), "{stderr}");
+    assert!(
+        stderr.contains("can be read by other users") && stderr.contains("chmod 600"),
+        "{stderr}"
+    );
+}
