@@ -253,9 +253,9 @@ fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
 
 /// Makes the state directory when it is missing, readable by its owner only (0700, whatever
 /// the umask), and refuses one that others can write to or another user owns, as ssh refuses
-/// its own: whoever can write there can answer the agents' questions for the person (see "Who
-/// can answer a question" in docs/permissions.md). One that others may only read is used, with
-/// a warning: its files are the owner's alone ([`private_files`]).
+/// its own, leaving it as it is: whoever can write there can answer the agents' questions for
+/// the person (see "Who can answer a question" in docs/permissions.md). One of the person's
+/// own that others may only read (made under the umask by an older phonelogs) is made 0700.
 fn private_dir(dir: &Path) -> Result<(), Error> {
     let unusable = |source| Error::StateDir {
         path: dir.to_owned(),
@@ -300,8 +300,13 @@ fn private_dir(dir: &Path) -> Result<(), Error> {
                 why,
             });
         }
-        if mode & 0o077 != 0 {
-            tracing::warn!(dir = %shown, mode = format!("{mode:o}"), "other users can list the state directory; chmod 700 it");
+        // Others may list it (an older phonelogs made it under the umask): it is made the
+        // owner's alone, as its files are.
+        if mode & 0o077 != 0 && meta.uid() == me {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(unusable)?;
+            tracing::debug!(dir = %shown, mode = format!("{mode:o}"), "the state directory is now 0700");
         }
     }
     Ok(())

@@ -390,9 +390,10 @@ fn the_state_directory_is_private_and_one_others_can_write_to_is_refused() {
     drop(Store::open(&dir).unwrap());
     assert_eq!(mode(&dir.join(DB_FILE)), 0o600);
 
-    // A directory others may read, but not write, is used as it is.
+    // A directory others may read, but not write, is made the owner's alone.
     chmod(&dir, 0o755);
     drop(Store::open(&dir).unwrap());
+    assert_eq!(mode(&dir), 0o700);
 
     // One others can write to is refused, naming the directory and the fix.
     for open in [0o777, 0o775, 0o757, 0o1777] {
