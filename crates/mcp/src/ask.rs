@@ -2,9 +2,10 @@
 //! back, and sealing the state a 2026-07-28 client echoes on its `input_required` retry.
 //!
 //! The answer always comes from the person through the client's own dialog, and only from a
-//! client a person sits at ([`ClientSeat`]); nothing here lets the agent answer. The state a client echoes back is untrusted, so it is sealed with an HMAC under
-//! a secret that lives only in this process and is bound to the task, the tool and the call's
-//! arguments: a forged, altered or replayed state (another call, another task, too late) fails.
+//! client a person sits at ([`ClientSeat`]); nothing here lets the agent answer. The state a
+//! client echoes back is untrusted, so it is sealed with an HMAC under a secret that lives only
+//! in this process and is bound to the task, the tool and the call's arguments: a forged,
+//! altered or replayed state (another call, another task, too late) fails.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
