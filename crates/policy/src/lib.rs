@@ -135,10 +135,27 @@ impl Agent {
     /// step can read as the person's. The one check every agent name goes through: the
     /// configuration's agents ([`Policy::validate`]) and every name a binary takes
     /// ([`Agent::named`]).
+    ///
+    /// The comparison looks past case, spaces and punctuation ("You (phonelogs  logs)" is
+    /// refused too), and a name may hold no control or invisible formatting character (a
+    /// zero-width space, a mark that turns text around), which would let it look like the
+    /// person's name while differing from it.
     pub fn check_name(name: &str) -> Result<(), Error> {
+        let letters = |text: &str| -> String {
+            text.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect()
+        };
+        let hidden = |c: char| {
+            c.is_control()
+                || matches!(c, '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+        };
         let reason = if name.trim().is_empty() {
             "it is blank"
-        } else if name.trim() == names::PERSON {
+        } else if name.chars().any(hidden) {
+            "it holds a control or invisible character"
+        } else if letters(name) == letters(names::PERSON) {
             "it is the name the history gives the person's own reads"
         } else {
             return Ok(());
@@ -758,14 +775,28 @@ mod tests {
 
     #[test]
     fn no_agent_may_take_the_persons_name_or_a_blank_one() {
-        for name in [names::PERSON, " ", ""] {
-            let json = format!(r#"{{"agents":[{{"name":{name:?}}}]}}"#);
+        for name in [
+            names::PERSON,
+            " ",
+            "",
+            "You (phonelogs  logs)",
+            "you phonelogs logs",
+            "you (phonelogs logs)\u{200b}",
+            "claude\u{202e}",
+            "line\nbreak",
+        ] {
+            let json = format!(
+                r#"{{"agents":[{{"name":{}}}]}}"#,
+                serde_json::to_string(name).unwrap()
+            );
             assert!(
                 matches!(Policy::from_json(&json), Err(Error::AgentName { .. })),
                 "{json}"
             );
             assert!(Agent::named(name, Mode::Full).is_err(), "{name:?}");
         }
-        assert!(Agent::named("claude", Mode::Full).is_ok());
+        for name in ["claude", "Claude Code", "ci-android", "Jos\u{e9}'s agent"] {
+            assert!(Agent::named(name, Mode::Full).is_ok(), "{name:?}");
+        }
     }
 }
