@@ -10,6 +10,7 @@ mod doctor;
 mod logs_cmd;
 mod phones;
 mod report;
+mod setup;
 mod state;
 mod symbols;
 mod ui;
@@ -32,6 +33,7 @@ use clap::{Parser, Subcommand};
     propagate_version = true,
     after_long_help = "Examples:
   phonelogs demo                                  see it work on the simulated phones
+  phonelogs setup claude-code                     connect Claude Code to phonelogs-mcp
   phonelogs approvals watch                       answer agents' questions as they come
   phonelogs ui --open                             the same, and more, on a page in your browser
   phonelogs approvals answer ap-1a2b… task        allow that app's logs until the task ends
@@ -211,6 +213,13 @@ enum Command {
     /// File symbol files (R8/ProGuard mappings, unstripped .so, .dSYM) in the symbols directory.
     #[command(subcommand)]
     Symbols(SymbolsCommand),
+    /// Connect an MCP client to phonelogs-mcp: write its entry in the client's own file.
+    ///
+    /// Clients: claude-code, claude-desktop, cursor, vscode, codex, gemini, windsurf. The entry
+    /// runs the absolute path of the installed phonelogs-mcp with `--agent CLIENT`; other
+    /// servers and comments in the file are kept, the file is copied beside itself first, and a
+    /// second run changes nothing. See docs/mcp.md.
+    Setup(setup::SetupArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -374,6 +383,7 @@ async fn doctor(
     if let Some(dir) = &symbols {
         findings.extend(symbols::doctor_findings(dir, &phones).await);
     }
+    findings.extend(setup::doctor_findings());
     let all_ok = findings.iter().all(|f| f.ok);
     if json {
         println!("{}", serde_json::to_string_pretty(&findings)?);
@@ -627,6 +637,7 @@ fn main() -> ExitCode {
             files,
             ..
         } => report::run(&files, format.as_deref(), json),
+        Command::Setup(args) => setup::run(args),
         Command::Symbols(SymbolsCommand::Add {
             dir,
             app,

@@ -1,0 +1,399 @@
+//! `phonelogs setup CLIENT`: connects an MCP client to `phonelogs-mcp` by writing the client's
+//! own configuration file, and the `doctor` section that says which clients have it.
+//!
+//! One entry named `phonelogs` runs the absolute path of the installed `phonelogs-mcp` with
+//! `--agent CLIENT` (and whatever follows `--`). The file is edited in place (`edit`): other
+//! servers, comments and order stay; a second run changes nothing; the file changed is first
+//! copied beside itself; a file that cannot be read is an error and nothing is written.
+
+mod clients;
+mod edit;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+pub use clients::{Client, Scope};
+use clients::{ConfigFile, Places, SERVER_NAME};
+use edit::{Change, Entry};
+
+use crate::doctor::Finding;
+
+/// `phonelogs setup`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct SetupArgs {
+    /// The client to connect.
+    #[arg(value_enum)]
+    client: Client,
+    /// user: for every project (the user's file); project: this project's file.
+    #[arg(long, value_enum, default_value = "user")]
+    scope: Scope,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Take phonelogs out of the client's file (only its own entry).
+    #[arg(long)]
+    remove: bool,
+    /// The agent's name in questions, rules and history (default: the client's name).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// The phonelogs-mcp to run (default: the one beside this phonelogs, else the first on
+    /// PATH).
+    #[arg(long, value_name = "PATH")]
+    server: Option<PathBuf>,
+    /// The project for --scope project (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    project_dir: Option<PathBuf>,
+    /// More arguments for phonelogs-mcp, after `--` (say `-- --demo`, or `-- --agent-mode
+    /// read-only`).
+    #[arg(last = true, value_name = "ARGS")]
+    extra: Vec<String>,
+}
+
+/// `phonelogs setup`.
+pub fn run(args: SetupArgs) -> Result<()> {
+    let project = match &args.project_dir {
+        Some(dir) => absolute(dir)?,
+        None => std::env::current_dir().context("the current directory")?,
+    };
+    let places = Places::from_env(project)?;
+    let file = args
+        .client
+        .config_file(args.scope, &places)
+        .map_err(anyhow::Error::msg)?;
+    let (change, entry) = if args.remove {
+        // Removing needs no phonelogs-mcp: it may be uninstalled already.
+        let entry = Entry {
+            command: String::new(),
+            args: Vec::new(),
+        };
+        (Change::Remove, entry)
+    } else {
+        (Change::Put, entry(&args)?)
+    };
+    let old = read(&file.path)?;
+    let new = edit::edit(&file, old.as_deref(), &entry, change).map_err(|why| {
+        anyhow::anyhow!(
+            "cannot change {}: {why}. Nothing was written; fix the file (or move it away) and run this again",
+            file.path.display()
+        )
+    })?;
+    let what = format!("{} ({})", args.client.title(), scope_name(args.scope));
+    let Some(new) = new else {
+        match change {
+            Change::Put => println!("{what} already runs phonelogs: {}", file.path.display()),
+            Change::Remove => println!("{what} has no phonelogs entry: {}", file.path.display()),
+        }
+        return Ok(());
+    };
+    if args.dry_run {
+        print!(
+            "{}",
+            diff(&file.path, old.as_deref().unwrap_or_default(), &new)
+        );
+        println!("(dry run: nothing was written)");
+        return Ok(());
+    }
+    let backup = write(&file, old.as_deref(), &new)?;
+    let verb = match change {
+        Change::Put => "connected to phonelogs",
+        Change::Remove => "no longer runs phonelogs",
+    };
+    println!("{what} {verb}: {}", file.path.display());
+    if let Some(backup) = backup {
+        println!("the previous file is kept as {}", backup.display());
+    }
+    if change == Change::Put {
+        println!("{}", next_step(&file));
+    }
+    Ok(())
+}
+
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::User => "user",
+        Scope::Project => "project",
+    }
+}
+
+/// The entry: the absolute path of `phonelogs-mcp`, `--agent NAME`, then the extra arguments.
+fn entry(args: &SetupArgs) -> Result<Entry> {
+    for extra in &args.extra {
+        if extra == "--agent" || extra.starts_with("--agent=") {
+            bail!("name the agent with `phonelogs setup --agent NAME`, not after `--`");
+        }
+        if extra == "--http" || extra.starts_with("--http=") {
+            bail!(
+                "--http serves Streamable HTTP, which a client does not start; see docs/mcp.md for clients that connect to a URL"
+            );
+        }
+    }
+    let server = find_server(args.server.as_deref())?;
+    let agent = args
+        .agent
+        .clone()
+        .unwrap_or_else(|| args.client.id().to_owned());
+    let mut argv = vec!["--agent".to_owned(), agent];
+    argv.extend(args.extra.iter().cloned());
+    Ok(Entry {
+        command: server.to_string_lossy().into_owned(),
+        args: argv,
+    })
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("{}", path.display()))
+}
+
+/// The installed `phonelogs-mcp`: `--server`, else the one beside this program (where `cargo
+/// install` puts both), else the first on PATH.
+fn find_server(given: Option<&Path>) -> Result<PathBuf> {
+    let name = format!("phonelogs-mcp{}", std::env::consts::EXE_SUFFIX);
+    if let Some(path) = given {
+        let path = absolute(path)?;
+        if !path.is_file() {
+            bail!("--server {}: no such file", path.display());
+        }
+        return Ok(path);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(&name)));
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(&name))
+                .collect()
+        })
+        .unwrap_or_default();
+    beside
+        .into_iter()
+        .chain(on_path)
+        .find(|candidate| candidate.is_file() && candidate.is_absolute())
+        .context(
+            "phonelogs-mcp is not installed beside phonelogs nor on PATH: install it with `cargo install --locked --path bins/phonelogs-mcp`, or pass --server PATH",
+        )
+}
+
+fn read(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// A unified diff of the change, as `--dry-run` prints it.
+fn diff(path: &Path, old: &str, new: &str) -> String {
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, &name)
+        .to_string()
+}
+
+/// Writes the new text: the old file copied beside itself first, then the new one written
+/// whole and renamed over it (so a crash leaves one or the other), with the old file's
+/// permissions. A symbolic link (a dotfiles checkout) is followed, not replaced.
+fn write(file: &ConfigFile, old: Option<&str>, new: &str) -> Result<Option<PathBuf>> {
+    let path = match std::fs::symlink_metadata(&file.path) {
+        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(&file.path)
+            .with_context(|| format!("following {}", file.path.display()))?,
+        _ => file.path.clone(),
+    };
+    let dir = path
+        .parent()
+        .with_context(|| format!("{} has no folder", path.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let backup = match old {
+        Some(_) => Some(backup(&path)?),
+        None => None,
+    };
+    let mut temporary = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("writing in {}", dir.display()))?;
+    std::io::Write::write_all(&mut temporary, new.as_bytes())?;
+    match std::fs::metadata(&path) {
+        Ok(meta) => std::fs::set_permissions(temporary.path(), meta.permissions())?,
+        Err(_) => new_file_permissions(temporary.path(), file.scope)?,
+    }
+    temporary
+        .persist(&path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(backup)
+}
+
+/// A user's file may come to hold tokens (the clients keep secrets in some of them): only the
+/// user reads it. A project's file is meant to be shared: the usual permissions.
+#[cfg(unix)]
+fn new_file_permissions(path: &Path, scope: Scope) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = match scope {
+        Scope::User => 0o600,
+        Scope::Project => 0o644,
+    };
+    Ok(std::fs::set_permissions(
+        path,
+        std::fs::Permissions::from_mode(mode),
+    )?)
+}
+
+#[cfg(not(unix))]
+fn new_file_permissions(_path: &Path, _scope: Scope) -> Result<()> {
+    Ok(())
+}
+
+/// Copies the file to `NAME.phonelogs-backup-YYYYMMDDTHHMMSSZ` (a number added when that name
+/// is taken), never replacing anything.
+fn backup(path: &Path) -> Result<PathBuf> {
+    let stamp = time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for n in 1..1000 {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let candidate = path.with_file_name(format!("{name}.phonelogs-backup-{stamp}{suffix}"));
+        let created = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate);
+        match created {
+            Ok(_) => {
+                std::fs::copy(path, &candidate)
+                    .with_context(|| format!("backing up to {}", candidate.display()))?;
+                return Ok(candidate);
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("backing up to {}", candidate.display()));
+            }
+        }
+    }
+    bail!("no free backup name beside {}", path.display())
+}
+
+/// What the person does next to see it work.
+fn next_step(file: &ConfigFile) -> String {
+    match (file.client.check_command(), file.client) {
+        (Some(command), Client::Codex) if file.scope == Scope::Project => format!(
+            "Codex reads a project's file only in a trusted project; check with `{command}` there"
+        ),
+        (Some(command), Client::Gemini) => {
+            format!("check with `{command}` (Gemini CLI starts servers only in a trusted folder)")
+        }
+        (Some(command), _) => format!("check with `{command}`"),
+        (None, client) => format!("restart {} to load it", client.title()),
+    }
+}
+
+/// `phonelogs doctor`'s section on MCP clients: for each client and scope whose file names
+/// phonelogs, whether the program it runs exists. The project is the current directory.
+pub fn doctor_findings() -> Vec<Finding> {
+    let project = std::env::current_dir().unwrap_or_default();
+    match Places::from_env(project) {
+        Ok(places) => findings_for(&places),
+        Err(error) => vec![Finding {
+            check: "MCP clients".into(),
+            ok: false,
+            detail: format!("{error:#}"),
+            fix: Some("set HOME".into()),
+        }],
+    }
+}
+
+fn findings_for(places: &Places) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for client in Client::ALL {
+        for &scope in client.scopes() {
+            let Ok(file) = client.config_file(scope, places) else {
+                continue;
+            };
+            if let Some(finding) = client_finding(&file) {
+                findings.push(finding);
+            }
+        }
+    }
+    if findings.is_empty() {
+        // Not a fault: phonelogs may be reached over HTTP, or by a client not listed here.
+        findings.push(Finding {
+            check: "MCP clients".into(),
+            ok: true,
+            detail: format!(
+                "no client on this computer runs phonelogs ({}); connect one with `phonelogs setup CLIENT`",
+                Client::ALL.map(Client::id).join(", ")
+            ),
+            fix: None,
+        });
+    }
+    findings
+}
+
+/// The finding for one client's file, when it names phonelogs or cannot be read.
+fn client_finding(file: &ConfigFile) -> Option<Finding> {
+    let text = std::fs::read_to_string(&file.path).ok()?;
+    let check = format!(
+        "{} ({}, {})",
+        file.client.title(),
+        scope_name(file.scope),
+        file.path.display()
+    );
+    let setup = format!(
+        "phonelogs setup {} --scope {}",
+        file.client.id(),
+        scope_name(file.scope)
+    );
+    match edit::configured_command(file, &text) {
+        Err(why) => Some(Finding {
+            check,
+            ok: false,
+            detail: format!("cannot read the file: {why}"),
+            fix: Some("fix the file; the client cannot read it either".into()),
+        }),
+        Ok(None) => None,
+        Ok(Some(command)) => {
+            let found = resolve(&command);
+            Some(match found {
+                Some(path) => Finding {
+                    check,
+                    ok: true,
+                    detail: format!("runs {SERVER_NAME}: {}", path.display()),
+                    fix: None,
+                },
+                None => Finding {
+                    check,
+                    ok: false,
+                    detail: format!("runs {SERVER_NAME} with `{command}`, which does not exist"),
+                    fix: Some(format!(
+                        "install phonelogs-mcp (`cargo install --locked --path bins/phonelogs-mcp`), then `{setup}`"
+                    )),
+                },
+            })
+        }
+    }
+}
+
+/// The program a command names: a path as it is, a bare name looked up on PATH.
+fn resolve(command: &str) -> Option<PathBuf> {
+    let path = Path::new(command);
+    if command.is_empty() {
+        return None;
+    }
+    if path.components().count() > 1 {
+        return path.is_file().then(|| path.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(command))
+            .find(|candidate| candidate.is_file())
+    })
+}
