@@ -171,6 +171,18 @@ fn start_page_with(state_dir: &Path, extra: &[&str], path: tempfile::TempDir) ->
     }
 }
 
+impl Page {
+    /// The token in the page's address.
+    fn token(&self) -> String {
+        self.url
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_owned()
+    }
+}
+
 /// Headless Chromium behind its own chromedriver, with the flags this machine needs (no
 /// background networking: the network is closed, and Chromium would keep trying).
 struct Browser {
@@ -686,13 +698,7 @@ fn raw_status(port: u16, request: &str) -> u16 {
 fn the_page_listens_on_loopback_only_and_needs_its_token() {
     let dir = tempfile::tempdir().unwrap();
     let page = start_page(dir.path());
-    let token = page
-        .url
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let token = page.token();
     assert_eq!(token.len(), 64, "{}", page.url);
     let port = page.port;
     let host = format!("127.0.0.1:{port}");
@@ -777,13 +783,7 @@ async fn open_puts_no_secret_on_any_command_line_and_still_opens_the_page() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let page = start_page_with(dir.path(), &["--open"], bin);
-    let token = page
-        .url
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
+    let token = page.token();
     let deadline = Instant::now() + Duration::from_secs(15);
     let given = loop {
         if let Ok(text) = std::fs::read_to_string(&opened)

@@ -13,11 +13,6 @@ use phonelogs_gateway::{
 };
 use phonelogs_policy::{Agent, Mode};
 
-/// A debugging aid's data as the MCP frontend sends it.
-fn data_json(data: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(data).unwrap()
-}
-
 const SYSUI_PID: i64 = 1224;
 const APP_PID: i64 = 4242;
 const RELEASE_PID: i64 = 5151;
@@ -195,16 +190,7 @@ async fn a_release_build_asks_like_phone_logs_and_the_answer_is_picked_up() {
     let gateway = gateway(&debug_phone());
     let session = full(&gateway);
     let pending = session.debug(backtrace(RELEASE_PID)).await;
-    assert_eq!(
-        pending.status,
-        DebugStatus::ApprovalPending,
-        "{}",
-        pending.message
-    );
-    let id = pending.data.as_ref().map(data_json).unwrap()["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = pending_id(&pending);
     assert!(
         !serde_json::to_string(&pending)
             .unwrap()
@@ -941,18 +927,7 @@ async fn a_flood_of_questions_is_capped_per_task_and_action() {
     let session = full(&gateway);
     let mut ids = Vec::new();
     for pid in &pids {
-        let pending = session.debug(backtrace(*pid)).await;
-        assert_eq!(
-            pending.status,
-            DebugStatus::ApprovalPending,
-            "{}",
-            pending.message
-        );
-        let id = pending.data.as_ref().map(data_json).unwrap()["approval_id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        ids.push(id);
+        ids.push(pending_id(&session.debug(backtrace(*pid)).await));
     }
     let waiting = gateway.store().pending_approvals().unwrap();
     assert!(
@@ -993,11 +968,7 @@ async fn a_flood_of_questions_is_capped_per_task_and_action() {
         .store()
         .answer(&waiting[0].id, Answer::Deny)
         .unwrap();
-    let own = session.debug(backtrace(pids[9])).await;
-    let own_id = own.data.as_ref().map(data_json).unwrap()["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let own_id = pending_id(&session.debug(backtrace(pids[9])).await);
     let asked = gateway.store().approval(&own_id).unwrap().unwrap();
     assert_eq!(asked.detail, format!("pid {}", pids[9]));
 }

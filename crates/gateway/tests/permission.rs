@@ -12,15 +12,10 @@ use common::*;
 use phonelogs_driver::{AppId, LogLevel, NativeBacktrace, ThreadSummary, TombstoneCapture};
 use phonelogs_fake::{FakeApp, FakePhone};
 use phonelogs_gateway::{
-    Action, Answer, AnsweredVia, DebugRequest, DebugResponse, DebugStatus, ErrorCode, Gateway,
-    HistoryFilter, Session, Status, Store, TaskSpec,
+    Action, Answer, AnsweredVia, DebugRequest, DebugStatus, ErrorCode, Gateway, HistoryFilter,
+    Session, Status, Store, TaskSpec,
 };
 use phonelogs_policy::{Agent, Mode};
-
-/// A debugging aid's data as the MCP frontend sends it.
-fn data_json(data: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(data).unwrap()
-}
 
 const RELEASE_PID: i64 = 5151;
 
@@ -87,18 +82,6 @@ fn tombstone(pid: i64, local_path: &str, approval_id: Option<&str>) -> DebugRequ
         local_path: local_path.into(),
         approval_id: approval_id.map(str::to_owned),
     }
-}
-
-fn pending_id(response: &DebugResponse) -> String {
-    assert_eq!(
-        response.status,
-        DebugStatus::ApprovalPending,
-        "{response:?}"
-    );
-    response.data.as_ref().map(data_json).unwrap()["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
 }
 
 fn debuggerd_ran(phone: &FakePhone) -> bool {

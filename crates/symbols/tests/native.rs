@@ -21,6 +21,35 @@ fn build(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     build_library(&repo().join("testdata/symbols/native/crashlib.c"), dir)
 }
 
+/// The library built here, filed for [`APP`] version 7 in a new symbols directory under `dir`:
+/// the whole library, the symbols directory, the stripped copy's build id and where it was
+/// filed. `None` where the tools to build it are missing.
+struct Filed {
+    whole: std::path::PathBuf,
+    root: std::path::PathBuf,
+    symbols: SymbolsDir,
+    build_id: String,
+    placed: std::path::PathBuf,
+}
+
+fn filed(dir: &Path) -> Option<Filed> {
+    let (whole, phone) = build(dir)?;
+    let build_id = phonelogs_symbols::native::file_ids(&std::fs::read(&phone).unwrap())
+        .pop()
+        .unwrap();
+    let root = dir.join("symbols");
+    std::fs::create_dir_all(&root).unwrap();
+    let symbols = SymbolsDir::open(&root).unwrap().with_cache_dirs(vec![]);
+    let placed = symbols.add(APP, "7", &whole).unwrap();
+    Some(Filed {
+        whole,
+        root,
+        symbols,
+        build_id,
+        placed,
+    })
+}
+
 /// `nm -S`: the start and size of each named function.
 fn functions(lib: &Path, names: &[&str]) -> Vec<(String, u64, u64)> {
     let out = run(Command::new("nm").arg("-S").arg(lib));
@@ -85,16 +114,16 @@ fn every_address_matches_binutils_addr2line() {
 #[test]
 fn a_tombstone_of_the_stripped_library_is_symbolicated() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((whole, phone)) = build(dir.path()) else {
+    let Some(Filed {
+        whole,
+        root,
+        symbols,
+        build_id,
+        placed,
+    }) = filed(dir.path())
+    else {
         return;
     };
-    let build_id = phonelogs_symbols::native::file_ids(&std::fs::read(&phone).unwrap())
-        .pop()
-        .unwrap();
-    let root = dir.path().join("symbols");
-    std::fs::create_dir_all(&root).unwrap();
-    let symbols = SymbolsDir::open(&root).unwrap().with_cache_dirs(vec![]);
-    let placed = symbols.add(APP, "7", &whole).unwrap();
     assert_eq!(
         placed,
         root.join(APP)
@@ -218,16 +247,15 @@ fn a_damaged_library_never_panics() {
 #[test]
 fn an_unreadable_symbol_file_is_named_inside_the_symbols_directory_only() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((whole, phone)) = build(dir.path()) else {
+    let Some(Filed {
+        symbols,
+        build_id,
+        placed,
+        ..
+    }) = filed(dir.path())
+    else {
         return;
     };
-    let build_id = phonelogs_symbols::native::file_ids(&std::fs::read(&phone).unwrap())
-        .pop()
-        .unwrap();
-    let root = dir.path().join("symbols");
-    std::fs::create_dir_all(&root).unwrap();
-    let symbols = SymbolsDir::open(&root).unwrap().with_cache_dirs(vec![]);
-    let placed = symbols.add(APP, "7", &whole).unwrap();
     // The index finds the library; then it goes away before it is read.
     assert_eq!(symbols.index(APP).len(), 1);
     std::fs::remove_file(&placed).unwrap();
