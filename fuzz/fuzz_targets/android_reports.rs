@@ -35,6 +35,22 @@ fuzz_target!(|data: &[u8]| {
             process: Some("com.example.app"),
         },
     );
+    // Without a pid (Android 10's drop box): the first section of the name, and its pid alone.
+    let by_name = anr::cut_anr(
+        &text,
+        anr::AnrTarget {
+            pid: None,
+            process: Some("com.example.app"),
+        },
+    );
+    if let Some(pid) = by_name.pid {
+        // Every section kept starts with that pid's header.
+        for line in by_name.text.lines().filter(|l| l.trim().starts_with("----- pid ")) {
+            let rest = &line.trim()["----- pid ".len()..];
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            assert_eq!(digits.parse::<u32>().ok(), Some(pid), "{line:?}");
+        }
+    }
     let _ = anr::cut_anr(&text, anr::AnrTarget::default());
     let _ = tombstone::parse_tombstone_header(&text);
     let _ = tombstone::tombstone_report(&text, &clock);

@@ -25,7 +25,9 @@
 //! and each measured load's CPU per process.
 //!
 //! Run: `cargo bench -p phonelogs-mcp --bench http_load` (needs `/usr/bin/adb`; a debug build:
-//! `cargo bench --profile dev -p phonelogs-mcp --bench http_load`).
+//! `cargo bench --profile dev -p phonelogs-mcp --bench http_load`). `cargo test -p
+//! phonelogs-mcp --benches` (CI) runs every part with a few calls each ([`Sizes::quick`]), the
+//! faults and the checks included, and judges no figure.
 
 #![allow(clippy::unwrap_used)]
 
@@ -56,6 +58,42 @@ const MORE_LOADS: usize = 3;
 /// The adb server killed and restarted during the load; the other one is never touched.
 const KILLED: usize = 0;
 
+/// How many calls each part makes.
+#[derive(Debug, Clone, Copy)]
+struct Sizes {
+    calls: usize,
+    single: usize,
+    drops: usize,
+    more_loads: usize,
+}
+
+impl Sizes {
+    /// The figures' sizes under `cargo bench`; a few calls of each part in CI's quick mode, so
+    /// the harness, its faults and its checks still run (four calls an agent, half on each adb
+    /// server, as the check of the untouched server counts them).
+    fn now() -> Sizes {
+        if http_support::adb::quick() {
+            Sizes::quick()
+        } else {
+            Sizes {
+                calls: CALLS,
+                single: SINGLE,
+                drops: DROPS,
+                more_loads: MORE_LOADS,
+            }
+        }
+    }
+
+    fn quick() -> Sizes {
+        Sizes {
+            calls: 4 * AGENTS,
+            single: 10,
+            drops: 2,
+            more_loads: 1,
+        }
+    }
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -71,6 +109,12 @@ async fn run() {
     };
     let lab = Arc::new(lab);
     let rss_start = lab.rss_kib();
+    let Sizes {
+        calls: load_calls,
+        single: alone_calls,
+        more_loads,
+        ..
+    } = Sizes::now();
 
     // One session alone: the warm call (after one call to look the app up).
     let single = Arc::new(Mutex::new(Tally::default()));
@@ -78,7 +122,7 @@ async fn run() {
     load::call(&lab, &mut alone, 0, 0, &single).await;
     single.lock().unwrap().outcomes.clear();
     let (before, started) = (lab.cpu_seconds(), std::time::Instant::now());
-    for _ in 0..SINGLE {
+    for _ in 0..alone_calls {
         load::call(&lab, &mut alone, 0, 0, &single).await;
     }
     let single_steal = lab
@@ -113,7 +157,7 @@ async fn run() {
     // Then more loads of new sessions, to see the memory level off rather than grow with them.
     let mut rss_more = Vec::new();
     let mut more = Tally::default();
-    for _ in 0..MORE_LOADS {
+    for _ in 0..more_loads {
         let tally = Arc::new(Mutex::new(Tally::default()));
         Load::run(
             &lab,
@@ -153,7 +197,7 @@ async fn run() {
         load::percentile(&single_times, 0.99),
     );
     println!(
-        "single session, {SINGLE} warm calls: p50 {p50s:?}, p99 {p99s:?} ({:.1} s; stolen by the \
+        "single session, {alone_calls} warm calls: p50 {p50s:?}, p99 {p99s:?} ({:.1} s; stolen by the \
          host {:.1} core-seconds)",
         single_wall.as_secs_f64(),
         single_steal.unwrap_or(f64::NAN)
@@ -183,12 +227,12 @@ async fn run() {
     );
     println!(
         "history rows of the load's agents: {history}; calls the server answered: {answered} \
-         (+{SINGLE} +1 alone, +{dropped} dropped: rows may include those)"
+         (+{alone_calls} +1 alone, +{dropped} dropped: rows may include those)"
     );
     println!(
         "server RSS KiB: start {rss_start:?}, middle {rss_middle:?}, after the paced load \
-         {rss_end:?}, after the saturated one {rss_after:?}, after each of {MORE_LOADS} more \
-         loads of {CALLS} calls (16 new sessions each) {rss_more:?}"
+         {rss_end:?}, after the saturated one {rss_after:?}, after each of {more_loads} more \
+         loads of {load_calls} calls (16 new sessions each) {rss_more:?}"
     );
 
     let approvals = load::approval_stays_in_its_session(&lab, 2, 3).await;
@@ -213,7 +257,7 @@ async fn run() {
             .iter()
             .filter(|o| lab.server_of[o.phone] == s)
             .count();
-        assert_eq!(calls, CALLS / 2, "calls on adb server {s}'s phones");
+        assert_eq!(calls, load_calls / 2, "calls on adb server {s}'s phones");
         assert!(
             by_what.is_empty(),
             "calls on untouched adb server {s}'s phones failed: {by_what:?}"
@@ -221,7 +265,7 @@ async fn run() {
     }
     // Nothing lost from the history: every answered call has its row (the lone session's
     // too); a call whose client dropped it, or whose answer never arrived, may have one.
-    let (least, most) = (answered + SINGLE + 1, made + SINGLE + 1 + dropped);
+    let (least, most) = (answered + alone_calls + 1, made + alone_calls + 1 + dropped);
     assert!(
         (least..=most).contains(&history),
         "history rows {history}, expected {least} to {most}"
@@ -243,7 +287,7 @@ struct Load {
 }
 
 impl Load {
-    /// Runs `CALLS` calls of the lab's agents (see [`load::run`]) and measures them.
+    /// Runs the sizes' calls of the lab's agents (see [`load::run`]) and measures them.
     async fn run(
         lab: &Arc<Lab>,
         think: Option<Duration>,
@@ -251,7 +295,7 @@ impl Load {
         progress: &Arc<AtomicUsize>,
     ) -> Load {
         let (before, started) = (lab.cpu_seconds(), std::time::Instant::now());
-        load::run(lab, CALLS, think, tally, progress).await;
+        load::run(lab, Sizes::now().calls, think, tally, progress).await;
         let cpu = lab
             .cpu_seconds()
             .zip(before)
@@ -382,7 +426,8 @@ fn print_failures(
 /// connection. Returns the RSS in the middle, how many calls were dropped and the phone set
 /// offline.
 async fn faults(lab: Arc<Lab>, progress: Arc<AtomicUsize>) -> (Option<u64>, usize, usize) {
-    let at = |fraction: f64| (CALLS as f64 * fraction) as usize;
+    let calls = Sizes::now().calls;
+    let at = |fraction: f64| (calls as f64 * fraction) as usize;
     while progress.load(Ordering::SeqCst) < at(0.33) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -402,7 +447,7 @@ async fn faults(lab: Arc<Lab>, progress: Arc<AtomicUsize>) -> (Option<u64>, usiz
 /// Clients that send a call and close the connection before the answer.
 async fn drop_mid_call(lab: &Lab) -> usize {
     let mut dropped = 0;
-    for n in 0..DROPS {
+    for n in 0..Sizes::now().drops {
         let i = n % AGENTS;
         let mut mcp = load::session(lab, i).await;
         let body = serde_json::to_vec(&json!({

@@ -3,7 +3,8 @@
 //! the host front over loopback (no adb), and `adb shell logcat` through the real adb server
 //! (`adb -P <free port>`, skipped without adb). 300 lines each, one at a time, 5 ms apart.
 //!
-//! `cargo bench -p phonelogs-adbsim --bench live_logcat`
+//! `cargo bench -p phonelogs-adbsim --bench live_logcat`; `cargo test --benches` (CI) sends five
+//! lines each way.
 
 #![allow(clippy::unwrap_used)]
 
@@ -15,6 +16,17 @@ use phonelogs_adbsim::{HostFront, Priority, SimPhone, Simulator};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 const LINES: usize = 300;
+
+/// CI's quick mode: `cargo test --benches` runs a bench without `--bench` (criterion decides the
+/// same way), and then it only shows that it still builds and runs, judging no figure.
+fn quick() -> bool {
+    !std::env::args().any(|arg| arg == "--bench") || std::env::args().any(|arg| arg == "--test")
+}
+
+/// The lines sent each way.
+fn line_count() -> usize {
+    if quick() { 5 } else { LINES }
+}
 
 fn report(path: &str, mut samples: Vec<Duration>) {
     samples.sort();
@@ -47,8 +59,8 @@ async fn host_front() {
         assert_eq!(&status, b"OKAY");
     }
     let mut lines = tokio::io::BufReader::new(stream).lines();
-    let mut samples = Vec::with_capacity(LINES);
-    for index in 0..LINES {
+    let mut samples = Vec::with_capacity(line_count());
+    for index in 0..line_count() {
         let text = format!("bench line {index}");
         let start = Instant::now();
         phone
@@ -106,8 +118,8 @@ fn real_adb(runtime: &tokio::runtime::Runtime) {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut samples = Vec::with_capacity(LINES);
-    for index in 0..LINES {
+    let mut samples = Vec::with_capacity(line_count());
+    for index in 0..line_count() {
         let text = format!("bench line {index}");
         let start = Instant::now();
         phone

@@ -364,7 +364,16 @@ fn priority_allows(options: &LogcatOptions, entry: &LogEntry) -> bool {
 /// Collects the entries logd sends (buffers, pid, tail), then applies logcat's own `--uid`
 /// filter. AOSP logcat filters uids on the client side after logd applied `-t N`, so a tail
 /// counts everyone's lines; the same holds for the priority filter applied later.
-fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> Vec<LogEntry> {
+///
+/// `printable`: how many more lines logcat may print (`-m`), when it has a limit. logd streams
+/// entries oldest first and logcat quits after its `-m` lines, so no more are copied than it
+/// prints (with `-m 1` a copy of the whole buffer cost as much as the dump it stands beside).
+fn select_entries(
+    phone: &SimPhone,
+    options: &LogcatOptions,
+    after_seq: u64,
+    printable: Option<usize>,
+) -> Vec<LogEntry> {
     let mut state = phone.lock();
     state.catch_up_noise();
     let ignore_uid = state.profile.logcat_ignores_uid;
@@ -400,9 +409,17 @@ fn select_entries(phone: &SimPhone, options: &LogcatOptions, after_seq: u64) -> 
         let skip = entries.len().saturating_sub(count);
         entries.drain(..skip);
     }
+    let mut allowed = 0usize;
     entries
         .into_iter()
         .filter(|entry| uids_first || kept(entry))
+        .take_while(|entry| {
+            let more = printable.is_none_or(|limit| allowed < limit);
+            if priority_allows(options, entry) {
+                allowed += 1;
+            }
+            more
+        })
         .cloned()
         .collect()
 }
@@ -460,7 +477,8 @@ pub(crate) async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Re
     let mut written = phone.watch_log();
     loop {
         written.borrow_and_update();
-        let entries = select_entries(phone, &options, last_seq);
+        let printable = options.max_count.map(|max| max.saturating_sub(printed));
+        let entries = select_entries(phone, &options, last_seq, printable);
         let mut out: Vec<u8> = Vec::with_capacity(256 * 1024);
         for entry in &entries {
             last_seq = last_seq.max(entry.seq);

@@ -148,6 +148,38 @@ async fn dividers_come_only_with_printed_lines() {
 }
 
 #[tokio::test]
+async fn a_max_count_prints_the_oldest_lines_its_filter_allows() {
+    let phone = quiet_phone(AndroidVersion::Android14);
+    for (priority, text) in [
+        (Priority::Debug, "first"),
+        (Priority::Warn, "second"),
+        (Priority::Debug, "third"),
+        (Priority::Error, "fourth"),
+        (Priority::Warn, "fifth"),
+    ] {
+        phone.log("dev.example.app", priority, "App", text).unwrap();
+    }
+    let lines = |out: String| -> Vec<String> {
+        out.lines()
+            .filter(|line| !line.starts_with("---------"))
+            .map(|line| line.rsplit(": ").next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        lines(stdout(&phone, "logcat -d -b main -m 1").await),
+        ["first"]
+    );
+    assert_eq!(
+        lines(stdout(&phone, "logcat -d -b main -m 2 '*:W'").await),
+        ["second", "fourth"]
+    );
+    assert_eq!(
+        lines(stdout(&phone, "logcat -d -b main -m 9 '*:E'").await),
+        ["fourth"]
+    );
+}
+
+#[tokio::test]
 async fn option_errors_read_as_logcat_prints_them() {
     let phone = quiet_phone(AndroidVersion::Android14);
     for (command, message) in [

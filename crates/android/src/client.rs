@@ -383,6 +383,25 @@ fn classify_fail(serial: &str, service: &str, message: String) -> Error {
     }
 }
 
+/// The longest shell v2 packet the readers accept, the dump's ([`AdbServer::shell_v2`]) and the
+/// stream's (`crate::live`): adbd writes each packet from one buffer of adb's `MAX_PAYLOAD`
+/// (1 MiB, its header included; `adb/shell_protocol.h`, `ShellProtocol::data_capacity`), so a
+/// longer length comes only from a broken adbd or a hostile server (a farm's), and reading it
+/// would allocate up to 4 GiB.
+pub(crate) const MAX_SHELL_PACKET: usize = 1024 * 1024;
+
+/// A shell v2 packet's header (`u8 id + u32 LE length`) read: its id and its length, or an
+/// error when the length is over [`MAX_SHELL_PACKET`], before anything is allocated for it.
+pub(crate) fn shell_packet(header: [u8; 5]) -> Result<(u8, usize)> {
+    let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]);
+    match usize::try_from(length) {
+        Ok(length) if length <= MAX_SHELL_PACKET => Ok((header[0], length)),
+        _ => Err(Error::Protocol(format!(
+            "a shell packet of {length} bytes, longer than adb ever sends ({MAX_SHELL_PACKET})"
+        ))),
+    }
+}
+
 /// The marker the legacy shell prints the exit code after.
 const LEGACY_EXIT_MARKER: &str = "__PHONELOGS_EXIT__";
 
@@ -905,13 +924,13 @@ impl Connection {
                 }
                 Err(error) => return Err(Error::io("reading shell output", error)),
             }
-            let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]) as usize;
+            let (id, length) = shell_packet(header)?;
             if output.stdout.len() + output.stderr.len() + length > max_output {
                 return Err(Error::Protocol(format!(
                     "the command printed more than {max_output} bytes"
                 )));
             }
-            match header[0] {
+            match id {
                 1 => self.read_append(&mut output.stdout, length).await?,
                 2 => self.read_append(&mut output.stderr, length).await?,
                 3 => {
@@ -994,6 +1013,26 @@ async fn timed<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one cap both shell v2 readers read a header through: adb's largest packet passes,
+    /// anything longer, up to `0xFFFFFFFF`, is a protocol error naming the length.
+    #[test]
+    fn a_shell_packet_is_at_most_what_adb_sends() {
+        assert_eq!(
+            shell_packet([1, 0, 0, 0x10, 0]).unwrap(),
+            (1, MAX_SHELL_PACKET)
+        );
+        assert_eq!(shell_packet([3, 1, 0, 0, 0]).unwrap(), (3, 1));
+        for length in [MAX_SHELL_PACKET as u32 + 1, u32::MAX] {
+            let [a, b, c, d] = length.to_le_bytes();
+            let error = shell_packet([1, a, b, c, d]).unwrap_err();
+            assert!(matches!(error, Error::Protocol(_)), "{error}");
+            assert!(
+                error.to_string().contains(&format!("{length} bytes")),
+                "{error}"
+            );
+        }
+    }
 
     #[test]
     fn server_address_from_the_environment() {

@@ -137,7 +137,7 @@ impl LineStream for LogcatStream {
 }
 
 /// Reads the stream to its end, sending the app's lines on. Shell v2: `u8 id + u32 LE length +
-/// bytes`, stdout is id 1, the exit is id 3.
+/// bytes` (at most [`crate::client::MAX_SHELL_PACKET`]), stdout is id 1, the exit is id 3.
 async fn read_lines<S>(
     mut stream: S,
     v2: bool,
@@ -156,14 +156,15 @@ where
             if stream.read_exact(&mut header).await.is_err() {
                 return Ok(());
             }
-            let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]) as usize;
+            // The dump reader's cap, so no length from the wire allocates more than adb sends.
+            let (id, length) = crate::client::shell_packet(header)?;
             if length > chunk.len() {
                 chunk.resize(length, 0);
             }
             stream.read_exact(&mut chunk[..length]).await.map_err(|e| {
                 phonelogs_driver::Error::Disconnected(format!("reading logcat: {e}"))
             })?;
-            match header[0] {
+            match id {
                 1 => &chunk[..length],
                 3 => return Ok(()),
                 _ => continue,
@@ -257,6 +258,31 @@ mod tests {
         ] {
             assert_eq!(epoch_of_line(junk), None, "{junk}");
         }
+    }
+
+    /// Item 6 of issue 28: a shell v2 length of 4 GiB from a broken adbd or a hostile farm
+    /// server is refused with a clear error before anything is allocated for it, as the dump
+    /// reader refuses it; the phone's side stays open, so only the check can end the read.
+    #[tokio::test]
+    async fn a_packet_longer_than_adb_ever_sends_ends_the_stream_with_an_error() {
+        let (mut phone, computer) = tokio::io::duplex(1 << 16);
+        let query = LogQuery::since(datetime!(2025-11-30 10:00 UTC), 200);
+        let mut stream = LogcatStream::start(computer, true, 10123, query);
+        phone.write_all(&[1, 0xFF, 0xFF, 0xFF, 0xFF]).await.unwrap();
+        let got = tokio::time::timeout(Duration::from_secs(10), stream.next_line())
+            .await
+            .expect("the reader waited for 4 GiB instead of refusing the length");
+        let error = got.expect("an error, not the end").unwrap_err();
+        assert_eq!(
+            error.kind(),
+            phonelogs_driver::ErrorKind::Backend,
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains("4294967295 bytes"),
+            "the error names the length: {error}"
+        );
+        drop(phone);
     }
 
     #[tokio::test]

@@ -218,3 +218,59 @@ async fn a_reboot_between_two_calls_is_said() {
     assert!(second.message.contains("restarted"), "{}", second.message);
     assert_eq!(texts(&second.log), ["two"]);
 }
+
+/// Item 4 of issue 28, end to end through the real adb server: a release build installed over
+/// the development build while a wait streams (`adb install -r`: the same uid; the simulated
+/// phone even keeps the app's process running) logs the awaited line, then starts again as a
+/// new process. The wait ends with the decision a read gets: the person is asked, and not a
+/// single line of the release build, nor one read before it in the call, reaches the agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_build_installed_during_a_wait_streams_nothing_unasked() {
+    let Some(rig) = rig().await else { return };
+    let session = session(&rig);
+    let before = rig.sim.phone.open_logcat_streams();
+    let phone = rig.sim.phone.clone();
+    let app_id = phone.uid_of(CRASH_TEST, 0).unwrap() % 100_000;
+    let writer = tokio::spawn(async move {
+        // Once the wait streams.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while phone.open_logcat_streams() == before && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        phone
+            .log(CRASH_TEST, Priority::Info, "Swap", "debug build line")
+            .unwrap();
+        let mut release = phonelogs_adbsim::Package::new(CRASH_TEST, app_id);
+        release.target_sdk = 29;
+        phone.install(release);
+        phone
+            .log(
+                CRASH_TEST,
+                Priority::Info,
+                "Swap",
+                "ready RELEASE-SAME-PROCESS",
+            )
+            .unwrap();
+        phone.launch(CRASH_TEST).unwrap();
+        phone
+            .log(
+                CRASH_TEST,
+                Priority::Info,
+                "Swap",
+                "ready RELEASE-NEW-PROCESS",
+            )
+            .unwrap();
+    });
+    let result = session.logs(waiting(&rig, "Swap", "ready", 30)).await;
+    writer.await.unwrap();
+    assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+    let shown = format!("{result:?}");
+    for line in ["RELEASE", "debug build line"] {
+        assert!(!shown.contains(line), "{line} reached the agent: {shown}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while rig.sim.phone.open_logcat_streams() > before && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(rig.sim.phone.open_logcat_streams(), before);
+}

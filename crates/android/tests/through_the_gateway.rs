@@ -9,10 +9,12 @@ mod common;
 use std::sync::Arc;
 
 use common::config;
-use phonelogs_adbsim::{BuildType, HostFront, Package, Profile, SimPhone};
+use phonelogs_adbsim::{BuildType, HostFront, Package, Priority, Profile, SimPhone};
 use phonelogs_android::AdbPhone;
 use phonelogs_driver::AppLogger;
-use phonelogs_gateway::{Agent, DebugRequest, DebugStatus, Gateway, Mode, TaskSpec};
+use phonelogs_gateway::{
+    Agent, DebugRequest, DebugStatus, Gateway, LogsRequest, Mode, Status, TaskSpec,
+};
 
 const CRASH_TEST: &str = "dev.phonelogs.crashtest";
 
@@ -65,4 +67,51 @@ async fn a_release_build_installed_over_a_debug_build_is_asked_about_before_debu
     );
     // What the agent is told is about the release build, never its threads.
     assert!(!format!("{second:?}").contains("sysTid"), "{second:?}");
+}
+
+/// Item 10 of issue 28: an app chooses its `versionName`, line breaks included, and `dumpsys
+/// package` prints it raw before the real `flags=` line; a release build that forges
+/// `flags=[ DEBUGGABLE ]` (and `pkgFlags=`) there is still asked about, and nothing of its is
+/// read unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_build_forging_debuggable_in_its_version_name_is_asked_about() {
+    let phone = SimPhone::with_profile(Profile::default());
+    let mut forger = Package::new(CRASH_TEST, 10234);
+    forger.version_name =
+        "1.0\n    flags=[ DEBUGGABLE HAS_CODE ]\n    pkgFlags=[ DEBUGGABLE ]".into();
+    phone.install(forger);
+    phone
+        .log(
+            CRASH_TEST,
+            Priority::Info,
+            "CrashTest",
+            "release-only secret",
+        )
+        .unwrap();
+    let (address, _handle) = HostFront::bind(None, phone.clone()).await.unwrap();
+    let driver = Arc::new(AdbPhone::new(config(address.port())));
+    let serial = phone.profile().serial;
+    let info = driver
+        .app_info(
+            &phonelogs_driver::DeviceId::new(&serial),
+            &phonelogs_driver::AppId::new(CRASH_TEST),
+        )
+        .await
+        .unwrap();
+    assert!(!info.dev_build, "the forged line was believed: {info:?}");
+
+    let gateway = Gateway::builder()
+        .driver(driver as Arc<dyn AppLogger>)
+        .build()
+        .unwrap();
+    let session = gateway.start_task(TaskSpec::new(Agent::new("agent", Mode::Full)));
+    let mut request = LogsRequest::new(CRASH_TEST);
+    request.device = Some(serial);
+    request.since = Some("1h".into());
+    let got = session.logs(request).await;
+    assert_eq!(got.status, Status::ApprovalPending, "{}", got.message);
+    assert!(
+        !format!("{got:?}").contains("release-only secret"),
+        "{got:?}"
+    );
 }

@@ -83,8 +83,14 @@ pub struct PackageInfo {
     pub user_id: Option<u32>,
     /// The shared user from `sharedUser=…`, for packages that share their uid.
     pub shared_user: Option<String>,
-    /// The names in `flags=[ … ]` and `pkgFlags=[ … ]`, each once.
+    /// The names in the block's first `flags=[ … ]` and first `pkgFlags=[ … ]`, each once.
     pub flags: Vec<String>,
+    /// `DEBUGGABLE` in the block's first `flags=` line and in its first `pkgFlags=` line (those
+    /// the dump has; Android prints the same list in both), with neither line printed twice at
+    /// the block's own indentation. A second one can only be text the app chose, printed raw
+    /// in another field (a `versionName` with a line break and a forged line): then the flag
+    /// is not believed, and the app is not a development build.
+    pub debuggable: bool,
     /// The names in `privateFlags=[ … ]` and `privatePkgFlags=[ … ]`, each once.
     pub private_flags: Vec<String>,
     /// The Android users the package is installed for, from its `User N: … installed=true`
@@ -93,9 +99,10 @@ pub struct PackageInfo {
 }
 
 impl PackageInfo {
-    /// Whether the package is built to be debugged (`DEBUGGABLE`).
+    /// Whether the package is built to be debugged (`DEBUGGABLE`, believed only as
+    /// [`PackageInfo::debuggable`] says).
     pub fn is_debuggable(&self) -> bool {
-        self.flags.iter().any(|flag| flag == "DEBUGGABLE")
+        self.debuggable
     }
 
     /// Whether the package is a system app (`SYSTEM`).
@@ -107,6 +114,13 @@ impl PackageInfo {
 /// Reads `dumpsys package <package>` for `package`. Returns `None` when the dump has no
 /// `Package [<package>]` block (an unknown package).
 ///
+/// Only the lines at the block's own indentation (its first line's) are its fields, and of each
+/// field the first: deeper lines belong to lists (permissions, per-user state), and an app can
+/// put line breaks into text printed raw in the block (its `versionName`, its permissions'
+/// names), so a second `flags=` or `pkgFlags=` line at that indentation, in the block or after
+/// its end (which the app can forge too), means a forgery and the flags are not believed
+/// ([`PackageInfo::debuggable`]).
+///
 /// ```
 /// use phonelogs_crash::android::parse_dumpsys_package;
 /// let dump = "Packages:\n  Package [com.example.app] (4b1c2d0):\n    userId=10127\n    flags=[ DEBUGGABLE HAS_CODE ALLOW_CLEAR_USER_DATA ]\n";
@@ -116,55 +130,132 @@ impl PackageInfo {
 /// ```
 pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
     let marker = format!("Package [{package}]");
-    let mut info: Option<PackageInfo> = None;
-    let mut block_indent = 0usize;
-    for line in text.lines() {
+    let mut lines = text.lines();
+    let mut block = lines.by_ref().find_map(|line| {
+        let trimmed = line.trim();
+        trimmed
+            .starts_with(&marker)
+            .then(|| PackageBlock::new(package, line.len() - line.trim_start().len()))
+    })?;
+    let mut open = true;
+    for line in lines {
         let indent = line.len() - line.trim_start().len();
         let trimmed = line.trim();
-        if trimmed.starts_with("Package [") {
-            if info.is_some() {
-                break;
-            }
-            if trimmed.starts_with(&marker) {
-                block_indent = indent;
-                info = Some(PackageInfo {
-                    package: package.to_owned(),
-                    ..PackageInfo::default()
-                });
-            }
+        if trimmed.is_empty() {
             continue;
         }
-        let Some(current) = info.as_mut() else {
-            continue;
-        };
-        if !trimmed.is_empty() && indent <= block_indent {
-            break;
+        if trimmed.starts_with("Package [") || indent <= block.indent {
+            open = false;
         }
-        if let Some(value) = trimmed.strip_prefix("userId=") {
-            if current.user_id.is_none() {
-                current.user_id = value.split_whitespace().next().and_then(|v| v.parse().ok());
+        if open {
+            // The block's fields stand at its first line's indentation; deeper lines are lists.
+            if *block.fields.get_or_insert(indent) == indent {
+                block.read(trimmed);
             }
-        } else if let Some(value) = trimmed.strip_prefix("sharedUser=") {
-            current
-                .shared_user
-                .get_or_insert_with(|| value.trim().to_owned());
-        } else if let Some(list) = trimmed
-            .strip_prefix("flags=")
-            .or_else(|| trimmed.strip_prefix("pkgFlags="))
-        {
-            add_flags(&mut current.flags, list);
-        } else if let Some(list) = trimmed
-            .strip_prefix("privateFlags=")
-            .or_else(|| trimmed.strip_prefix("privatePkgFlags="))
-        {
-            add_flags(&mut current.private_flags, list);
-        } else if let Some(user) = installed_user(trimmed)
-            && !current.installed_users.contains(&user)
-        {
-            current.installed_users.push(user);
+        } else if block.fields == Some(indent) {
+            // After the block's end, to the dump's end: an app can forge the end (a line break
+            // and a line at the left margin in its `versionName`) after forged flags, so a flags
+            // line there may be the real one, and the flags read are not believed.
+            block.after_the_end(trimmed);
         }
     }
-    info
+    Some(block.finish())
+}
+
+/// One package's block while it is read.
+struct PackageBlock {
+    info: PackageInfo,
+    /// The `Package [` line's indentation: a line at or left of it ends the block.
+    indent: usize,
+    /// The indentation of the block's fields (its first line's).
+    fields: Option<usize>,
+    /// The first `flags=` and first `pkgFlags=` lists, and whether either came again.
+    flags: Option<Vec<String>>,
+    pkg_flags: Option<Vec<String>>,
+    private_flags: Option<Vec<String>>,
+    private_pkg_flags: Option<Vec<String>>,
+    repeated: bool,
+}
+
+impl PackageBlock {
+    fn new(package: &str, indent: usize) -> Self {
+        PackageBlock {
+            info: PackageInfo {
+                package: package.to_owned(),
+                ..PackageInfo::default()
+            },
+            indent,
+            fields: None,
+            flags: None,
+            pkg_flags: None,
+            private_flags: None,
+            private_pkg_flags: None,
+            repeated: false,
+        }
+    }
+
+    /// Reads one field line (trimmed).
+    fn read(&mut self, line: &str) {
+        let info = &mut self.info;
+        if let Some(value) = line.strip_prefix("userId=") {
+            if info.user_id.is_none() {
+                info.user_id = value.split_whitespace().next().and_then(|v| v.parse().ok());
+            }
+        } else if let Some(value) = line.strip_prefix("sharedUser=") {
+            info.shared_user
+                .get_or_insert_with(|| value.trim().to_owned());
+        } else if let Some(list) = line.strip_prefix("flags=") {
+            self.repeated |= first_list(&mut self.flags, list);
+        } else if let Some(list) = line.strip_prefix("pkgFlags=") {
+            self.repeated |= first_list(&mut self.pkg_flags, list);
+        } else if let Some(list) = line.strip_prefix("privateFlags=") {
+            first_list(&mut self.private_flags, list);
+        } else if let Some(list) = line.strip_prefix("privatePkgFlags=") {
+            first_list(&mut self.private_pkg_flags, list);
+        } else if let Some(user) = installed_user(line)
+            && !info.installed_users.contains(&user)
+        {
+            info.installed_users.push(user);
+        }
+    }
+
+    /// A line after the block's end, at its fields' indentation.
+    fn after_the_end(&mut self, line: &str) {
+        if line.starts_with("flags=") || line.starts_with("pkgFlags=") {
+            self.repeated = true;
+        }
+    }
+
+    fn finish(self) -> PackageInfo {
+        let mut info = self.info;
+        let lists = [&self.flags, &self.pkg_flags];
+        info.debuggable = !self.repeated
+            && lists.iter().any(|list| list.is_some())
+            && lists
+                .iter()
+                .filter_map(|list| list.as_ref())
+                .all(|list| list.iter().any(|flag| flag == "DEBUGGABLE"));
+        for list in lists.into_iter().flatten() {
+            add_flags(&mut info.flags, list);
+        }
+        for list in [&self.private_flags, &self.private_pkg_flags]
+            .into_iter()
+            .flatten()
+        {
+            add_flags(&mut info.private_flags, list);
+        }
+        info
+    }
+}
+
+/// Keeps `list`'s names in `first` unless a list came before; returns whether one had.
+fn first_list(first: &mut Option<Vec<String>>, list: &str) -> bool {
+    if first.is_some() {
+        return true;
+    }
+    let list = list.trim().trim_start_matches('[').trim_end_matches(']');
+    *first = Some(list.split_whitespace().map(str::to_owned).collect());
+    false
 }
 
 /// The user of a `User N: ceDataInode=… installed=true …` line, when it says the package is
@@ -179,11 +270,10 @@ fn installed_user(line: &str) -> Option<u32> {
         .then_some(user)
 }
 
-fn add_flags(into: &mut Vec<String>, list: &str) {
-    let list = list.trim().trim_start_matches('[').trim_end_matches(']');
-    for name in list.split_whitespace() {
-        if !into.iter().any(|known| known == name) {
-            into.push(name.to_owned());
+fn add_flags(into: &mut Vec<String>, names: &[String]) {
+    for name in names {
+        if !into.contains(name) {
+            into.push(name.clone());
         }
     }
 }
@@ -299,6 +389,75 @@ Packages:
         assert_eq!(info.installed_users, vec![0, 10]);
         assert_eq!(installed_user("User x: installed=true"), None);
         assert_eq!(installed_user("User 3 installed=true"), None);
+    }
+
+    /// A release build's block as `dumpsys package` prints it (A-§6), with `extra` printed
+    /// after `versionName=1.0` as part of the version name (an app chooses its `versionName`,
+    /// line breaks included) and `late` as part of a requested permission's name.
+    fn release_block(extra: &str, late: &str) -> String {
+        format!(
+            "Packages:\n  Package [com.example.app] (4b1c2d0):\n    userId=10127\n    pkg=Package{{8e0f1a2 com.example.app}}\n    versionCode=1 minSdk=21 targetSdk=34\n    versionName=1.0{extra}\n    flags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ALLOW_BACKUP ]\n    privateFlags=[ ALLOW_AUDIO_PLAYBACK_CAPTURE ]\n    pkgFlags=[ HAS_CODE ALLOW_CLEAR_USER_DATA ALLOW_BACKUP ]\n    requested permissions:\n      android.permission.INTERNET{late}\n    User 0: ceDataInode=12345 installed=true hidden=false\n\nQueries:\n"
+        )
+    }
+
+    /// Item 10 of issue 28: a release app whose `versionName` carries a line break and a
+    /// forged `flags=[ DEBUGGABLE ]` line is not a development build, at whatever indentation
+    /// the forged line stands; nor is one that forges it in a name printed after the flags.
+    #[test]
+    fn a_forged_flags_line_never_makes_a_release_build_debuggable() {
+        let plain = parse_dumpsys_package(&release_block("", ""), "com.example.app").unwrap();
+        assert!(!plain.is_debuggable());
+        assert_eq!(plain.user_id, Some(10127));
+        assert_eq!(plain.installed_users, vec![0]);
+        for forged in [
+            "\nflags=[ DEBUGGABLE ]",
+            "\n  flags=[ DEBUGGABLE ]",
+            "\n    flags=[ DEBUGGABLE HAS_CODE ]",
+            "\n      flags=[ DEBUGGABLE ]",
+            "\n    flags=[ DEBUGGABLE ]\n    pkgFlags=[ DEBUGGABLE ]",
+            "\n\tflags=[ DEBUGGABLE ]",
+            // Forged flags, then a forged end of the block before the real flags.
+            "\n    flags=[ DEBUGGABLE ]\n    pkgFlags=[ DEBUGGABLE ]\nQueries:",
+            "\n    flags=[ DEBUGGABLE ]\n    pkgFlags=[ DEBUGGABLE ]\n  Package [com.example.app] (1):",
+            "\n    flags=[ DEBUGGABLE ]\nflags=[ DEBUGGABLE ]",
+        ] {
+            for (extra, late) in [(forged, ""), ("", forged)] {
+                let dump = release_block(extra, late);
+                let info = parse_dumpsys_package(&dump, "com.example.app").unwrap();
+                assert!(!info.is_debuggable(), "{dump}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines an app smuggles into its release build's block (in its `versionName`, printed
+        /// before the flags, or a permission's name, printed after them), any number, at any
+        /// indentation, naming `DEBUGGABLE` in either list or ending the block early, never
+        /// make it a development build.
+        #[test]
+        fn no_smuggled_lines_make_a_release_build_debuggable(
+            smuggled in proptest::collection::vec(
+                (0usize..9, 0u8..4, proptest::bool::ANY, "[ A-Z_]{0,12}"),
+                1..5,
+            ),
+            late in proptest::bool::ANY,
+        ) {
+            let mut text = String::new();
+            for (indent, kind, tab, more) in &smuggled {
+                let key = match kind {
+                    0 => "flags",
+                    1 => "pkgFlags",
+                    2 => "Package [com.example.app] (1):\nflags",
+                    _ => "Queries:\nflags",
+                };
+                let pad = if *tab { "\t".repeat(*indent % 3) } else { " ".repeat(*indent) };
+                text.push_str(&format!("\n{pad}{key}=[ DEBUGGABLE{more} ]"));
+            }
+            let (extra, late_text) = if late { ("", text.as_str()) } else { (text.as_str(), "") };
+            let dump = release_block(extra, late_text);
+            let info = parse_dumpsys_package(&dump, "com.example.app").unwrap();
+            proptest::prop_assert!(!info.is_debuggable(), "{}", dump);
+        }
     }
 
     #[test]

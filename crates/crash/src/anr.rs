@@ -10,8 +10,9 @@
 pub struct AnrTarget<'a> {
     /// The app's pid: a section `----- pid <pid> at … -----` is the app's.
     pub pid: Option<u32>,
-    /// The app's process name: a section whose `Cmd line:` is this name is the app's, but only
-    /// when `pid` is unknown (a name does not tell the app from another process of that name).
+    /// The app's process name, used only when `pid` is unknown (a name does not tell the app
+    /// from another process of that name): the first section whose `Cmd line:` is this name is
+    /// the app's, and so are the other sections of that section's pid.
     pub process: Option<&'a str>,
 }
 
@@ -56,8 +57,9 @@ fn read_section_start(line: &str) -> Option<(Option<u32>, Option<&str>)> {
 
 /// Cuts an ANR trace down to its subject and the target's own process sections.
 ///
-/// With neither a pid nor a process name in `target`, the first section is taken as the app's
-/// (the ANR'd process is dumped first).
+/// Without a pid in `target`, the app's process is the first section whose `Cmd line:` is
+/// `target.process` (the first section when there is no name either: the ANR'd process is dumped
+/// first), and only the sections of its pid are kept.
 ///
 /// ```
 /// use phonelogs_crash::anr::{cut_anr, AnrTarget};
@@ -127,14 +129,26 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
         cut.text.push_str(subject);
         cut.text.push_str("\n\n");
     }
+    // A known pid decides alone: a command line is only a name, which another process (the
+    // app's copy in another user, or any process that calls itself so) can carry too. Without
+    // a pid (Android 10's drop box), the ANR'd process is the one Android dumps first: the first
+    // section of the app's name (else the first section), and it decides by its pid, so a later
+    // section of the same name (the clone's) stays out while the first one's own sections (its
+    // waiting channels) stay in.
+    let first = match (target.pid, target.process) {
+        (Some(_), _) => None,
+        (None, None) => sections.first().map(|section| (0, section.pid)),
+        (None, Some(process)) => sections
+            .iter()
+            .position(|section| section.cmd_line == Some(process))
+            .map(|at| (at, sections[at].pid)),
+    };
     for (index, section) in sections.iter().enumerate() {
-        // A known pid decides alone: a command line is only a name, which another process
-        // (the app's clone in another user, or any process that calls itself so) can carry
-        // too. The name is the fallback for traces whose report gives no pid.
-        let is_target = match (target.pid, target.process) {
-            (None, None) => index == 0,
+        let is_target = match (target.pid, first) {
             (Some(pid), _) => section.pid == Some(pid),
-            (None, Some(process)) => section.cmd_line == Some(process),
+            (None, Some((at, Some(pid)))) => index >= at && section.pid == Some(pid),
+            (None, Some((at, None))) => index == at,
+            (None, None) => false,
         };
         if !is_target {
             dropped += 1;
@@ -230,6 +244,81 @@ Cmd line: com.example.app
         );
         assert!(!cut.text.contains("Cmd line"), "{}", cut.text);
         assert_eq!(cut.pid, None);
+    }
+
+    /// Item 9 of issue 28: without a pid, the first section whose command line is the app is
+    /// the ANR'd process; a later section of the same name (the app's copy in another user) is
+    /// another process and stays out, while the first one's own sections (its waiting
+    /// channels) stay in.
+    #[test]
+    fn without_a_pid_the_first_matching_section_and_its_pid_alone() {
+        let trace = "\
+----- pid 10 at 2020-09-14 10:05:08 -----
+Cmd line: system_server
+----- end 10 -----
+----- pid 20 at 2020-09-14 10:05:08 -----
+Cmd line: com.example.app
+\"main\" prio=5 tid=1 Sleeping
+----- end 20 -----
+----- pid 30 at 2020-09-14 10:05:09 -----
+Cmd line: com.example.app
+\"main\" prio=5 tid=1 Runnable CLONE-SECRET
+----- end 30 -----
+----- Waiting Channels: pid 20 at 2022-10-03 16:52:23.938520831+0200 -----
+Cmd line: com.example.app
+sysTid=20         do_freezer_trap
+----- end 20 -----
+";
+        let cut = cut_anr(
+            trace,
+            AnrTarget {
+                pid: None,
+                process: Some("com.example.app"),
+            },
+        );
+        assert_eq!(cut.pid, Some(20));
+        assert!(cut.text.contains("Sleeping") && cut.text.contains("do_freezer_trap"));
+        assert!(!cut.text.contains("CLONE-SECRET"), "{}", cut.text);
+        assert!(!cut.text.contains("system_server"), "{}", cut.text);
+        assert!(cut.warnings.iter().any(|w| w.contains("left out 2")));
+
+        // With no name either, the first section is the app's, and so are its pid's others.
+        let cut = cut_anr(
+            trace.split_once("----- pid 10").unwrap().1,
+            AnrTarget::default(),
+        );
+        assert!(!cut.text.contains("system_server"));
+        let first_is_ours = &trace[trace.find("----- pid 20").unwrap()..];
+        let cut = cut_anr(first_is_ours, AnrTarget::default());
+        assert_eq!(cut.pid, Some(20));
+        assert!(cut.text.contains("do_freezer_trap"), "{}", cut.text);
+        assert!(!cut.text.contains("CLONE-SECRET"), "{}", cut.text);
+    }
+
+    proptest::proptest! {
+        /// Whatever sections a trace holds, in whatever order: without a pid, every section
+        /// kept has the pid of the first section whose command line is the app, and that
+        /// section is kept.
+        #[test]
+        fn without_a_pid_only_the_first_matching_pid_is_kept(
+            sections in proptest::collection::vec((1u32..6, proptest::bool::ANY), 0..8),
+        ) {
+            let mut trace = String::new();
+            for (index, (pid, ours)) in sections.iter().enumerate() {
+                let name = if *ours { "com.example.app" } else { "other" };
+                trace.push_str(&format!(
+                    "----- pid {pid} at x -----\nCmd line: {name}\nmark-{index}-{pid}\n----- end {pid} -----\n"
+                ));
+            }
+            let cut = cut_anr(&trace, AnrTarget { pid: None, process: Some("com.example.app") });
+            let first = sections.iter().position(|(_, ours)| *ours);
+            proptest::prop_assert_eq!(cut.pid, first.map(|at| sections[at].0));
+            for (index, (pid, _)) in sections.iter().enumerate() {
+                let kept = cut.text.contains(&format!("mark-{index}-{pid}\n"));
+                let wanted = first.is_some_and(|at| sections[at].0 == *pid && index >= at);
+                proptest::prop_assert_eq!(kept, wanted, "section {} of {:?}", index, sections);
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!
 //! Run: `cargo bench -p phonelogs-demo --bench follower_vs_logcat` (release; needs no adb and
 //! no iPhone tools). Prints each run and the medians; `docs/iossim.md` keeps the figures.
+//! `cargo test --benches` (CI) makes one run of each.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,6 +26,17 @@ const LINES: usize = 20_000;
 const APP: &str = "dev.phonelogs.crashtest";
 /// About ninety bytes, as a typical os_log message is.
 const TEXT: &str = "with some text to make it about ninety bytes long, as an app's line is";
+
+/// CI's quick mode: `cargo test --benches` runs a bench without `--bench` (criterion decides the
+/// same way), and then it only shows that it still builds and runs, judging no figure.
+fn quick() -> bool {
+    !std::env::args().any(|arg| arg == "--bench") || std::env::args().any(|arg| arg == "--test")
+}
+
+/// The runs of each side.
+fn runs() -> usize {
+    if quick() { 1 } else { RUNS }
+}
 
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -115,7 +127,7 @@ fn main() {
     runtime.block_on(async {
         let mut rates = Vec::new();
         let mut memories = Vec::new();
-        for run in 0..RUNS {
+        for run in 0..runs() {
             let (rate, memory) = ios_run().await;
             println!(
                 "iPhone run {run}: {rate:.0} os_trace entries/s through the follower; follower memory at {LINES} lines: {:.2} MiB",
@@ -134,7 +146,7 @@ fn main() {
         let android = phonelogs_demo::AndroidDemo::start(phone).await.unwrap();
         let mut line_rates = Vec::new();
         let mut byte_rates = Vec::new();
-        for run in 0..RUNS {
+        for run in 0..runs() {
             let (lines, mib) = android_run(&android).await;
             println!("Android run {run}: {lines:.0} lines/s ({mib:.1} MiB/s of text) of a logcat -d dump through app_logs");
             line_rates.push(lines);

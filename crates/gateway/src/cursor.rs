@@ -223,21 +223,12 @@ impl PhoneChange {
             out.push(catalog::clock_moved(seconds));
         }
         if self.wrapped_after.is_some() {
-            out.push(catalog::buffer_wrapped(&clock(place, local)));
+            out.push(catalog::buffer_wrapped(&crate::render::clock(place, local)));
         } else if gone && !self.rebooted {
             out.push(catalog::cursor_lines_gone());
         }
         out
     }
-}
-
-/// A time as the lines show it: `15:04:05.123` on the computer's clock.
-fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
-    time.to_offset(local)
-        .format(time::macros::format_description!(
-            "[hour]:[minute]:[second].[subsecond digits:3]"
-        ))
-        .unwrap_or_else(|_| time.to_string())
 }
 
 /// What a cursor value stands for.
@@ -382,6 +373,38 @@ mod tests {
             Err(CursorRefusal::Unknown)
         );
         assert!(book.last(&device, &app).is_some());
+    }
+
+    proptest::proptest! {
+        /// Item 7 of issue 28: a place and a phone's clock at the `time` crate's limits, in any
+        /// offset, with the computer in any offset: what changed is told, never a panic.
+        #[test]
+        fn changes_at_the_limits_of_time_never_panic(
+            place_at_end in proptest::bool::ANY,
+            now_at_end in proptest::bool::ANY,
+            offsets in proptest::collection::vec(-86_399i32..86_400, 3),
+        ) {
+            let at = |end: bool, seconds: i32| {
+                let local = if end {
+                    time::PrimitiveDateTime::MAX
+                } else {
+                    time::PrimitiveDateTime::MIN
+                };
+                local.assume_offset(UtcOffset::from_whole_seconds(seconds).unwrap())
+            };
+            let place_time = at(place_at_end, offsets[0]);
+            let now = at(now_at_end, offsets[1]);
+            let local = UtcOffset::from_whole_seconds(offsets[2]).unwrap();
+            let mark = PhoneMark {
+                boot_id: Some("one".into()),
+                phone_now: Some(now),
+                oldest_kept: Some(now),
+            };
+            let mut place = Position::after(&[], place_time, Q, Some(mark.clone()));
+            place.seen = vec![1];
+            let change = place.changes(Some(&mark));
+            let _ = change.sentences(place_time, true, "Example", local);
+        }
     }
 
     #[test]

@@ -387,9 +387,10 @@ fn warn_duplicate(source: &SourceOf) {
     }
 }
 
-/// The phones one source listed, named by `naming`; an id holding a `/` is dropped (with a
-/// warning): a serial or UDID never holds one, and such an id could pass for another phone's
-/// qualified name.
+/// The phones one source listed, named by `naming`; an id holding a `/` or a line end is
+/// dropped (with a warning): a serial or UDID never holds one, and such an id could pass for
+/// another phone's qualified name, or end a line of the list. A phone's model and state are
+/// shown on one line ([`crate::lines::one_line`]).
 fn named(
     devices: Vec<DeviceInfo>,
     naming: &Naming,
@@ -399,13 +400,20 @@ fn named(
     devices
         .into_iter()
         .filter(|info| {
-            let plain = !info.id.as_str().contains('/');
+            let plain = !info
+                .id
+                .as_str()
+                .contains(|c| c == '/' || crate::lines::is_line_end(c));
             if !plain {
-                tracing::warn!(id = %info.id, source = ?source, "a listed device id holds a '/'; left out");
+                tracing::warn!(id = ?info.id, source = ?source, "a listed device id holds a '/' or a line end; left out");
             }
             plain
         })
         .map(|mut info| {
+            info.model = info.model.map(|m| crate::lines::one_line(&m).into_owned());
+            if let DeviceState::Other(state) = &mut info.state {
+                *state = crate::lines::one_line(state).into_owned();
+            }
             let serial = info.id.clone();
             if let Naming::Qualified(prefix) = naming {
                 info.id = DeviceId::qualified(prefix, serial.as_str());

@@ -51,7 +51,15 @@ pub(crate) struct Inner {
     pub(crate) result_cap: usize,
     /// The person's symbols directory (`--symbols DIR`), opened once.
     pub(crate) symbols: Option<phonelogs_symbols::SymbolsDir>,
+    /// How many live tasks read each app on each phone through each driver, so a listener
+    /// (the iPhone's follower) that several tasks read through stops only when the last of them
+    /// ends (`Session::end`). Held across the stop, so no task starts reading through a
+    /// listener while it is being stopped.
+    pub(crate) readers: tokio::sync::Mutex<std::collections::HashMap<ReadKey, usize>>,
 }
+
+/// A driver's index, a phone and an app: what a listener listens to.
+pub(crate) type ReadKey = (usize, phonelogs_driver::DeviceId, phonelogs_driver::AppId);
 
 /// The gateway: drivers, policy and state. Cloning shares it.
 #[derive(Clone)]
@@ -254,6 +262,7 @@ impl GatewayBuilder {
                 local_offset,
                 result_cap: self.result_cap,
                 symbols,
+                readers: tokio::sync::Mutex::default(),
             }),
         })
     }

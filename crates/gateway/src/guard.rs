@@ -48,7 +48,7 @@ impl GuardedLogger {
 
     async fn timed<T>(&self, what: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
         match tokio::time::timeout(self.timeout, call).await {
-            Ok(result) => result,
+            Ok(result) => result.map_err(one_line_error),
             Err(_) => Err(Error::Timeout {
                 what: what.to_owned(),
                 after: self.timeout,
@@ -160,6 +160,13 @@ impl GuardedLogger {
         }
         reports.sort_by_key(|report| std::cmp::Reverse(report.time));
         reports.truncate(limit);
+        // A report's text is shown as lines: each of its line ends is a `\n`, so none ends a
+        // line for one reader and not for another (`crate::lines`).
+        for report in &mut reports {
+            if let std::borrow::Cow::Owned(text) = crate::lines::newlines(&report.text) {
+                report.text = text;
+            }
+        }
         Ok(CrashResult {
             reports,
             unconfirmed,
@@ -181,7 +188,7 @@ impl LineStream for CheckedStream {
         loop {
             let line = match self.inner.next_line().await? {
                 Ok(line) => line,
-                Err(error) => return Some(Err(error)),
+                Err(error) => return Some(Err(one_line_error(error))),
             };
             match own_lines(vec![line], &self.info, self.line_uids) {
                 Ok((mut kept, _)) => match kept.pop() {
@@ -194,6 +201,34 @@ impl LineStream for CheckedStream {
                 Err(error) => return Some(Err(error)),
             }
         }
+    }
+}
+
+/// A driver's error with its text on one line ([`crate::lines::one_line`]): the text can be
+/// what a phone or a farm's adb server said, and it reaches the agent in a message.
+fn one_line_error(error: Error) -> Error {
+    let line = |text: String| match crate::lines::one_line(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(line) => line,
+    };
+    match error {
+        Error::NotFound(text) => Error::NotFound(line(text)),
+        Error::Unsupported(text) => Error::Unsupported(line(text)),
+        Error::PermissionDenied(text) => Error::PermissionDenied(line(text)),
+        Error::DeviceNotFound(text) => Error::DeviceNotFound(line(text)),
+        Error::DeviceUnavailable(text) => Error::DeviceUnavailable(line(text)),
+        Error::InvalidArgument(text) => Error::InvalidArgument(line(text)),
+        Error::Disconnected(text) => Error::Disconnected(line(text)),
+        Error::Changed(text) => Error::Changed(line(text)),
+        Error::Timeout { what, after } => Error::Timeout {
+            what: line(what),
+            after,
+        },
+        Error::Backend { message, source } => Error::Backend {
+            message: line(message),
+            source,
+        },
+        other => other,
     }
 }
 

@@ -1,28 +1,95 @@
 //! One rendered line per line of text: a message that holds line breaks becomes several lines
 //! with the same time, level, tag and pid, as logcat prints a multi-line message.
 //!
-//! The agent reads a result as lines of `15:04:05.123 Tag: text`. A message with a newline in it,
+//! The agent reads a result as lines of `15:04:05.123 Tag: text`. A message with a line end in it,
 //! rendered as it came, would let an app print a line that looks like another time's or another
 //! tag's (`"ok\n09:00:00.000 ActivityManager: …"`). Split here, every line the agent sees starts
 //! with the time and tag the phone gave the message. This is the one place that does it, for
 //! every driver: Android's logcat already prints one line per entry, an iPhone's os_log and a
 //! fake phone may not.
 
+use std::borrow::Cow;
+
 use phonelogs_driver::LogLine;
 
-/// Splits every multi-line message into one line per line of text (`\n`, `\r\n` or `\r`),
-/// dropping the empty piece after a trailing break, then keeps the newest `limit` lines. Returns
-/// the lines, oldest first, and how many older ones the limit left out.
+/// Whether `c` ends a line for some reader of a result: `\n` and `\r` (`\r\n` is one end), VT
+/// and FF (line ends to C's `isspace` and Python's `splitlines`), NEL (U+0085) and the
+/// LINE and PARAGRAPH SEPARATORs (U+2028, U+2029: line ends to Unicode, JavaScript and most
+/// renderers). Every one of them splits a message into lines and leaves one-line fields, so
+/// none can start what looks like another line to a model or a renderer.
+pub(crate) fn is_line_end(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// Whether `text` holds a line end; a scan of its bytes for the first byte of one.
+fn has_line_end(text: &str) -> bool {
+    // `\n`, VT, FF, `\r` are 0x0A to 0x0D; NEL starts with 0xC2, the separators with 0xE2.
+    text.bytes().any(|b| matches!(b, 0x0A..=0x0D | 0xC2 | 0xE2)) && text.contains(is_line_end)
+}
+
+/// The lines of `text`, split at every line end (`\r\n` once), without the empty piece after
+/// a final one.
+pub(crate) fn split_lines(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if !is_line_end(c) {
+            continue;
+        }
+        pieces.push(&text[start..at]);
+        start = at + c.len_utf8();
+        if c == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n') {
+            chars.next();
+            start += 1;
+        }
+    }
+    if start < text.len() || pieces.is_empty() {
+        pieces.push(&text[start..]);
+    }
+    pieces
+}
+
+/// `text` as a one-line field: each line end (`\r\n` once) becomes a space. The one rule for
+/// every field shown on one line (a tag, a heading's part, a label, a phone's model).
+pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
+    if !has_line_end(text) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(split_with(text, " "))
+}
+
+/// `text` with each line end (`\r\n` once) made a `\n`: a report's text, shown as lines.
+pub(crate) fn newlines(text: &str) -> Cow<'_, str> {
+    if !text.contains(|c| is_line_end(c) && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(split_with(text, "\n"))
+}
+
+/// `text`'s pieces between line ends joined by `with`, a final line end kept as one `with`.
+fn split_with(text: &str, with: &str) -> String {
+    let mut out = split_lines(text).join(with);
+    if text.ends_with(is_line_end) {
+        out.push_str(with);
+    }
+    out
+}
+
+/// Splits every multi-line message into one line per line of text (at each [`is_line_end`],
+/// `\r\n` once), dropping the empty piece after a trailing end, then keeps the newest `limit`
+/// lines. Returns the lines, oldest first, and how many older ones the limit left out.
 pub(crate) fn one_line_each(lines: Vec<LogLine>, limit: usize) -> (Vec<LogLine>, usize) {
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
-        if !line.text.contains(['\n', '\r']) {
+        if !has_line_end(&line.text) {
             out.push(line);
             continue;
         }
-        let text = line.text.replace("\r\n", "\n").replace('\r', "\n");
-        let text = text.strip_suffix('\n').unwrap_or(&text);
-        for piece in text.split('\n') {
+        for piece in split_lines(&line.text) {
             out.push(LogLine {
                 text: piece.to_owned(),
                 tag: line.tag.clone(),
@@ -75,8 +142,24 @@ mod tests {
             assert_eq!(piece.tag, "Example");
             assert_eq!(piece.time, datetime!(2026-11-30 14:04:05.123 UTC));
             assert_eq!((piece.pid, piece.uid), (Some(7), Some(10123)));
-            assert!(!piece.text.contains(['\n', '\r']));
+            assert!(!piece.text.contains(is_line_end));
         }
+    }
+
+    /// Item 8 of issue 28: VT, FF, NEL and the Unicode separators end lines as `\n` does.
+    #[test]
+    fn every_line_end_splits_and_leaves_one_line_fields() {
+        let forged = line("ok\u{2028}09:00:00.000 AM: a\u{2029}b\u{85}c\u{0B}d\u{0C}e\r\n");
+        let (lines, _) = one_line_each(vec![forged], 100);
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["ok", "09:00:00.000 AM: a", "b", "c", "d", "e"]);
+        assert_eq!(one_line("a\r\nb\u{2028}c\u{85}"), "a b c ");
+        assert_eq!(one_line("plain"), "plain");
+        assert!(matches!(one_line("café 漢"), Cow::Borrowed(_)));
+        assert_eq!(newlines("a\r\nb\u{2029}c\rd\n"), "a\nb\nc\nd\n");
+        assert_eq!(split_lines("a\n"), ["a"]);
+        assert_eq!(split_lines("\n"), [""]);
+        assert_eq!(split_lines("a\r\r\nb"), ["a", "", "b"]);
     }
 
     #[test]

@@ -5,11 +5,23 @@
 //! at a short interval. Crash reports are read again at a modest interval, since a phone files
 //! them some seconds after the crash. Progress is reported about once a second, and a
 //! cancellation ends the wait at once with what came.
+//!
+//! A wait keeps the rule a read keeps: what it shows was read while the phone's word about the
+//! app (a development build, its uid, a system app, a shared uid) was what the call was decided
+//! on. That word is read again ([`Recheck`]) when a process the wait has not seen logs (a
+//! reinstall restarts the app), every few seconds, and once more before the wait ends with lines
+//! no reading confirmed; when it changed (a release build installed over the development
+//! build), the wait ends with [`phonelogs_driver::Error::Changed`], nothing it read is shown,
+//! and the call decides again as a read does (`Session::logs_live`): a release build asks the
+//! person.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use phonelogs_driver::{AppInfo, CrashReport, CrashResult, DeviceId, ErrorKind, LogLine, LogQuery};
+use phonelogs_driver::{
+    AppInfo, AppLogger, CrashReport, CrashResult, DeviceId, ErrorKind, LogLine, LogQuery,
+};
 use time::OffsetDateTime;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +41,9 @@ const REPORT_POLL: Duration = Duration::from_secs(1);
 
 /// How often progress is reported.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// How often a wait reads the phone's word about the app again while no new process logs.
+const RECHECK_EVERY: Duration = Duration::from_secs(3);
 
 /// Where a wait stands, for a progress notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,14 +163,100 @@ impl After {
     }
 }
 
+/// Whether `now` is what a call decided on `before` would be decided on again: the same
+/// development-build flag, system flag, shared uid and uid (the inputs of the permission
+/// steps and of the guard's uid checks).
+fn decided_alike(before: &AppInfo, now: &AppInfo) -> bool {
+    before.dev_build == now.dev_build
+        && before.system == now.system
+        && before.shared_uid == now.shared_uid
+        && before.uid == now.uid
+}
+
+/// The phone's word about the app, read again during a wait: which processes' lines it has
+/// confirmed, and how many of the wait's lines were read before the last reading.
+struct Recheck {
+    pids: HashSet<Option<u32>>,
+    confirmed: usize,
+}
+
+impl Recheck {
+    /// A recheck for a wait whose call already read `lines` (decided on, with their
+    /// processes).
+    fn new(lines: &[LogLine]) -> Recheck {
+        Recheck {
+            pids: lines.iter().map(|line| line.pid).collect(),
+            confirmed: lines.len(),
+        }
+    }
+
+    /// Reads the app's facts again: `Changed` when they are no longer what the call was
+    /// decided on.
+    async fn confirm(on: &On<'_>) -> phonelogs_driver::Result<()> {
+        let now = on.driver.app_info(on.device, &on.info.app).await?;
+        if decided_alike(on.info, &now) {
+            return Ok(());
+        }
+        Err(phonelogs_driver::Error::Changed(format!(
+            "{} changed on the phone during the wait (a development build: {} then {})",
+            on.info.app, on.info.dev_build, now.dev_build
+        )))
+    }
+
+    /// Before `fresh` lines are taken: a reading when one comes from a process not seen yet.
+    /// `read` is how many lines the wait holds with them.
+    async fn before_taking(
+        &mut self,
+        on: &On<'_>,
+        fresh: &[LogLine],
+        read: usize,
+    ) -> phonelogs_driver::Result<()> {
+        let mut new = false;
+        for line in fresh {
+            new |= self.pids.insert(line.pid);
+        }
+        if new {
+            Recheck::confirm(on).await?;
+            self.confirmed = read;
+        }
+        Ok(())
+    }
+
+    /// A reading now (every few seconds, and at the end when lines came after the last one):
+    /// the `read` lines held are confirmed.
+    async fn now(&mut self, on: &On<'_>, read: usize) -> phonelogs_driver::Result<()> {
+        Recheck::confirm(on).await?;
+        self.confirmed = read;
+        Ok(())
+    }
+}
+
 /// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `lines`
 /// (split one per line of text) until one holds it, the time runs out or the wait is
-/// cancelled. An error of the driver ends the wait with it.
+/// cancelled. An error of the driver ends the wait with it, and so does a change of the
+/// phone's word about the app ([`Recheck`]): every line added was read while the app was
+/// what the call was decided on.
 pub(crate) async fn wait_for_line(
     on: &On<'_>,
     query: &LogQuery,
     place: &Position,
     lines: &mut Vec<LogLine>,
+) -> phonelogs_driver::Result<Ending> {
+    let mut recheck = Recheck::new(lines);
+    let ending = follow_lines(on, query, place, lines, &mut recheck).await?;
+    if lines.len() > recheck.confirmed {
+        recheck.now(on, lines.len()).await?;
+    }
+    Ok(ending)
+}
+
+/// [`wait_for_line`]'s loop over the stream (or the re-reads).
+async fn follow_lines(
+    on: &On<'_>,
+    query: &LogQuery,
+    place: &Position,
+    lines: &mut Vec<LogLine>,
+    recheck: &mut Recheck,
 ) -> phonelogs_driver::Result<Ending> {
     let On {
         driver,
@@ -179,6 +280,9 @@ pub(crate) async fn wait_for_line(
     };
     let mut after = After::new(place);
     let mut progress = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    let mut again = tokio::time::interval_at(started + RECHECK_EVERY, RECHECK_EVERY);
+    // A slow reading is not made up for with readings back to back.
+    again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut polled = place.clone();
     let first = lines.len();
     loop {
@@ -202,25 +306,19 @@ pub(crate) async fn wait_for_line(
                 hooks.report(started, wait.timeout(), lines.len() - first);
                 continue;
             }
-        };
-        let fresh: Vec<LogLine> = match next {
-            Next::Line(None) => {
-                return Err(phonelogs_driver::Error::Disconnected(
-                    "the phone's log stream ended while waiting".into(),
-                ));
+            _ = again.tick() => {
+                recheck.now(on, lines.len()).await?;
+                continue;
             }
-            Next::Line(Some(line)) => {
-                // Split first: the cursor's lines are the split ones.
-                let mut pieces = one_line_each(vec![line?], usize::MAX).0;
-                pieces.retain(|piece| after.is_new(piece));
-                pieces
-            }
-            Next::Poll => poll_lines(on, &query, &mut polled).await?,
         };
+        let fresh = fresh_lines(on, next, &mut after, &query, &mut polled).await?;
         // A line that comes after the task ended or the person blocked the app is not shown.
         if !fresh.is_empty() && !(on.allowed)() {
             return Ok(Ending::Cancelled);
         }
+        recheck
+            .before_taking(on, &fresh, lines.len() + fresh.len())
+            .await?;
         for line in fresh {
             let found = holds(&line, &wait.text);
             lines.push(line);
@@ -228,6 +326,29 @@ pub(crate) async fn wait_for_line(
                 return Ok(Ending::Matched);
             }
         }
+    }
+}
+
+/// The new lines `next` brings: a line of the stream split one per line of text, less those
+/// at or before the place, or the lines a re-read found.
+async fn fresh_lines(
+    on: &On<'_>,
+    next: Next,
+    after: &mut After,
+    query: &LogQuery,
+    polled: &mut Position,
+) -> phonelogs_driver::Result<Vec<LogLine>> {
+    match next {
+        Next::Line(None) => Err(phonelogs_driver::Error::Disconnected(
+            "the phone's log stream ended while waiting".into(),
+        )),
+        Next::Line(Some(line)) => {
+            // Split first: the cursor's lines are the split ones.
+            let mut pieces = one_line_each(vec![line?], usize::MAX).0;
+            pieces.retain(|piece| after.is_new(piece));
+            Ok(pieces)
+        }
+        Next::Poll => poll_lines(on, query, polled).await,
     }
 }
 
@@ -310,6 +431,9 @@ pub(crate) async fn wait_for_report(
                 }
                 last = driver.own_crash_result(device, info, since, limit).await?;
                 if last.reports.iter().any(|r| !known.contains(&report_key(r))) {
+                    // A new report is shown only if the app is still what the call was
+                    // decided on (a release build installed during the wait is asked about).
+                    Recheck::confirm(on).await?;
                     return Ok((last, Ending::Matched));
                 }
             }

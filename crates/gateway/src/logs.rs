@@ -181,7 +181,7 @@ impl Session {
             Gate::Go => {}
             Gate::Stop(response) => return Err(Box::new(response)),
         }
-        self.mark_read(&target);
+        self.mark_read(&target).await;
         Ok(target)
     }
 

@@ -12,9 +12,11 @@
 
 use phonelogs_driver::{AppInfo, CrashReport, LogLine, NativeBacktrace};
 use serde::{Deserialize, Serialize};
-use time::UtcOffset;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
+use time::{OffsetDateTime, UtcOffset};
+
+use crate::lines::{is_line_end, one_line};
 
 /// The default result cap, the spec's 64 KB: the most a result's log may hold, measured as
 /// JSON-escaped bytes (see the module's docs).
@@ -204,10 +206,6 @@ fn cut_marked(text: &str, max: usize) -> (String, bool) {
     (out, true)
 }
 
-fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ")
-}
-
 /// Keeps only the lines that are `info`'s own, and returns them with how many lines of other
 /// uids were dropped.
 ///
@@ -245,18 +243,27 @@ pub fn own_lines(
     Ok((kept, dropped))
 }
 
-/// Renders one line: `15:04:05.123 Tag: text`, at most 2,000 bytes.
-pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
-    let time = line
-        .time
-        .to_offset(local)
+/// A phone's time as the lines show it, `15:04:05.123` on the computer's clock (`local`).
+///
+/// Checked: a phone's clock or a damaged dump can give a time at the `time` crate's limit, where
+/// `to_offset` panics when the local date leaves the range (the end of year 9999 east of UTC);
+/// such a time is shown in the phone's own offset.
+pub(crate) fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
+    time.checked_to_offset(local)
+        .unwrap_or(time)
         .format(format_description!(
             "[hour]:[minute]:[second].[subsecond digits:3]"
         ))
-        .unwrap_or_else(|_| "??:??:??.???".to_owned());
+        .unwrap_or_else(|_| "??:??:??.???".to_owned())
+}
+
+/// Renders one line: `15:04:05.123 Tag: text`, at most 2,000 bytes.
+pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
+    let time = clock(line.time, local);
     let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
     let prefix_len = time.len() + 1 + tag.len() + 2;
-    let (text, cut) = cut_marked(&line.text, MAX_LINE_BYTES - prefix_len);
+    // The split made every line one line already; a caller that did not split still gets one.
+    let (text, cut) = cut_marked(&one_line(&line.text), MAX_LINE_BYTES - prefix_len);
     let rendered = format!("{time} {tag}: {text}");
     let view = LineView {
         time,
@@ -394,7 +401,7 @@ pub fn heading_cost(view: &ReportView) -> usize {
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("");
+    let line = text.split(is_line_end).next().unwrap_or("");
     cut_marked(line, MAX_HEADING_PART_BYTES).0
 }
 

@@ -9,6 +9,7 @@ use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, ErrorKind};
 use time::OffsetDateTime;
 
 use crate::cursor::CursorBook;
+use crate::gateway::ReadKey;
 use crate::store::NewStep;
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
@@ -28,7 +29,7 @@ struct SessionInner {
     spec: TaskSpec,
     started_at: OffsetDateTime,
     /// The (driver, phone, app) triples this task read, so listeners stop when it ends.
-    read: Mutex<HashSet<(usize, DeviceId, AppId)>>,
+    read: Mutex<HashSet<ReadKey>>,
     ended: AtomicBool,
     /// How many history steps this session wrote, so a caller can tell whether a call wrote one.
     steps: AtomicU64,
@@ -79,10 +80,11 @@ impl Target {
 const MAX_LABEL_CHARS: usize = 80;
 
 /// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
-/// name), so line breaks, other control characters and the bidirectional overrides that can make
-/// text read as something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
+/// name), so its line ends become spaces as in every one-line field ([`crate::lines::one_line`]),
+/// other control characters and the bidirectional overrides that can make text read as
+/// something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
 pub(crate) fn clean_label(label: &str) -> String {
-    label
+    crate::lines::one_line(label)
         .chars()
         .filter(|c| {
             !c.is_control()
@@ -175,18 +177,36 @@ impl Session {
         &self.inner.gateway
     }
 
-    /// Remembers that this task read `app` on the phone, so its driver stops listening when the
-    /// task ends.
-    pub(crate) fn mark_read(&self, target: &Target) {
-        self.inner
+    /// Remembers that this task read `app` on the phone, and counts it among the tasks that
+    /// read it there, so the driver stops listening when the last of them ends.
+    pub(crate) async fn mark_read(&self, target: &Target) {
+        let key = self.read_key(target);
+        let mut readers = self.gateway().inner.readers.lock().await;
+        // Under the count's lock, which `end` takes after marking the task ended: a task that
+        // ended is never counted again.
+        if self.ended() {
+            return;
+        }
+        let new = self
+            .inner
             .read
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert((
-                target.driver_index,
-                target.device.clone(),
-                target.info.app.clone(),
-            ));
+            .insert(key.clone());
+        if new {
+            *readers.entry(key).or_default() += 1;
+        }
+    }
+
+    /// What a listener listens to: the driver, the phone as that driver names it (without the
+    /// source a list may qualify it with, so the two names one phone can have count as one)
+    /// and the app.
+    fn read_key(&self, target: &Target) -> ReadKey {
+        let device = match self.driver(target.driver_index).inner().source() {
+            Some(source) => DeviceId::new(target.device.within(&source)),
+            None => target.device.clone(),
+        };
+        (target.driver_index, device, target.info.app.clone())
     }
 
     pub(crate) fn driver(&self, index: usize) -> &GuardedLogger {
@@ -272,8 +292,9 @@ impl Session {
         }
     }
 
-    /// Ends the task: its pending approvals expire and every listening driver stops listening
-    /// for the apps it read. Ending twice does nothing more.
+    /// Ends the task: its pending approvals expire, and every listening driver stops listening
+    /// for the apps it read that no other live task reads (two HTTP sessions reading one app on
+    /// one iPhone share its follower). Ending twice does nothing more.
     pub async fn end(&self) {
         if self.inner.ended.swap(true, Ordering::SeqCst) {
             return;
@@ -281,16 +302,26 @@ impl Session {
         if let Err(error) = self.gateway().inner.store.end_task(&self.inner.task_id) {
             tracing::error!(%error, "could not record the end of the task");
         }
-        let read: Vec<(usize, DeviceId, AppId)> = self
+        let mut readers = self.gateway().inner.readers.lock().await;
+        let read: Vec<ReadKey> = self
             .inner
             .read
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .drain()
             .collect();
-        for (index, device, app) in read {
-            let driver = self.driver(index);
-            if let Some(listener) = driver.listener()
+        for key in read {
+            match readers.get_mut(&key) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    continue;
+                }
+                _ => {
+                    readers.remove(&key);
+                }
+            }
+            let (index, device, app) = key;
+            if let Some(listener) = self.driver(index).listener()
                 && let Err(error) = listener.stop_app_logs(&device, &app).await
             {
                 tracing::warn!(%error, %device, %app, "could not stop listening");
@@ -321,7 +352,14 @@ mod tests {
     #[test]
     fn a_label_cannot_break_lines_or_turn_text_around() {
         assert_eq!(clean_label("Crash Test"), "Crash Test");
-        assert_eq!(clean_label("Crash\nTest?\r\n\nAllow"), "CrashTest?Allow");
+        assert_eq!(
+            clean_label("Crash\nTest?\r\n\u{2028}Allow"),
+            "Crash Test?  Allow"
+        );
+        assert_eq!(
+            clean_label("a\u{85}b\u{0B}c\u{0C}d\u{2029}e\u{7}"),
+            "a b c d e"
+        );
         assert_eq!(clean_label("\u{202e}tseT hsarC"), "tseT hsarC");
         assert_eq!(clean_label(&"x".repeat(500)).chars().count(), 80);
         assert_eq!(clean_label("  \u{2066} "), "");

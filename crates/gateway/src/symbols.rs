@@ -483,7 +483,13 @@ impl Session {
             }
             return Ok(());
         }
-        let query = LogQuery::since(oldest - window, CONTEXT_READ_LINES);
+        // Checked, as every step below: a phone's report can be timed at the `time` crate's
+        // limits (a clock or a dump that says year 9999 or -9999), where `-` and `+` panic; a
+        // window past a limit just ends there.
+        let from_oldest = oldest
+            .checked_sub(window)
+            .unwrap_or(time::PrimitiveDateTime::MIN.assume_utc());
+        let query = LogQuery::since(from_oldest, CONTEXT_READ_LINES);
         let result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
@@ -493,10 +499,15 @@ impl Session {
             let Some(pid) = report.pid else {
                 continue;
             };
-            let (from, to) = (report.time - window, report.time + time::Duration::SECOND);
+            let from = report.time.checked_sub(window);
+            let to = report.time.checked_add(time::Duration::SECOND);
             let before: Vec<&LogLine> = lines
                 .iter()
-                .filter(|l| l.pid == Some(pid) && l.time >= from && l.time < to)
+                .filter(|l| {
+                    l.pid == Some(pid)
+                        && from.is_none_or(|from| l.time >= from)
+                        && to.is_none_or(|to| l.time < to)
+                })
                 .collect();
             let text = report.text.trim_end().to_owned();
             let mut out = format!(
@@ -538,11 +549,11 @@ impl Session {
             }
             let (text, used) = dir.apply_to_logs(app, &line.text);
             merge(&mut account, used);
-            if text == line.text || text.lines().next().is_none() {
+            if text == line.text || text.is_empty() {
                 out.push(line);
                 continue;
             }
-            for piece in text.lines() {
+            for piece in crate::lines::split_lines(&text) {
                 out.push(LogLine {
                     text: piece.to_owned(),
                     ..line.clone()

@@ -35,6 +35,15 @@ fn waiting(app: &str, text: &str, seconds: u32) -> LogsRequest {
     }
 }
 
+/// A wait of `seconds` for the development build's next crash report.
+fn crash_waiting(seconds: u32) -> LogsRequest {
+    LogsRequest {
+        wait_for: Some("crash".into()),
+        timeout: Some(seconds),
+        ..crashes(DEV_APP)
+    }
+}
+
 fn dev_line(ms: i64, text: &str) -> LogLine {
     line(ms as f64 / 1000.0, LogLevel::Info, "CrashTest", text, 10123)
 }
@@ -415,13 +424,126 @@ async fn a_crash_wait_returns_the_next_report() {
             ),
         );
     });
-    let request = LogsRequest {
-        wait_for: Some("crash".into()),
-        timeout: Some(10),
-        ..crashes(DEV_APP)
-    };
-    let result = session.logs(request).await;
+    let result = session.logs(crash_waiting(10)).await;
     assert_eq!(result.status, Status::Ok, "{}", result.message);
     assert_eq!(result.matched, Some(true));
     assert_eq!(result.shown, 1);
+}
+
+/// A line of the development build's app from process `pid`.
+fn line_of_pid(ms: i64, pid: u32, text: &str) -> LogLine {
+    LogLine {
+        pid: Some(pid),
+        tid: Some(pid),
+        ..dev_line(ms, text)
+    }
+}
+
+/// Item 4 of issue 28: a release build installed over the development build while a wait
+/// streams (same uid, same pid: the phone did not even restart the app) logs the awaited
+/// line; the wait ends with the decision a read would get (the person is asked), and not a
+/// line of it reaches the agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_build_installed_during_a_wait_is_asked_about_not_streamed() {
+    let phone = phone();
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let writer = phone.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        writer.add_logs(
+            &device(),
+            &AppId::new(DEV_APP),
+            [dev_line(100, "debug line")],
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        writer.set_dev_build(&device(), &AppId::new(DEV_APP), false);
+        writer.add_logs(
+            &device(),
+            &AppId::new(DEV_APP),
+            [dev_line(500, "ready RELEASE-LINE")],
+        );
+    });
+    let result = session.logs(waiting(DEV_APP, "ready", 20)).await;
+    assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+    assert!(result.approval_id.is_some());
+    let shown = format!("{result:?}");
+    assert!(!shown.contains("RELEASE-LINE"), "{shown}");
+    assert!(
+        !shown.contains("debug line"),
+        "nothing read in the call is shown: {shown}"
+    );
+    assert_eq!(phone.open_streams(&device()), 0);
+}
+
+/// Item 4: the phone's word is read again as soon as a process the wait has not seen logs (a
+/// reinstall restarts the app), before its first line is taken: the wait ends then, long
+/// before its timeout and before the periodic reading (virtual time).
+#[tokio::test(start_paused = true)]
+async fn a_new_process_of_a_release_build_ends_the_wait_at_its_first_line() {
+    let phone = phone();
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let writer = phone.clone();
+    let started = tokio::time::Instant::now();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        writer.set_dev_build(&device(), &AppId::new(DEV_APP), false);
+        writer.add_logs(
+            &device(),
+            &AppId::new(DEV_APP),
+            [line_of_pid(400, 5151, "NEW-PROCESS-LINE")],
+        );
+    });
+    let result = session.logs(waiting(DEV_APP, "never", 30)).await;
+    assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+    assert!(!format!("{result:?}").contains("NEW-PROCESS-LINE"));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "ended after {took:?}");
+}
+
+/// Item 4: with no line at all, the phone's word is read again every few seconds, so a
+/// release build installed during a long wait ends it as `Changed` (virtual time).
+#[tokio::test(start_paused = true)]
+async fn a_release_build_installed_during_a_quiet_wait_ends_it_within_seconds() {
+    let phone = phone();
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let writer = phone.clone();
+    let started = tokio::time::Instant::now();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        writer.set_dev_build(&device(), &AppId::new(DEV_APP), false);
+    });
+    let result = session.logs(waiting(DEV_APP, "never", 60)).await;
+    assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "ended after {took:?}");
+}
+
+/// Item 4: the same for a crash wait: a new report of a release build installed during the
+/// wait is asked about, not shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_of_a_release_build_installed_during_a_crash_wait_is_asked_about() {
+    let phone = phone();
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let writer = phone.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        writer.set_dev_build(&device(), &AppId::new(DEV_APP), false);
+        writer.add_crash(
+            &device(),
+            &AppId::new(DEV_APP),
+            report(
+                50,
+                DEV_APP,
+                "RELEASE-CRASH crash",
+                "java.lang.Error: RELEASE-CRASH",
+            ),
+        );
+    });
+    let result = session.logs(crash_waiting(20)).await;
+    assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+    assert!(!format!("{result:?}").contains("RELEASE-CRASH"));
 }

@@ -950,6 +950,44 @@ async fn history_keeps_the_arguments_and_never_the_text() {
 
 // --- Listeners, errors. ---
 
+/// Item 5 of issue 28: two tasks (two HTTP sessions) read the same app on one phone through
+/// one listener (the iPhone's follower); the first task's end leaves it to the second, and
+/// only the last task's end stops it.
+#[tokio::test]
+async fn a_listener_read_by_two_tasks_stops_when_the_last_of_them_ends() {
+    let phone = phone_with(FakePhone::new_listener());
+    let gateway = gateway(&phone);
+    let app = AppId::new(DEV_APP);
+    let first = task(&gateway, "agent-a");
+    let second = task(&gateway, "agent-b");
+    assert_eq!(first.logs(logs(DEV_APP)).await.status, Status::Ok);
+    // Read twice by one task: still one user.
+    assert_eq!(second.logs(logs(DEV_APP)).await.status, Status::Ok);
+    assert_eq!(second.logs(logs(DEV_APP)).await.status, Status::Ok);
+    first.end().await;
+    assert!(
+        phone.is_listening(&device(), &app),
+        "one task's end stopped the listener another task reads through"
+    );
+    let stops = |phone: &FakePhone| {
+        phone
+            .calls()
+            .iter()
+            .filter(|c| c.starts_with("stop_app_logs"))
+            .count()
+    };
+    assert_eq!(stops(&phone), 0);
+    second.end().await;
+    assert!(!phone.is_listening(&device(), &app));
+    assert_eq!(stops(&phone), 1);
+    // A task that reads after the listener stopped starts it again, and stops it alone.
+    let third = task(&gateway, "agent-c");
+    assert_eq!(third.logs(logs(DEV_APP)).await.status, Status::Ok);
+    assert!(phone.is_listening(&device(), &app));
+    third.end().await;
+    assert!(!phone.is_listening(&device(), &app));
+}
+
 #[tokio::test]
 async fn a_listening_driver_stops_when_the_task_that_read_logs_ends() {
     let phone = phone_with(FakePhone::new_listener());

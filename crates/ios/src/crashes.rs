@@ -83,7 +83,11 @@ fn candidates(
     process: &str,
     since: OffsetDateTime,
 ) -> Vec<Candidate> {
-    let earliest = since - NAME_TIME_SLACK;
+    // Checked: `since` can be at the `time` crate's limit (an agent's `-9999-01-01 00:00`),
+    // where `-` panics; nothing is earlier than the limit.
+    let earliest = since
+        .checked_sub(NAME_TIME_SLACK)
+        .unwrap_or(time::PrimitiveDateTime::MIN.assume_utc());
     let mut found: Vec<Candidate> = root
         .iter()
         .map(|name| name.trim_start_matches('/').to_owned())
@@ -224,6 +228,20 @@ async fn read_one(dir: &mut dyn CrashDir, path: &str, call_timeout: Duration) ->
 mod tests {
     use super::*;
     use time::macros::datetime;
+
+    /// Item 7 of issue 28: a `since` at the `time` crate's limits, in any offset, chooses
+    /// files without a panic (every file is at or after the earliest time there is).
+    #[test]
+    fn a_since_at_the_limits_of_time_never_panics() {
+        let root: Vec<String> = vec!["Example-2026-11-29-220001.ips".into()];
+        for seconds in [-86_399, 0, 86_399] {
+            let offset = time::UtcOffset::from_whole_seconds(seconds).unwrap();
+            let first = time::PrimitiveDateTime::MIN.assume_offset(offset);
+            assert_eq!(candidates(&root, &[], "Example", first).len(), 1);
+            let last = time::PrimitiveDateTime::MAX.assume_offset(offset);
+            assert!(candidates(&root, &[], "Example", last).is_empty());
+        }
+    }
 
     #[test]
     fn candidates_keep_the_fourteen_hour_window_newest_first_and_at_most_fifty() {

@@ -6,6 +6,13 @@
 
 #![allow(dead_code)]
 
+/// How many rounds to run and how loaded the machine was: the Android benches' own, not a copy.
+#[path = "../../../../crates/android/benches/common/measure.rs"]
+mod measure;
+
+#[allow(unused_imports)]
+pub use measure::{HostCpu, quick, rounds};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
