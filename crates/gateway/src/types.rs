@@ -354,9 +354,9 @@ pub const AGENT_TEXT_BYTES: usize = 256;
 /// What ends a text [`agent_text`] cut.
 pub const AGENT_TEXT_CUT: char = '\u{2026}';
 
-/// A text the agent sent, as the history may keep it: control characters and the marks that
-/// turn text around (which could make a line of the history, or the person's terminal, read as
-/// something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
+/// A text the agent sent, as the history may keep it: control characters, line ends and the
+/// marks that turn text around or hide in it (`lines::misleads`: they could make a line of the
+/// history, or the person's terminal, read as something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
 /// character boundary and ends with [`AGENT_TEXT_CUT`]. The one way any text of the agent's
 /// (each [`StepArgs`] field, a phone's serial or a package it named) reaches the state: an
 /// agent could otherwise write log text it read into the state directory.
@@ -364,9 +364,11 @@ pub fn agent_text(text: &str) -> String {
     let mut out: String = text
         .chars()
         .map(|c| {
-            let hidden = c.is_control()
-                || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-            if hidden { '\u{fffd}' } else { c }
+            if crate::lines::misleads(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
         })
         .collect();
     if out.len() > AGENT_TEXT_BYTES {
@@ -441,8 +443,8 @@ mod tests {
             assert!(text.starts_with(kept.trim_end_matches(AGENT_TEXT_CUT)));
         }
         assert_eq!(
-            agent_text("a\nb\u{1b}[2J\u{202e}c"),
-            "a\u{fffd}b\u{fffd}[2J\u{fffd}c"
+            agent_text("a\nb\u{1b}[2J\u{202e}c\u{2028}d\u{200b}"),
+            "a\u{fffd}b\u{fffd}[2J\u{fffd}c\u{fffd}d\u{fffd}"
         );
     }
 }
