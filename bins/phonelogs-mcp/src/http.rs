@@ -234,7 +234,7 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
     // The tokens first: a token file that may not be used stops the server before it listens.
     let mut made = None;
     let lines = match &settings.token_file {
-        Some(path) => read_token_file(path, settings.allow_remote)?,
+        Some(path) => read_token_file(path)?,
         None => {
             let (path, token) = make_token_file(&serve.state_dir)?;
             eprintln!(
@@ -646,11 +646,10 @@ fn same(given: &str, secret: &str) -> bool {
 /// The tokens of a token file: one a line (`TOKEN`, `TOKEN AGENT` or `TOKEN AGENT person`);
 /// blank lines and lines starting with `#` are skipped.
 ///
-/// The file is refused when others may write to it (they could add a token of their own), and,
-/// when `allow_remote` or when a line marks a person's client, when others may read it (with a
-/// token they could call from another host, or answer questions as the person). Otherwise a
-/// file others may read only draws a warning.
-pub fn read_token_file(path: &Path, allow_remote: bool) -> anyhow::Result<Vec<TokenLine>> {
+/// The file is refused when others may write to it (they could add a token of their own) or
+/// read it (with a token they could call as its agent, from this host as from another, or
+/// answer questions as the person).
+pub fn read_token_file(path: &Path) -> anyhow::Result<Vec<TokenLine>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the token file {}", path.display()))?;
     let tokens = parse_tokens(&text)
@@ -669,24 +668,16 @@ pub fn read_token_file(path: &Path, allow_remote: bool) -> anyhow::Result<Vec<To
                 mode & 0o777
             );
         }
+        // Every local user can reach a loopback port as well as a remote host can reach
+        // --allow-remote's: whoever reads a token calls as its agent, so the file is refused
+        // wherever the server listens.
         if mode & 0o044 != 0 {
-            let marked = tokens.iter().any(|t| t.person);
-            if allow_remote || marked {
-                let why = if allow_remote {
-                    "--allow-remote serves other hosts"
-                } else {
-                    "a token is marked person"
-                };
-                bail!(
-                    "the token file {shown} can be read by other users (mode {:o}) and {why}: run `chmod 600 {shown}`",
-                    mode & 0o777
-                );
-            }
-            tracing::warn!(path = %shown, "the token file is readable by others: chmod 600 it");
+            bail!(
+                "the token file {shown} can be read by other users (mode {:o}), who could call as its agents: run `chmod 600 {shown}`",
+                mode & 0o777
+            );
         }
     }
-    #[cfg(not(unix))]
-    let _ = allow_remote;
     Ok(tokens)
 }
 
@@ -800,7 +791,7 @@ mod tests {
     /// marks a person's client.
     #[cfg(unix)]
     #[test]
-    fn a_token_file_others_can_read_is_refused_for_remote_serving() {
+    fn a_token_file_others_can_read_or_write_is_refused() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tokens");
@@ -810,15 +801,16 @@ mod tests {
         };
         let agent = "0123456789abcdef0123 ci-agent\n";
         write(agent, 0o644);
-        let error = read_token_file(&path, true).unwrap_err().to_string();
+        let error = read_token_file(&path).unwrap_err().to_string();
         assert!(error.contains("chmod 600"), "{error}");
-        assert!(read_token_file(&path, false).is_ok());
+        write(agent, 0o640);
+        assert!(read_token_file(&path).is_err());
         write(agent, 0o600);
-        assert!(read_token_file(&path, true).is_ok());
+        assert!(read_token_file(&path).is_ok());
         write(agent, 0o622);
-        assert!(read_token_file(&path, false).is_err());
+        assert!(read_token_file(&path).is_err());
         write("0123456789abcdef0123 alice person\n", 0o640);
-        assert!(read_token_file(&path, false).is_err());
+        assert!(read_token_file(&path).is_err());
     }
 
     #[test]
@@ -859,7 +851,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, token) = make_token_file(dir.path()).unwrap();
         assert_eq!(token.len(), 64);
-        let lines = read_token_file(&path, true).unwrap();
+        let lines = read_token_file(&path).unwrap();
         assert_eq!(lines.len(), 1);
         assert_eq!(
             (lines[0].token.as_str(), &lines[0].agent),

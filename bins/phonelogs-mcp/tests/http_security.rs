@@ -389,40 +389,44 @@ async fn one_agent_cannot_take_every_session() {
     third.initialize().await.unwrap();
 }
 
-/// Issue 28, item 15: serving other hosts with a token file other users can read is refused
-/// at start (it only warned), before anything listens.
+/// Issue 28, item 15: a token file other users can read is refused at start (it only
+/// warned), before anything listens: serving other hosts, and on loopback too, which every
+/// local user can reach (found by the review of h28a).
 #[cfg(unix)]
 #[tokio::test]
-async fn allow_remote_with_a_token_file_others_can_read_is_refused() {
+async fn a_token_file_others_can_read_is_refused_on_loopback_and_for_remote_serving() {
     use std::os::unix::fs::PermissionsExt;
     let state = tempfile::tempdir().unwrap();
     let file = token_file(state.path(), &[(ALICE, "alice")]);
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let mut child = tokio::process::Command::new(http_support::BIN)
-        .arg("--state-dir")
-        .arg(state.path())
-        .args([
-            "--demo=fake",
-            "--http",
-            "0.0.0.0:0",
-            "--allow-remote",
-            "--token-file",
-        ])
-        .arg(&file)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = String::new();
-    let mut pipe = child.stderr.take().unwrap();
-    let read =
-        tokio::time::timeout(Duration::from_secs(30), pipe.read_to_string(&mut stderr)).await;
-    let _ = child.kill().await;
-    assert!(read.is_ok(), "the server kept running: {stderr}");
-    assert!(!stderr.contains("serving MCP"), "{stderr}");
-    assert!(
-        stderr.contains("can be read by other users") && stderr.contains("chmod 600"),
-        "{stderr}"
-    );
+    let remote: &[&str] = &["--http", "0.0.0.0:0", "--allow-remote"];
+    let loopback: &[&str] = &["--http", "127.0.0.1:0"];
+    for listen in [remote, loopback] {
+        let mut child = tokio::process::Command::new(http_support::BIN)
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--demo=fake")
+            .args(listen)
+            .arg("--token-file")
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stderr = String::new();
+        let mut pipe = child.stderr.take().unwrap();
+        let read =
+            tokio::time::timeout(Duration::from_secs(30), pipe.read_to_string(&mut stderr)).await;
+        let _ = child.kill().await;
+        assert!(
+            read.is_ok(),
+            "{listen:?}: the server kept running: {stderr}"
+        );
+        assert!(!stderr.contains("serving MCP"), "{listen:?}: {stderr}");
+        assert!(
+            stderr.contains("can be read by other users") && stderr.contains("chmod 600"),
+            "{listen:?}: {stderr}"
+        );
+    }
 }

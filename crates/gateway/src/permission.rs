@@ -247,6 +247,15 @@ impl Session {
             Err(error) => return Err(Refusal::error(catalog::state_unreadable(&error), label)),
         };
         let mismatch = || Refusal::error(catalog::approval_mismatch(approval_id), label);
+        // A call the cap stopped was given the agent's oldest waiting question, which may be
+        // another of its tasks': while it waits, that is what this call is told again.
+        if approval.task_id != self.task_id()
+            && approval.agent == self.spec().agent.name
+            && approval.action == Some(action)
+            && approval.state == ApprovalState::Pending
+        {
+            return Ok(Gate::Stop(pending(&approval.id, &approval.question)));
+        }
         if approval.task_id != self.task_id()
             || approval.agent != self.spec().agent.name
             || approval.action != Some(action)
@@ -335,7 +344,7 @@ impl Session {
             self.gateway().now(),
         );
         match asked {
-            Ok((approval, Asked::New)) => {
+            Ok(Asked::New(approval)) => {
                 self.record(
                     args,
                     Some(&target.device),
@@ -344,10 +353,10 @@ impl Session {
                 );
                 Ok(Gate::Stop(pending(&approval.id, &approval.question)))
             }
-            Ok((approval, Asked::Shared)) => {
+            Ok(Asked::Shared(approval)) => {
                 Ok(Gate::Stop(pending(&approval.id, &approval.question)))
             }
-            Ok((oldest, Asked::Capped)) => {
+            Ok(Asked::Capped(oldest)) => {
                 let mut response = pending(&oldest.id, &oldest.question);
                 response.message = catalog::pending_capped(
                     &question,
@@ -357,6 +366,14 @@ impl Session {
                 );
                 Ok(Gate::Stop(response))
             }
+            Ok(Asked::Resting(until)) => Err(Refusal::error(
+                catalog::questions_resting(
+                    &question,
+                    crate::store::MAX_PENDING_PER_ACTION,
+                    &crate::store::rfc3339(until),
+                ),
+                label,
+            )),
             Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
         }
     }

@@ -356,16 +356,69 @@ fn private_files(db: &Path) -> std::io::Result<()> {
 /// call asks its own.
 pub const MAX_PENDING_PER_ACTION: usize = 3;
 
+/// How long a question left unanswered when its task ended still counts toward its agent's
+/// [`MAX_PENDING_PER_ACTION`]: an agent that ends its session and opens another (an HTTP
+/// client reconnecting in a loop) would otherwise raise fresh questions, each a new notice on
+/// the person's page, as fast as it reconnects.
+pub const UNANSWERED_REST: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
 /// What [`Store::pending_or_create`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Asked {
     /// Made this call's question.
-    New,
+    New(Approval),
     /// Found this call's question waiting already (another call asked it).
-    Shared,
-    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this task and action wait, and
-    /// this is the oldest.
-    Capped,
+    Shared(Approval),
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent and action count, and
+    /// this is the oldest still waiting (this task's when it has one).
+    Capped(Approval),
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent and action count, none
+    /// waits (they were left unanswered when their tasks ended), and the first of them stops
+    /// counting at this time.
+    Resting(OffsetDateTime),
+}
+
+/// Whether the agent has [`MAX_PENDING_PER_ACTION`] questions of this action counting already
+/// (see [`Store::pending_or_create`]), and what the call is told then.
+fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Option<Asked>, Error> {
+    let waiting = {
+        let mut statement = tx.prepare_cached(&format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals
+             WHERE agent = ?1 AND action = ?2 AND state = 'pending' ORDER BY rowid"
+        ))?;
+        let rows =
+            statement.query_map(params![ask.agent, ask.action.as_str()], approval_from_row)?;
+        rows.collect::<Result<Vec<Approval>, _>>()?
+    };
+    // The task's end time is written by the computer's clock (`end_task`); julianday reads
+    // RFC 3339 whatever its fractional digits.
+    let rest = time::Duration::try_from(UNANSWERED_REST).unwrap_or(time::Duration::ZERO);
+    let cutoff = rfc3339(OffsetDateTime::now_utc() - rest);
+    let (resting, first_end): (i64, Option<String>) = tx
+        .prepare_cached(
+            "SELECT COUNT(*), MIN(t.ended_at) FROM approvals a JOIN tasks t ON t.id = a.task_id
+             WHERE a.agent = ?1 AND a.action = ?2 AND a.state = 'expired' AND a.answer IS NULL
+               AND julianday(t.ended_at) >= julianday(?3)",
+        )?
+        .query_row(params![ask.agent, ask.action.as_str(), cutoff], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?;
+    if waiting.len() + usize::try_from(resting).unwrap_or(usize::MAX) < MAX_PENDING_PER_ACTION {
+        return Ok(None);
+    }
+    let own = waiting.iter().position(|a| a.task_id == ask.task_id);
+    let mut waiting = waiting;
+    let shown = match own {
+        Some(at) => Some(waiting.swap_remove(at)),
+        None => waiting.into_iter().next(),
+    };
+    if let Some(oldest) = shown {
+        return Ok(Some(Asked::Capped(oldest)));
+    }
+    let first_end = first_end
+        .and_then(|at| OffsetDateTime::parse(&at, &Rfc3339).ok())
+        .unwrap_or_else(OffsetDateTime::now_utc);
+    Ok(Some(Asked::Resting(first_end + rest)))
 }
 
 /// A question to ask, as [`Store::pending_or_create`] stores it.
@@ -894,13 +947,16 @@ impl Store {
 
     /// The pending approval for this call's task, agent, phone, app, action and detail, made
     /// now when there is none; one transaction, so concurrent calls (in any process) share one
-    /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this task and action wait
-    /// already, none is made: the oldest of them is returned ([`Asked::Capped`]).
+    /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this agent and action count
+    /// already, none is made ([`Asked::Capped`], [`Asked::Resting`]): the ones waiting in any
+    /// of its tasks, and the ones left unanswered when their task ended less than
+    /// [`UNANSWERED_REST`] ago, so neither many sessions nor ending and opening one again
+    /// raise more.
     pub(crate) fn pending_or_create(
         &self,
         ask: &NewApproval<'_>,
         now: OffsetDateTime,
-    ) -> Result<(Approval, Asked), Error> {
+    ) -> Result<Asked, Error> {
         self.write(|tx| {
             let existing = tx
                 .query_row(
@@ -922,23 +978,10 @@ impl Store {
                 )
                 .optional()?;
             if let Some(approval) = existing {
-                return Ok((approval, Asked::Shared));
+                return Ok(Asked::Shared(approval));
             }
-            let waiting = {
-                let mut statement = tx.prepare_cached(&format!(
-                    "SELECT {APPROVAL_COLUMNS} FROM approvals
-                     WHERE task_id = ?1 AND action = ?2 AND state = 'pending' ORDER BY rowid"
-                ))?;
-                let rows = statement.query_map(
-                    params![ask.task_id, ask.action.as_str()],
-                    approval_from_row,
-                )?;
-                rows.collect::<Result<Vec<Approval>, _>>()?
-            };
-            if waiting.len() >= MAX_PENDING_PER_ACTION
-                && let Some(oldest) = waiting.into_iter().next()
-            {
-                return Ok((oldest, Asked::Capped));
+            if let Some(capped) = capped(tx, ask)? {
+                return Ok(capped);
             }
             let approval = Approval {
                 id: new_id("ap"),
@@ -973,7 +1016,7 @@ impl Store {
                     approval.detail
                 ],
             )?;
-            Ok((approval, Asked::New))
+            Ok(Asked::New(approval))
         })
     }
 

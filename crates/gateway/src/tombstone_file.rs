@@ -42,11 +42,15 @@ pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
     if local_path.contains('\0') {
         return Err("it contains a NUL byte".into());
     }
-    // The path is named in the person's question and kept with it: no line breaks or other
-    // control characters that could make the question read as something else, and no more
-    // than the state keeps of any text of the agent's.
-    if local_path.chars().any(char::is_control) {
-        return Err("it contains a control character".into());
+    // The path is named in the person's question and kept with it: nothing that could make
+    // the question read as something else (the gateway's one rule, `lines::misleads`: controls,
+    // line ends, bidirectional and zero-width marks), and no more than the state keeps of any
+    // text of the agent's.
+    if local_path.chars().any(crate::lines::misleads) {
+        return Err(
+            "it contains a control character, a line end or an invisible or bidirectional mark"
+                .into(),
+        );
     }
     if local_path.len() > crate::types::AGENT_TEXT_BYTES {
         return Err(format!(

@@ -447,4 +447,20 @@ mod tests {
             "a\u{fffd}b\u{fffd}[2J\u{fffd}c\u{fffd}d\u{fffd}"
         );
     }
+
+    /// An agent's name is shown to the person (in questions, the history, the page) as it is:
+    /// every character the gateway's one rule says can make a text read as something else is
+    /// refused in one, whatever the policy crate's own check is written as.
+    #[test]
+    fn no_agent_name_holds_a_character_that_misleads() {
+        let refused: Vec<char> = (0..=u32::from(char::MAX))
+            .filter_map(char::from_u32)
+            .filter(|c| crate::lines::misleads(*c))
+            .filter(|c| phonelogs_policy::Agent::check_name(&format!("claude{c}x")).is_ok())
+            .collect();
+        assert!(
+            refused.is_empty(),
+            "accepted in an agent's name: {refused:?}"
+        );
+    }
 }

@@ -388,6 +388,11 @@ async fn hostile_local_paths_are_policy_denied_and_write_nothing() {
         "existing-dir",
         "out/escape.txt",
         "out/deeper/escape.txt",
+        // Named in the person's question: no mark that turns it around, no line end (found by
+        // the review of h28a; it was checked with `char::is_control` only).
+        "run1/\u{202e}txt.gpj",
+        "run1/x\u{2028}Allow always: this is safe.txt",
+        "run1/x\u{200b}.txt",
     ] {
         let response = session.debug(tombstone(APP_PID, hostile)).await;
         assert_eq!(
@@ -914,10 +919,10 @@ proptest::proptest! {
 }
 
 /// Issue 28, item 2: backtrace questions are keyed by their pid, so an agent could raise one
-/// per pid to wear the person down. At most a few wait per task and action; a further call gets
+/// per pid to wear the person down. At most a few wait per agent and action; a further call gets
 /// the oldest waiting question's id, and asks its own once the person has answered.
 #[tokio::test]
-async fn a_flood_of_questions_is_capped_per_task_and_action() {
+async fn a_flood_of_questions_is_capped_per_agent_and_action() {
     let phone = debug_phone();
     let pids: Vec<i64> = (6001..6011).collect();
     for pid in &pids {
@@ -954,16 +959,38 @@ async fn a_flood_of_questions_is_capped_per_task_and_action() {
         "{}",
         capped.message
     );
-    // Another action has its own allowance, and so has another task.
+    // Another task of the same agent is capped too, and is given the waiting question's id,
+    // which, sent back, says it still waits.
+    let second = full(&gateway);
+    let again = second.debug(backtrace(pids[8])).await;
+    let given = pending_id(&again);
+    assert!(waiting_ids.contains(&given.as_str()), "{}", again.message);
+    let retried = second
+        .debug(DebugRequest::CaptureNativeBacktrace {
+            serial: DEVICE.into(),
+            pid: pids[8],
+            approval_id: Some(given),
+        })
+        .await;
+    assert_eq!(
+        retried.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        retried.message
+    );
+    // Another action has its own allowance, and so has another agent.
     let exit_question = session.debug(exit_history("com.example.app")).await;
     assert_eq!(exit_question.status, DebugStatus::ApprovalPending);
-    let other = full(&gateway).debug(backtrace(pids[9])).await;
+    let other = gateway
+        .start_task(TaskSpec::new(Agent::new("other-agent", Mode::Full)))
+        .debug(backtrace(pids[9]))
+        .await;
     assert_eq!(other.status, DebugStatus::ApprovalPending);
     assert_eq!(
         gateway.store().pending_approvals().unwrap().len(),
         waiting.len() + 2
     );
-    // Once the person answers one, the next call asks its own question.
+    // Once the person answers one, the next call asks its own.
     gateway
         .store()
         .answer(&waiting[0].id, Answer::Deny)
@@ -971,4 +998,83 @@ async fn a_flood_of_questions_is_capped_per_task_and_action() {
     let own_id = pending_id(&session.debug(backtrace(pids[9])).await);
     let asked = gateway.store().approval(&own_id).unwrap().unwrap();
     assert_eq!(asked.detail, format!("pid {}", pids[9]));
+}
+
+/// Found by the review of h28a: counted per task, one agent kept 3 questions waiting in each
+/// of its tasks (an HTTP agent has up to 16 sessions).
+#[tokio::test]
+async fn one_agent_cannot_keep_more_than_a_few_questions_of_one_action_waiting() {
+    let phone = debug_phone();
+    for pid in 6001..6011 {
+        phone.add_process(&device(), pid, 10200, "com.example.app:remote");
+    }
+    let gateway = gateway(&phone);
+    let mut sessions = Vec::new();
+    for _ in 0..4 {
+        let session = full(&gateway);
+        for pid in 6001..6011 {
+            let _ = session.debug(backtrace(pid)).await;
+        }
+        sessions.push(session);
+    }
+    let waiting = gateway.store().pending_approvals().unwrap();
+    assert!(
+        waiting.len() <= phonelogs_gateway::MAX_PENDING_PER_ACTION,
+        "{} backtrace questions of one agent wait for the person",
+        waiting.len()
+    );
+}
+
+/// Found by the review of h28a: a question expires when its task ends, so an agent that ends
+/// its session and opens another, in a loop, raised fresh questions without limit. The ones
+/// left unanswered count for a while after their task ended (`UNANSWERED_REST`); the call
+/// is told when to call again; another agent is not held back.
+#[tokio::test]
+async fn ending_and_reopening_sessions_raises_no_fresh_questions() {
+    let phone = debug_phone();
+    for pid in 6001..6031 {
+        phone.add_process(&device(), pid, 10200, "com.example.app:remote");
+    }
+    let gateway = gateway(&phone);
+    for round in 0..10 {
+        let session = full(&gateway);
+        for pid in 0..3 {
+            let _ = session.debug(backtrace(6001 + round * 3 + pid)).await;
+        }
+        session.end().await;
+    }
+    let asked: Vec<_> = gateway
+        .store()
+        .history(HistoryFilter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|step| step.status == phonelogs_gateway::Status::ApprovalPending)
+        .collect();
+    assert_eq!(
+        asked.len(),
+        phonelogs_gateway::MAX_PENDING_PER_ACTION,
+        "questions asked over 10 reconnects: {asked:#?}"
+    );
+    let last = full(&gateway).debug(backtrace(6030)).await;
+    assert_ne!(
+        last.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        last.message
+    );
+    assert!(
+        last.message.contains("Call again after"),
+        "{}",
+        last.message
+    );
+    let other = gateway
+        .start_task(TaskSpec::new(Agent::new("other-agent", Mode::Full)))
+        .debug(backtrace(6030))
+        .await;
+    assert_eq!(
+        other.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        other.message
+    );
 }

@@ -932,7 +932,8 @@ async fn history_keeps_the_arguments_and_never_the_text() {
     );
     assert_eq!(step.args.app, DEV_APP);
     assert_eq!(step.args.kind, "logs");
-    assert_eq!(step.args.since.as_deref(), Some("10m"));
+    // `since` as the call read it (issue 28 item 13): ten minutes before the gateway's clock.
+    assert_eq!(step.args.since.as_deref(), Some("2026-11-30T09:50:00Z"));
     assert_eq!(step.args.filter.as_deref(), Some("save"));
     assert_eq!(step.args.level.as_deref(), Some("error"));
     assert_eq!(step.args.limit, Some(50));
@@ -1155,5 +1156,74 @@ async fn the_history_keeps_the_agents_text_bounded_and_nothing_else_it_sends() {
         assert!(!step.step.contains(&canary.repeat(12)), "{:.80}", step.step);
         assert!(!format!("{step:?}").contains("WAITED-FOR-TEXT"), "{step:?}");
     }
-    assert!(cut >= 4, "the cuts are marked: {history:#?}");
+    assert!(cut >= 2, "the cuts are marked: {history:#?}");
+}
+
+/// Issue 28 item 13, found by the review of h28a: `level` and `since` are kept as the call
+/// read them (a level's name, a time in RFC 3339, `last`, `cursor`), and a value that is not
+/// one as a fixed mark: only the filter is the agent's own text in the history, so an agent
+/// cannot copy log text into the state through them.
+#[tokio::test]
+async fn the_history_keeps_the_parsed_level_and_since_never_the_agents_words() {
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ";
+    let calls: [(Option<&str>, Option<&str>, Option<&str>, Option<&str>); 7] = [
+        (
+            Some(" WARNING "),
+            Some("2026-01-02T03:04:05+01:00"),
+            Some("warn"),
+            Some("2026-01-02T02:04:05Z"),
+        ),
+        (Some("info"), Some("last"), Some("info"), Some("last")),
+        (
+            None,
+            Some("cursor:LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("cursor"),
+        ),
+        (
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+            None,
+        ),
+        (
+            None,
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+        ),
+        (Some(""), Some(" "), None, None),
+        (None, Some("10m"), None, Some("Z")),
+    ];
+    for (level, since, _, _) in calls {
+        let mut request = logs(DEV_APP);
+        request.level = level.map(str::to_owned);
+        request.since = since.map(str::to_owned);
+        session.logs(request).await;
+    }
+    let mut history = gateway.store().history(HistoryFilter::default()).unwrap();
+    history.sort_by_key(|step| step.id);
+    let steps: Vec<_> = history.iter().filter(|s| s.args.kind == "logs").collect();
+    assert_eq!(steps.len(), calls.len(), "{history:#?}");
+    for (step, (_, _, level, since)) in steps.iter().zip(calls) {
+        assert!(!format!("{step:?}").contains(canary), "{step:?}");
+        assert_eq!(step.args.level.as_deref(), level, "{step:?}");
+        match since {
+            Some("Z") => {
+                let kept = step.args.since.as_deref().unwrap();
+                assert!(
+                    time::OffsetDateTime::parse(
+                        kept,
+                        &time::format_description::well_known::Rfc3339
+                    )
+                    .is_ok()
+                        && kept.ends_with('Z'),
+                    "{kept}"
+                );
+            }
+            since => assert_eq!(step.args.since.as_deref(), since, "{step:?}"),
+        }
+    }
 }

@@ -137,9 +137,12 @@ impl Agent {
     /// ([`Agent::named`]).
     ///
     /// The comparison looks past case, spaces and punctuation ("You (phonelogs  logs)" is
-    /// refused too), and a name may hold no control or invisible formatting character (a
-    /// zero-width space, a mark that turns text around), which would let it look like the
-    /// person's name while differing from it.
+    /// refused too), and a name is printable ASCII only (letters, digits, spaces and
+    /// punctuation): a letter of another script (a Cyrillic "о", a Greek "ο", a full-width
+    /// "ｙ") can look like one of the person's name's, and a control, a line end or an invisible
+    /// or bidirectional mark (every character the gateway's `lines::misleads` refuses) can make
+    /// a name read as another. Refusing them all is simpler than a confusables skeleton and
+    /// leaves nothing to look alike.
     pub fn check_name(name: &str) -> Result<(), Error> {
         let letters = |text: &str| -> String {
             text.chars()
@@ -147,14 +150,10 @@ impl Agent {
                 .map(|c| c.to_ascii_lowercase())
                 .collect()
         };
-        let hidden = |c: char| {
-            c.is_control()
-                || matches!(c, '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
-        };
         let reason = if name.trim().is_empty() {
             "it is blank"
-        } else if name.chars().any(hidden) {
-            "it holds a control or invisible character"
+        } else if !name.chars().all(|c| matches!(c, ' '..='~')) {
+            "an agent's name is printable ASCII only (letters, digits, spaces, punctuation): a letter of another script or an invisible, control or line-end character can make it look like another name"
         } else if letters(name) == letters(names::PERSON) {
             "it is the name the history gives the person's own reads"
         } else {
@@ -774,7 +773,7 @@ mod tests {
     }
 
     #[test]
-    fn no_agent_may_take_the_persons_name_or_a_blank_one() {
+    fn no_agent_may_take_the_persons_name_a_look_alike_of_it_or_a_blank_one() {
         for name in [
             names::PERSON,
             " ",
@@ -784,6 +783,13 @@ mod tests {
             "you (phonelogs logs)\u{200b}",
             "claude\u{202e}",
             "line\nbreak",
+            // Look-alikes and line separators (found by the review of h28a).
+            "y\u{043e}u (phonelogs logs)",
+            "you (phonel\u{03bf}gs logs)",
+            "\u{ff59}\u{ff4f}\u{ff55} (phonelogs logs)",
+            "claude\u{2028}you (phonelogs logs)",
+            "claude\u{2029}x",
+            "Jos\u{e9}'s agent",
         ] {
             let json = format!(
                 r#"{{"agents":[{{"name":{}}}]}}"#,
@@ -795,7 +801,7 @@ mod tests {
             );
             assert!(Agent::named(name, Mode::Full).is_err(), "{name:?}");
         }
-        for name in ["claude", "Claude Code", "ci-android", "Jos\u{e9}'s agent"] {
+        for name in ["claude", "Claude Code", "ci-android", "Jo's agent (v2)"] {
             assert!(Agent::named(name, Mode::Full).is_ok(), "{name:?}");
         }
     }
