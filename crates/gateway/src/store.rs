@@ -294,7 +294,7 @@ fn private_dir(dir: &Path) -> Result<(), Error> {
         } else {
             None
         };
-        if let Some(why) = why {
+        if let Some(why) = why.or_else(|| unsafe_parent(dir, me)) {
             return Err(Error::StateDirOpen {
                 path: dir.to_owned(),
                 why,
@@ -310,6 +310,47 @@ fn private_dir(dir: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Why a directory above the state directory lets another user put a directory of their own
+/// in its place, or `None`: ssh's rule for the paths it trusts (StrictModes, `secure_path`),
+/// each directory from the state directory's parent up to `/` (symbolic links resolved) is
+/// owned by root or this user and writable by no one else, since whoever can write to a
+/// directory can rename what is in it and put their own in its place between this check and
+/// the database's open (both by path). One difference, written down in docs/permissions.md: a
+/// directory others may write to with the sticky bit (as `/tmp` is) is accepted, since the
+/// sticky bit keeps others from renaming or removing what they do not own, and the entry in it
+/// on the way down (the state directory, or a directory above it) is checked to be this
+/// user's or root's; ssh refuses it.
+#[cfg(unix)]
+fn unsafe_parent(dir: &Path, me: u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = match std::fs::canonicalize(dir) {
+        Ok(real) => real,
+        Err(error) => return Some(format!("its path cannot be resolved: {error}")),
+    };
+    for parent in real.ancestors().skip(1) {
+        let meta = match std::fs::metadata(parent) {
+            Ok(meta) => meta,
+            Err(error) => return Some(format!("{} cannot be read: {error}", parent.display())),
+        };
+        let shown = parent.display();
+        let mode = meta.mode() & 0o7777;
+        if meta.uid() != me && meta.uid() != 0 {
+            return Some(format!(
+                "it is inside {shown}, which belongs to another user (uid {}), who could put a directory of their own in its place: use a directory of your own (--state-dir, {STATE_DIR_ENV})",
+                meta.uid()
+            ));
+        }
+        // Under the sticky bit, others cannot rename what they do not own, and the entry below
+        // (the state directory or a directory above it) is checked to be the user's or root's.
+        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            return Some(format!(
+                "it is inside {shown}, which other users can write to (mode {mode:o}) and so could put a directory of their own in its place: run `chmod go-w {shown}` or use another directory (--state-dir, {STATE_DIR_ENV})"
+            ));
+        }
+    }
+    None
 }
 
 /// The database file, made when missing with mode 0600 before SQLite opens it (SQLite gives its
