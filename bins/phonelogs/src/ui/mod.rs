@@ -5,9 +5,10 @@
 //! the phones. It is axum on hyper (HTTP/1) with HTML rendered here and one small script and
 //! style sheet built into the binary, so nothing is loaded from any other host and there is no
 //! JavaScript build step. [`guard`] keeps it the person's own (token, Host, Origin, CSRF, CSP);
-//! on Linux the listener serves the person's own user only (`peer`); `--open` hands the
-//! browser a file readable by the person only, never the token on a command line
-//! ([`OpenFile`]).
+//! on Linux the listener serves the person's own user only (`peer`); `--open` never puts the
+//! token on a command line: on Linux it hands the browser a one-time code that only the
+//! person's own user can connect to use ([`guard::OpenCodes`]), elsewhere a file readable by
+//! the person only ([`OpenFile`]).
 //!
 //! The store is the one the MCP server and the command line share. The page holds no lock
 //! across requests: each store call is one short statement or transaction, run off the async
@@ -144,9 +145,9 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         writeln!(stdout, "{url}")?;
         stdout.flush()?;
     }
-    // Kept until the page stops, when its file goes with it.
+    // Kept until the page stops, when its file (if any) goes with it.
     let _opened = if options.open {
-        open_browser(&url)
+        open_browser(&url, port, &secrets)
     } else {
         None
     };
@@ -211,6 +212,7 @@ fn router(state: AppState) -> Router {
             &format!("/{t}"),
             get(move || async move { Redirect::to(&home) }),
         )
+        .route(&format!("{}{{code}}", guard::OPEN_PREFIX), get(open_code))
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(secrets, guard::guard))
 }
@@ -219,17 +221,54 @@ async fn asset(content_type: &'static str, body: &'static str) -> Response {
     ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
+/// Exchanges a one-time code from `--open` for the page's address (a redirect); a code used
+/// already, expired or unknown gets 403 and the way in that is left.
+async fn open_code(
+    State(state): State<AppState>,
+    axum::extract::Path(code): axum::extract::Path<String>,
+) -> Response {
+    if state
+        .secrets
+        .open_codes
+        .redeem(&code, std::time::Instant::now())
+    {
+        return Redirect::to(&format!("/{}/", state.secrets.token)).into_response();
+    }
+    (
+        StatusCode::FORBIDDEN,
+        "This link to the phonelogs page was used already or has expired: open the address `phonelogs ui` printed.\n",
+    )
+        .into_response()
+}
+
 /// Opens the page in the person's browser without its token on any command line (every user
-/// of this computer can read those, in `/proc/*/cmdline`): `xdg-open` (`open` on macOS) is
-/// given a file, readable by the person only, that sends the browser on to the page, as
-/// Jupyter opens its notebooks. Returns the file, removed when dropped; a failure is reported,
-/// and the page still serves at the address printed.
-fn open_browser(url: &str) -> Option<OpenFile> {
-    let file = match OpenFile::new(url) {
-        Ok(file) => file,
-        Err(error) => {
-            tracing::warn!(%error, "could not write the file that opens the page; open the address above");
-            return None;
+/// of this computer can read those, in `/proc/*/cmdline`). On Linux `xdg-open` is given the
+/// page's address with a one-time code instead of the token ([`guard::OpenCodes`]): the page
+/// serves the person's own user's connections only, so another user who reads the code cannot
+/// use it, and a browser that may not read the person's files (a snap's Firefox or Chromium,
+/// Ubuntu's default, cannot read `/tmp` or `$XDG_RUNTIME_DIR`) still opens it. Elsewhere
+/// (macOS, where no such check guards the page) `open` is given a file readable by the person
+/// only that sends the browser on, as Jupyter opens its notebooks; it is returned, and removed
+/// when dropped. A failure is reported, and the page still serves at the address printed.
+fn open_browser(url: &str, port: u16, secrets: &guard::Secrets) -> Option<OpenFile> {
+    let (target, file) = if cfg!(target_os = "linux") {
+        match secrets.open_codes.issue(std::time::Instant::now()) {
+            Ok(code) => (
+                format!("http://127.0.0.1:{port}{}{code}", guard::OPEN_PREFIX),
+                None,
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "no randomness for a code that opens the page; open the address above");
+                return None;
+            }
+        }
+    } else {
+        match OpenFile::new(url) {
+            Ok(file) => (file.path.display().to_string(), Some(file)),
+            Err(error) => {
+                tracing::warn!(%error, "could not write the file that opens the page; open the address above");
+                return None;
+            }
         }
     };
     let program = if cfg!(target_os = "macos") {
@@ -238,14 +277,14 @@ fn open_browser(url: &str) -> Option<OpenFile> {
         "xdg-open"
     };
     if let Err(error) = std::process::Command::new(program)
-        .arg(&file.path)
+        .arg(&target)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
     {
         tracing::warn!(%error, program, "could not open the browser; open the address above");
     }
-    Some(file)
+    file
 }
 
 /// A page that sends the browser on to `url`, in a new directory only the person may enter
