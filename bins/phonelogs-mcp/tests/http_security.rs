@@ -389,6 +389,57 @@ async fn one_agent_cannot_take_every_session() {
     third.initialize().await.unwrap();
 }
 
+/// Issue 28, item 16 (left untested by the branch, said the review of h28a): the per-agent cap
+/// counts one agent's sessions under both seats (a plain token and one marked `person`), and
+/// a session that ends by its idle timeout, not only by DELETE, frees its place.
+#[tokio::test]
+async fn the_per_agent_cap_counts_both_seats_and_an_idle_session_frees_its_place() {
+    const ALICE_AT_DESK: &str = "alice-desk-0123456789abcdef01234";
+    let state = tempfile::tempdir().unwrap();
+    let file = token_file(
+        state.path(),
+        &[(ALICE, "alice"), (ALICE_AT_DESK, "alice person")],
+    );
+    let server = start(
+        state.path(),
+        &[
+            "--demo=fake",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            file.to_str().unwrap(),
+            "--http-max-sessions-per-agent",
+            "2",
+            "--http-idle-timeout",
+            "1",
+        ],
+        &[],
+    )
+    .await;
+    let mut open = Vec::new();
+    for token in [ALICE, ALICE_AT_DESK] {
+        let mut alice = Mcp::new(server.addr, token);
+        alice.initialize().await.unwrap();
+        open.push(alice);
+    }
+    for token in [ALICE, ALICE_AT_DESK] {
+        let err = Mcp::new(server.addr, token).initialize().await.unwrap_err();
+        assert!(err.contains("503"), "{err}");
+    }
+    // Left idle, both sessions end, and their places are free again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Mcp::new(server.addr, ALICE).initialize().await {
+            Ok(_) => break,
+            Err(err) => {
+                assert!(err.contains("503"), "{err}");
+                assert!(Instant::now() < deadline, "the idle sessions never ended");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
 /// Issue 28, item 15: a token file other users can read is refused at start (it only
 /// warned), before anything listens: serving other hosts, and on loopback too, which every
 /// local user can reach (found by the review of h28a).
