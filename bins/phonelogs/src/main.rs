@@ -170,6 +170,10 @@ enum Command {
         /// the end of the input.
         #[arg(long, requires = "ios")]
         control: bool,
+        /// With `--ios`: the iOS release the phone plays: 16.7.10 (the default), 17.2, 17.4,
+        /// 18.6 or 26.1 (what lockdown offers, CoreDeviceProxy and RSD follow from it).
+        #[arg(long, value_name = "VERSION", requires = "ios", value_parser = parse_ios_version)]
+        ios_version: Option<phonelogs_iossim::IosVersion>,
     },
     /// Serve the person's page on 127.0.0.1: questions, Always allow, history, phones.
     ///
@@ -557,9 +561,14 @@ fn state_finding(state_dir: Option<PathBuf>) -> doctor::Finding {
 /// `phonelogs sim --ios`: the simulated iPhone until stopped (Ctrl-C, SIGTERM, or with
 /// `--control` the end of standard input), so that its Unix socket file is removed on the way
 /// out.
-async fn ios_sim(port: Option<u16>, socket: Option<PathBuf>, control: bool) -> anyhow::Result<()> {
+async fn ios_sim(
+    port: Option<u16>,
+    socket: Option<PathBuf>,
+    control: bool,
+    ios: phonelogs_iossim::IosVersion,
+) -> anyhow::Result<()> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let phone = phonelogs_iossim::SimPhone::default_phone();
+    let phone = phonelogs_iossim::SimPhone::default_phone_on(ios);
     let mut sim = phonelogs_iossim::IosSim::bind_loopback(port, phone.clone()).await?;
     if let Some(path) = &socket {
         sim.listen_unix(path).await?;
@@ -571,6 +580,11 @@ async fn ios_sim(port: Option<u16>, socket: Option<PathBuf>, control: bool) -> a
         .context("the simulated iPhone has no loopback address")?;
     out.write_all(format!("USBMUXD_SOCKET_ADDRESS={address}\n").as_bytes())
         .await?;
+    if let Some(rsd) = sim.rsd_addr() {
+        // iOS 17 and later: RSD without the tunnel, on its own loopback port.
+        out.write_all(format!("RSD_ADDRESS={rsd}\n").as_bytes())
+            .await?;
+    }
     out.flush().await?;
     if control {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -590,6 +604,17 @@ async fn ios_sim(port: Option<u16>, socket: Option<PathBuf>, control: bool) -> a
     }
     sim.shutdown().await;
     Ok(())
+}
+
+/// `--ios-version`'s value: one of the releases the simulated iPhone plays.
+fn parse_ios_version(text: &str) -> Result<phonelogs_iossim::IosVersion, String> {
+    phonelogs_iossim::IosVersion::parse(text).ok_or_else(|| {
+        let known: Vec<&str> = phonelogs_iossim::IosVersion::ALL
+            .iter()
+            .map(|v| v.product_version())
+            .collect();
+        format!("the simulated iPhone plays iOS {}", known.join(", "))
+    })
 }
 
 /// Ctrl-C or SIGTERM (what `kill` and process supervisors send).
@@ -724,8 +749,16 @@ fn main() -> ExitCode {
             port,
             usbmuxd_socket,
             control,
+            ios_version,
             ..
-        } => runtime().and_then(|rt| rt.block_on(ios_sim(port, usbmuxd_socket, control))),
+        } => runtime().and_then(|rt| {
+            rt.block_on(ios_sim(
+                port,
+                usbmuxd_socket,
+                control,
+                ios_version.unwrap_or_default(),
+            ))
+        }),
         Command::Sim {
             port,
             scenario,

@@ -530,6 +530,53 @@ fn sim_ios_serves_the_simulated_iphone() {
 
 /// A libimobiledevice tool on PATH; `None`, saying why, when it is missing, unless CI requires
 /// the tools (`PHONELOGS_REQUIRE_IOS_TOOLS=1`).
+/// `phonelogs sim --ios --ios-version V` plays that release (`version` over the control
+/// protocol; the disk image and Developer Mode commands answer), and a release it does not play
+/// is refused with the list of those it does.
+#[test]
+fn sim_ios_plays_the_ios_release_it_is_given() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+        .args(["sim", "--ios", "--ios-version", "18.6", "--control"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("phonelogs sim --ios starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "version").expect("write");
+    writeln!(stdin, "ddi unmount").expect("write");
+    writeln!(stdin, "developer-mode off").expect("write");
+    writeln!(stdin, "ddi mount").expect("write");
+    drop(stdin);
+    let out = child.wait_with_output().expect("the simulator stops");
+    assert!(out.status.success(), "{}", out.status);
+    let lines: Vec<String> = out.stdout.lines().map_while(Result::ok).collect();
+    assert!(lines[0].starts_with("USBMUXD_SOCKET_ADDRESS="), "{lines:?}");
+    let answers: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .filter(|l| !l.starts_with("USBMUXD_SOCKET_ADDRESS=") && !l.starts_with("RSD_ADDRESS="))
+        .collect();
+    assert_eq!(
+        answers[..3],
+        ["version 18.6 (22G86)", "ok", "ok"],
+        "{lines:?}"
+    );
+    assert!(
+        answers[3].starts_with("error: Developer Mode is off"),
+        "{lines:?}"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_phonelogs"))
+        .args(["sim", "--ios", "--ios-version", "15.0"])
+        .output()
+        .expect("phonelogs runs");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("16.7.10, 17.2, 17.4, 18.6, 26.1"), "{err}");
+}
+
 fn ios_tool(name: &str) -> Option<std::path::PathBuf> {
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

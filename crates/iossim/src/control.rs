@@ -16,6 +16,13 @@
 //! | `exit PID` | `ok` |
 //! | `streamed PID` | `yes` or `no`: whether an os_trace stream for that pid was started |
 //! | `udid` | `udid UDID`: the phone's, as usbmuxd lists it |
+//! | `version` | `version 26.1 (23B85)`: `ProductVersion` and `BuildVersion` |
+//! | `ddi mount` | `ok`, or `error: Developer Mode is off: …` (the phone refuses) |
+//! | `ddi unmount` | `ok`: the developer disk image is gone, as after a restart |
+//! | `ddi` | `ddi mounted` or `ddi unmounted` |
+//! | `developer-mode on\|off` | `ok` (the phone restarts to change it: the image is unmounted) |
+//! | `fault silent-os-trace` | `ok`: os_trace streams started through lockdown open and stay silent (RSD's shim still streams) |
+//! | `fault none` | `ok`: every fault cleared |
 //!
 //! Anything else answers `error: …`.
 //!
@@ -28,7 +35,7 @@
 //! assert!(control::run(&phone, "launch com.nowhere").starts_with("error: "));
 //! ```
 
-use crate::model::{CrashKind, Level, Signing, SimPhone};
+use crate::model::{CrashKind, Fault, Level, Signing, SimPhone};
 
 /// Runs one command line and returns its answer line (without a newline).
 pub fn run(phone: &SimPhone, line: &str) -> String {
@@ -127,6 +134,44 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
             Ok(if streamed { "yes" } else { "no" }.into())
         }
         "udid" => Ok(format!("udid {}", phone.profile().udid)),
+        "version" => Ok(format!("version {}", phone.profile().ios)),
+        "ddi" => match next("mount or unmount").ok().as_deref() {
+            None => Ok(if phone.ddi_mounted() {
+                "ddi mounted"
+            } else {
+                "ddi unmounted"
+            }
+            .into()),
+            Some("mount") => phone
+                .mount_ddi()
+                .map(|()| "ok".into())
+                .map_err(|refusal| refusal.to_string()),
+            Some("unmount") => {
+                phone.unmount_ddi();
+                Ok("ok".into())
+            }
+            Some(other) => Err(format!("{other:?} is not mount or unmount")),
+        },
+        "developer-mode" => {
+            let on = match next("on or off")?.as_str() {
+                "on" => true,
+                "off" => false,
+                other => return Err(format!("{other:?} is not on or off")),
+            };
+            phone.set_developer_mode(on);
+            Ok("ok".into())
+        }
+        "fault" => match next("a fault")?.as_str() {
+            "silent-os-trace" => {
+                phone.inject_fault(Fault::SilentLockdownOsTrace);
+                Ok("ok".into())
+            }
+            "none" => {
+                phone.clear_faults();
+                Ok("ok".into())
+            }
+            other => Err(format!("{other:?} is not silent-os-trace or none")),
+        },
         other => Err(format!("unknown command {other:?}")),
     }
 }
@@ -218,6 +263,33 @@ mod tests {
                 "{line}: {answer}"
             );
         }
+    }
+
+    #[test]
+    fn the_disk_image_and_developer_mode() {
+        let phone = SimPhone::default_phone_on(crate::model::IosVersion::V26_1);
+        assert_eq!(run(&phone, "version"), "version 26.1 (23B85)");
+        assert_eq!(run(&phone, "ddi"), "ddi mounted");
+        assert_eq!(run(&phone, "ddi unmount"), "ok");
+        assert_eq!(run(&phone, "ddi"), "ddi unmounted");
+        assert_eq!(run(&phone, "ddi mount"), "ok");
+        assert_eq!(run(&phone, "developer-mode off"), "ok");
+        assert!(!phone.developer_mode());
+        assert_eq!(run(&phone, "ddi"), "ddi unmounted");
+        let refused = run(&phone, "ddi mount");
+        assert!(
+            refused.starts_with("error: Developer Mode is off"),
+            "{refused}"
+        );
+        assert_eq!(run(&phone, "developer-mode on"), "ok");
+        assert_eq!(run(&phone, "ddi mount"), "ok");
+        assert!(run(&phone, "ddi eject").starts_with("error: "));
+        assert!(run(&phone, "developer-mode maybe").starts_with("error: "));
+        assert_eq!(run(&phone, "fault silent-os-trace"), "ok");
+        assert!(phone.has_fault(&Fault::SilentLockdownOsTrace));
+        assert_eq!(run(&phone, "fault none"), "ok");
+        assert!(!phone.has_fault(&Fault::SilentLockdownOsTrace));
+        assert!(run(&phone, "fault melt").starts_with("error: "));
     }
 
     #[test]

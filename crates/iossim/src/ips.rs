@@ -92,7 +92,8 @@ fn names(report: &Report<'_>) -> (String, String, String, String) {
 fn os_version(profile: &Profile) -> String {
     format!(
         "iPhone OS {} ({})",
-        profile.product_version, profile.build_version
+        profile.product_version(),
+        profile.build_version()
     )
 }
 
@@ -210,7 +211,7 @@ pub(crate) fn json_309(report: &Report<'_>) -> Vec<u8> {
         ("coalitionID", json!(500 + u64::from(pid % 100))),
         (
             "osVersion",
-            json!({"isEmbedded":true,"train":format!("iPhone OS {}", profile.product_version),"releaseType":"User","build":profile.build_version}),
+            json!({"isEmbedded":true,"train":format!("iPhone OS {}", profile.product_version()),"releaseType":"User","build":profile.build_version()}),
         ),
         (
             "captureTime",

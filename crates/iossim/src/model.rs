@@ -357,6 +357,110 @@ pub(crate) struct Crashed {
     pub(crate) write_delay: Duration,
 }
 
+/// The iOS releases the simulator can play, each with the `ProductVersion` and `BuildVersion`
+/// a real phone on it reports (sources in `testdata/iossim/README.md`), and the decisions that
+/// follow from the release: which services lockdown starts, whether CoreDeviceProxy and RSD
+/// exist. Every such decision is made here, once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
+pub enum IosVersion {
+    /// 16.7.10 (20H350): lockdown's instruments with the developer disk image, no CoreDevice.
+    #[default]
+    V16_7_10,
+    /// 17.2 (21C62): no lockdown instruments and no CoreDeviceProxy over lockdown.
+    V17_2,
+    /// 17.4 (21E219): the first release with CoreDeviceProxy over lockdown.
+    V17_4,
+    /// 18.6 (22G86).
+    V18_6,
+    /// 26.1 (23B85).
+    V26_1,
+}
+
+impl IosVersion {
+    /// Every release, oldest first.
+    pub const ALL: [IosVersion; 5] = [
+        IosVersion::V16_7_10,
+        IosVersion::V17_2,
+        IosVersion::V17_4,
+        IosVersion::V18_6,
+        IosVersion::V26_1,
+    ];
+
+    /// The release named `text` (`"17.2"`, `"26.1"`, …); `None` for one the simulator does not
+    /// play.
+    pub fn parse(text: &str) -> Option<IosVersion> {
+        let text = text.trim();
+        IosVersion::ALL
+            .into_iter()
+            .find(|v| v.product_version() == text)
+    }
+
+    /// `ProductVersion`.
+    pub fn product_version(self) -> &'static str {
+        match self {
+            IosVersion::V16_7_10 => "16.7.10",
+            IosVersion::V17_2 => "17.2",
+            IosVersion::V17_4 => "17.4",
+            IosVersion::V18_6 => "18.6",
+            IosVersion::V26_1 => "26.1",
+        }
+    }
+
+    /// `BuildVersion`.
+    pub fn build_version(self) -> &'static str {
+        match self {
+            IosVersion::V16_7_10 => "20H350",
+            IosVersion::V17_2 => "21C62",
+            IosVersion::V17_4 => "21E219",
+            IosVersion::V18_6 => "22G86",
+            IosVersion::V26_1 => "23B85",
+        }
+    }
+
+    /// Lockdown's `com.apple.instruments.remoteserver` (with the developer disk image): iOS 16
+    /// and older only. iOS 17 serves instruments as `com.apple.instruments.dtservicehub`
+    /// through RSD instead.
+    pub fn has_lockdown_instruments(self) -> bool {
+        self < IosVersion::V17_2
+    }
+
+    /// RemoteXPC and RSD (iOS 17 and later).
+    pub fn has_rsd(self) -> bool {
+        self >= IosVersion::V17_2
+    }
+
+    /// `com.apple.internal.devicecompute.CoreDeviceProxy` over lockdown: iOS 17.4 and later
+    /// (17.0 to 17.3 answer `InvalidService`, jkcoxson/idevice#3).
+    pub fn has_core_device_proxy(self) -> bool {
+        self >= IosVersion::V17_4
+    }
+}
+
+impl std::fmt::Display for IosVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.product_version(), self.build_version())
+    }
+}
+
+/// Why the phone would not mount the developer disk image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DdiRefusal {
+    /// Developer Mode is off (iOS 16 and later refuse to mount the image then).
+    DeveloperModeOff,
+}
+
+impl std::fmt::Display for DdiRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DdiRefusal::DeveloperModeOff => f.write_str(
+                "Developer Mode is off: the phone does not mount the developer disk image",
+            ),
+        }
+    }
+}
+
 /// A lockdown trust state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trust {
@@ -376,6 +480,11 @@ pub enum Fault {
     DropStreamMidEntry,
     /// Every new connection to this service is accepted and never answered.
     StallService(String),
+    /// os_trace_relay streams started through lockdown open (`RequestSuccessful`) and then send
+    /// nothing, while the same service through RSD (`com.apple.os_trace_relay.shim.remote`)
+    /// streams: what iOS 27 betas were reported doing (Hacker-Valley-Media/Interceptor#145).
+    /// Lasts until cleared.
+    SilentLockdownOsTrace,
 }
 
 /// What the phone says about itself (lockdown values).
@@ -387,10 +496,8 @@ pub struct Profile {
     pub device_name: String,
     /// `ProductType`.
     pub product_type: String,
-    /// `ProductVersion`.
-    pub product_version: String,
-    /// `BuildVersion`.
-    pub build_version: String,
+    /// The iOS release: `ProductVersion`, `BuildVersion` and what the phone offers.
+    pub ios: IosVersion,
     /// `HardwareModel`.
     pub hardware_model: String,
     /// The phone's offset from UTC in minutes (crash file names use local time).
@@ -405,12 +512,31 @@ impl Default for Profile {
             udid: "00008101-000A1234567890AB".into(),
             device_name: "Sim iPhone".into(),
             product_type: "iPhone14,2".into(),
-            product_version: "16.7.10".into(),
-            build_version: "20H350".into(),
+            ios: IosVersion::default(),
             hardware_model: "D63AP".into(),
             utc_offset_minutes: 60,
             report_form: ReportForm::Json309,
         }
+    }
+}
+
+impl Profile {
+    /// The default profile on another iOS release.
+    pub fn for_ios(ios: IosVersion) -> Profile {
+        Profile {
+            ios,
+            ..Profile::default()
+        }
+    }
+
+    /// `ProductVersion`, as lockdown reports it.
+    pub fn product_version(&self) -> &'static str {
+        self.ios.product_version()
+    }
+
+    /// `BuildVersion`, as lockdown reports it.
+    pub fn build_version(&self) -> &'static str {
+        self.ios.build_version()
     }
 }
 
@@ -435,6 +561,8 @@ struct State {
     mover_delay: Duration,
     write_delay: Duration,
     crash_count: u64,
+    ddi_mounted: bool,
+    developer_mode: bool,
 }
 
 struct Inner {
@@ -480,6 +608,10 @@ impl SimPhone {
                     mover_delay: Duration::from_millis(300),
                     write_delay: Duration::from_millis(200),
                     crash_count: 0,
+                    // A developer's phone: Developer Mode on and the image mounted, as after a
+                    // session with Xcode. `unmount_ddi` is the phone after a restart.
+                    ddi_mounted: true,
+                    developer_mode: true,
                 }),
                 logs,
                 plug: watch::Sender::new(true),
@@ -496,7 +628,12 @@ impl SimPhone {
     /// The default phone: a development build, its extension, store apps, look-alikes, the
     /// WebDriverAgent runner and the system, with some processes running and old reports.
     pub fn default_phone() -> SimPhone {
-        let phone = SimPhone::empty(Profile::default());
+        SimPhone::default_phone_on(IosVersion::default())
+    }
+
+    /// The default phone on another iOS release.
+    pub fn default_phone_on(ios: IosVersion) -> SimPhone {
+        let phone = SimPhone::empty(Profile::for_ios(ios));
         for app in default_apps() {
             phone.install(app);
         }
@@ -547,6 +684,42 @@ impl SimPhone {
     /// Sets the trust state (tap "Trust", unpair, lock after a restart).
     pub fn set_trust(&self, trust: Trust) {
         self.lock().trust = trust;
+    }
+
+    /// Whether the developer disk image is mounted.
+    pub fn ddi_mounted(&self) -> bool {
+        self.lock().ddi_mounted
+    }
+
+    /// Mounts the developer disk image (what Xcode or `pymobiledevice3 mounter auto-mount`
+    /// do); refused while Developer Mode is off, as a phone refuses.
+    pub fn mount_ddi(&self) -> Result<(), DdiRefusal> {
+        let mut state = self.lock();
+        if !state.developer_mode {
+            return Err(DdiRefusal::DeveloperModeOff);
+        }
+        state.ddi_mounted = true;
+        Ok(())
+    }
+
+    /// Unmounts the developer disk image (what a restart does).
+    pub fn unmount_ddi(&self) {
+        self.lock().ddi_mounted = false;
+    }
+
+    /// Whether Developer Mode is on (lockdown's `DeveloperModeStatus`).
+    pub fn developer_mode(&self) -> bool {
+        self.lock().developer_mode
+    }
+
+    /// Turns Developer Mode on or off. A phone restarts to change it, so the developer disk
+    /// image is unmounted either way.
+    pub fn set_developer_mode(&self, on: bool) {
+        let mut state = self.lock();
+        if state.developer_mode != on {
+            state.developer_mode = on;
+            state.ddi_mounted = false;
+        }
     }
 
     /// Installs (or reinstalls) an app.
@@ -860,6 +1033,11 @@ impl SimPhone {
             }
             None => false,
         }
+    }
+
+    /// Whether a lasting fault is present.
+    pub(crate) fn has_fault(&self, fault: &Fault) -> bool {
+        self.lock().faults.contains(fault)
     }
 
     /// Whether a service stalls.

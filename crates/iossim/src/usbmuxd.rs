@@ -8,8 +8,9 @@
 use plist::{Dictionary, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::coredevice;
 use crate::model::Trust;
-use crate::services::{self, BoxStream, Device, dict};
+use crate::services::{self, BoxStream, CORE_DEVICE_PROXY, Device, Via, dict};
 
 /// The device id usbmuxd gives the simulated phone.
 pub const DEVICE_ID: u64 = 1;
@@ -207,8 +208,17 @@ async fn connect(device: Device, service: String, pipe: BoxStream) {
             }
         }
     };
+    let served = async move {
+        if service == CORE_DEVICE_PROXY {
+            if let Err(error) = coredevice::serve(device, pipe).await {
+                tracing::debug!(%error, "CoreDeviceProxy connection ended");
+            }
+        } else {
+            services::serve(device, service, pipe, Via::Lockdown).await;
+        }
+    };
     tokio::select! {
-        () = services::serve(device, service, pipe) => {}
+        () = served => {}
         () = unplugged => tracing::debug!("the phone was unplugged; connection dropped"),
     }
 }

@@ -1,6 +1,6 @@
 //! libimobiledevice's own tools (Debian's `libimobiledevice-utils` and `ideviceinstaller`)
 //! against the simulator: usbmuxd, lockdown with TLS, syslog_relay, the crash mover and AFC,
-//! installation_proxy.
+//! installation_proxy; on iOS 16.7.10 and 26.1.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,14 +9,13 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use phonelogs_iossim::{CrashKind, Level};
+use phonelogs_iossim::{CrashKind, IosVersion, Level};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idevice_id_lists_the_phone() {
+async fn idevice_id_lists_the_phone(ios: IosVersion) {
     let Some(tool) = tool("idevice_id") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let home = tempfile::tempdir().unwrap();
     let output = run(&tool, &["-l"], &sim, home.path(), Duration::from_secs(20)).await;
     let (out, err) = text(&output);
@@ -24,12 +23,11 @@ async fn idevice_id_lists_the_phone() {
     assert_eq!(out.trim(), sim.phone().profile().udid);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ideviceinfo_answers_through_lockdown_and_tls() {
+async fn ideviceinfo_answers_through_lockdown_and_tls(ios: IosVersion) {
     let Some(tool) = tool("ideviceinfo") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let home = tempfile::tempdir().unwrap();
     let output = run(
         &tool,
@@ -41,15 +39,14 @@ async fn ideviceinfo_answers_through_lockdown_and_tls() {
     .await;
     let (out, err) = text(&output);
     assert!(output.status.success(), "stdout {out}\nstderr {err}");
-    assert_eq!(out.trim(), "16.7.10");
+    assert_eq!(out.trim(), ios.product_version());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idevicesyslog_prints_the_phones_lines() {
+async fn idevicesyslog_prints_the_phones_lines(ios: IosVersion) {
     let Some(tool) = tool("idevicesyslog") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let home = tempfile::tempdir().unwrap();
     let phone = sim.phone().clone();
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
@@ -78,12 +75,11 @@ async fn idevicesyslog_prints_the_phones_lines() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idevicecrashreport_copies_reports_that_parse() {
+async fn idevicecrashreport_copies_reports_that_parse(ios: IosVersion) {
     let Some(tool) = tool("idevicecrashreport") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let phone = sim.phone().clone();
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
     let name = phone
@@ -119,12 +115,11 @@ async fn idevicecrashreport_copies_reports_that_parse() {
     assert!(phone.report_files().iter().any(|f| f.path == name));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ideviceinstaller_lists_the_apps() {
+async fn ideviceinstaller_lists_the_apps(ios: IosVersion) {
     let Some(tool) = tool("ideviceinstaller") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let home = tempfile::tempdir().unwrap();
     let output = run(&tool, &["-l"], &sim, home.path(), Duration::from_secs(20)).await;
     let (out, err) = text(&output);
@@ -138,4 +133,60 @@ async fn ideviceinstaller_lists_the_apps() {
     }
     // `-l` lists user apps only.
     assert!(!out.contains("com.apple.Preferences"), "{out}");
+}
+
+/// Each check on the default release (16.7.10) and on 26.1, where lockdown still serves
+/// everything they use.
+mod releases {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idevice_id_lists_the_phone_on_16_7() {
+        super::idevice_id_lists_the_phone(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idevice_id_lists_the_phone_on_26_1() {
+        super::idevice_id_lists_the_phone(IosVersion::V26_1).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ideviceinfo_answers_through_lockdown_and_tls_on_16_7() {
+        super::ideviceinfo_answers_through_lockdown_and_tls(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ideviceinfo_answers_through_lockdown_and_tls_on_26_1() {
+        super::ideviceinfo_answers_through_lockdown_and_tls(IosVersion::V26_1).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idevicesyslog_prints_the_phones_lines_on_16_7() {
+        super::idevicesyslog_prints_the_phones_lines(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idevicesyslog_prints_the_phones_lines_on_26_1() {
+        super::idevicesyslog_prints_the_phones_lines(IosVersion::V26_1).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idevicecrashreport_copies_reports_that_parse_on_16_7() {
+        super::idevicecrashreport_copies_reports_that_parse(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idevicecrashreport_copies_reports_that_parse_on_26_1() {
+        super::idevicecrashreport_copies_reports_that_parse(IosVersion::V26_1).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ideviceinstaller_lists_the_apps_on_16_7() {
+        super::ideviceinstaller_lists_the_apps(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ideviceinstaller_lists_the_apps_on_26_1() {
+        super::ideviceinstaller_lists_the_apps(IosVersion::V26_1).await;
+    }
 }

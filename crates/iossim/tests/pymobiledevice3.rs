@@ -1,5 +1,5 @@
 //! pymobiledevice3 against the simulator: os_trace_relay for one pid, the crash report list
-//! over AFC, and installation_proxy with entitlements.
+//! over AFC, and installation_proxy with entitlements; over plain lockdown on 16.7.10 and 26.1.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,14 +8,13 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use phonelogs_iossim::{CrashKind, Level};
+use phonelogs_iossim::{CrashKind, IosVersion, Level};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn syslog_live_with_a_pid_prints_only_that_process() {
+async fn syslog_live_with_a_pid_prints_only_that_process(ios: IosVersion) {
     let Some(tool) = tool("pymobiledevice3") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let phone = sim.phone().clone();
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
     let other = phone.pid_of("com.spotify.client").unwrap();
@@ -60,12 +59,11 @@ async fn syslog_live_with_a_pid_prints_only_that_process() {
     assert_eq!(phone.streamed_pids(), [i64::from(pid)]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn crash_ls_lists_the_reports() {
+async fn crash_ls_lists_the_reports(ios: IosVersion) {
     let Some(tool) = tool("pymobiledevice3") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let phone = sim.phone().clone();
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
     let name = phone
@@ -107,12 +105,11 @@ async fn crash_ls_lists_the_reports() {
     assert!(out.contains(&name), "stdout {out}\nstderr {err}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn apps_list_shows_the_entitlements() {
+async fn apps_list_shows_the_entitlements(ios: IosVersion) {
     let Some(tool) = tool("pymobiledevice3") else {
         return;
     };
-    let sim = sim().await;
+    let sim = sim_on(ios).await;
     let home = tempfile::tempdir().unwrap();
     let output = run(
         &tool,
@@ -131,4 +128,40 @@ async fn apps_list_shows_the_entitlements() {
     let store = &apps["com.spotify.client"]["Entitlements"];
     assert!(store.get("get-task-allow").is_none(), "{store}");
     assert_eq!(apps["com.apple.Preferences"]["ApplicationType"], "System");
+}
+
+/// Each check on the default release (16.7.10) and on 26.1, where lockdown still serves
+/// everything they use.
+mod releases {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn syslog_live_with_a_pid_prints_only_that_process_on_16_7() {
+        super::syslog_live_with_a_pid_prints_only_that_process(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn syslog_live_with_a_pid_prints_only_that_process_on_26_1() {
+        super::syslog_live_with_a_pid_prints_only_that_process(IosVersion::V26_1).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn crash_ls_lists_the_reports_on_16_7() {
+        super::crash_ls_lists_the_reports(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn crash_ls_lists_the_reports_on_26_1() {
+        super::crash_ls_lists_the_reports(IosVersion::V26_1).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn apps_list_shows_the_entitlements_on_16_7() {
+        super::apps_list_shows_the_entitlements(IosVersion::V16_7_10).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn apps_list_shows_the_entitlements_on_26_1() {
+        super::apps_list_shows_the_entitlements(IosVersion::V26_1).await;
+    }
 }

@@ -9,7 +9,9 @@ use plist::{Dictionary, Value};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use super::{BoxStream, Device, MAX_REQUESTS, SERVICES, Stream, dict, read_plist, write_plist};
+use super::{
+    BoxStream, Device, MAX_REQUESTS, Stream, dict, lockdown_starts, read_plist, write_plist,
+};
 use crate::model::Trust;
 
 enum Conn {
@@ -34,7 +36,7 @@ fn values(device: &Device) -> Dictionary {
         ("ActivationState", Value::from("Activated")),
         ("BasebandVersion", Value::from("5.02.04")),
         ("BluetoothAddress", Value::from("a4:c3:f0:12:34:57")),
-        ("BuildVersion", Value::from(profile.build_version.clone())),
+        ("BuildVersion", Value::from(profile.build_version())),
         ("CPUArchitecture", Value::from("arm64e")),
         ("DeviceClass", Value::from("iPhone")),
         ("DeviceColor", Value::from("1")),
@@ -49,10 +51,7 @@ fn values(device: &Device) -> Dictionary {
         ("PasswordProtected", Value::Boolean(locked)),
         ("ProductName", Value::from("iPhone OS")),
         ("ProductType", Value::from(profile.product_type.clone())),
-        (
-            "ProductVersion",
-            Value::from(profile.product_version.clone()),
-        ),
+        ("ProductVersion", Value::from(profile.product_version())),
         ("RegionInfo", Value::from("LL/A")),
         ("SerialNumber", Value::from("F2LSIMPH0NE1")),
         (
@@ -160,8 +159,12 @@ pub(crate) async fn serve(device: &Device, stream: BoxStream) -> std::io::Result
                     error(&name, "InvalidConnection")
                 } else if device.phone.trust() == Trust::Locked {
                     error(&name, "PasswordProtected")
-                } else if !SERVICES.contains(&service.as_str()) {
-                    error(&name, "InvalidService")
+                } else if !lockdown_starts(&device.phone, &service) {
+                    // As a phone refuses (jkcoxson/idevice#3): the request, the error and the
+                    // service's name.
+                    let mut d = error(&name, "InvalidService");
+                    d.insert("Service".into(), Value::from(service));
+                    d
                 } else {
                     let port = device.start_service(&service);
                     let mut d = answer(&name);
@@ -195,6 +198,10 @@ fn get_value(device: &Device, request: &Dictionary, name: &str) -> Dictionary {
     }
     let values = match domain {
         None | Some("") => values(device),
+        Some("com.apple.security.mac.amfi") => dict([(
+            "DeveloperModeStatus",
+            Value::Boolean(device.phone.developer_mode()),
+        )]),
         Some("com.apple.mobile.battery") => dict([
             ("BatteryCurrentCapacity", Value::from(87u64)),
             ("BatteryIsCharging", Value::Boolean(true)),

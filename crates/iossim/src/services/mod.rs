@@ -33,18 +33,50 @@ pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
 pub(crate) type BoxStream = Box<dyn Stream>;
 
-/// The service names lockdown's `StartService` knows, on an iOS 16 phone with the developer
-/// disk image mounted. CoreDevice (`com.apple.internal.devicecompute.CoreDeviceProxy`) is not
-/// among them: iOS 16 has none, so clients use instruments for the process list.
+/// The service names lockdown's `StartService` starts on some release (which of them a phone
+/// starts now is [`lockdown_starts`]'s decision).
 pub const SERVICES: [&str; 7] = [
     "com.apple.os_trace_relay",
     "com.apple.syslog_relay",
     "com.apple.crashreportmover",
     "com.apple.crashreportcopymobile",
     "com.apple.mobile.installation_proxy",
-    "com.apple.instruments.remoteserver",
-    "com.apple.instruments.remoteserver.DVTSecureSocketProxy",
+    INSTRUMENTS,
+    INSTRUMENTS_SECURE,
 ];
+
+/// Lockdown's instruments (DTX), iOS 16 and older, from the developer disk image.
+pub(crate) const INSTRUMENTS: &str = "com.apple.instruments.remoteserver";
+/// Its name for clients that start it with TLS (served the same here).
+pub(crate) const INSTRUMENTS_SECURE: &str =
+    "com.apple.instruments.remoteserver.DVTSecureSocketProxy";
+
+/// Lockdown's name for the CoreDevice tunnel (iOS 17.4 and later), served by `coredevice`.
+pub const CORE_DEVICE_PROXY: &str = "com.apple.internal.devicecompute.CoreDeviceProxy";
+
+/// How a client reached a service: lockdown's `StartService` through usbmuxd, or RSD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// `StartService` over lockdown.
+    Lockdown,
+    /// An RSD shim (`….shim.remote`) after `RSDCheckin`.
+    Rsd,
+}
+
+/// Whether lockdown's `StartService` starts `service` on this phone now: the plain services
+/// on every release; instruments only before iOS 17 and only while the developer disk image is
+/// mounted (it comes from the image; iOS 17 has none over lockdown, py-ios-device#134 shows
+/// `InvalidService` on 17.3); CoreDeviceProxy from 17.4. Everything else is refused with
+/// `InvalidService`.
+pub(crate) fn lockdown_starts(phone: &SimPhone, service: &str) -> bool {
+    match service {
+        INSTRUMENTS | INSTRUMENTS_SECURE => {
+            phone.profile().ios.has_lockdown_instruments() && phone.ddi_mounted()
+        }
+        CORE_DEVICE_PROXY => phone.profile().ios.has_core_device_proxy(),
+        other => SERVICES.contains(&other),
+    }
+}
 
 /// Everything the services share: the phone, its pairing, and the ports lockdown handed out.
 #[derive(Clone)]
@@ -94,8 +126,9 @@ impl Device {
     }
 }
 
-/// Runs one service on one connection until the client leaves.
-pub(crate) async fn serve(device: Device, service: String, stream: BoxStream) {
+/// Runs one service on one connection until the client leaves. The same code serves a client
+/// that came through lockdown and one that came through an RSD shim.
+pub(crate) async fn serve(device: Device, service: String, stream: BoxStream, via: Via) {
     if device.phone.stalls(&service) {
         // Accepted, never answered: hold the connection until the client gives up.
         tracing::debug!(%service, "stalling, as told");
@@ -103,20 +136,18 @@ pub(crate) async fn serve(device: Device, service: String, stream: BoxStream) {
         std::future::pending::<()>().await;
         return;
     }
-    if service != "lockdownd" {
+    // A shim's connection is recorded under its RSD name by `rsd`.
+    if service != "lockdownd" && via == Via::Lockdown {
         device.phone.record_open(&service, None);
     }
     let result = match service.as_str() {
         "lockdownd" => lockdown::serve(&device, stream).await,
-        "com.apple.os_trace_relay" => os_trace::serve(&device.phone, stream).await,
+        "com.apple.os_trace_relay" => os_trace::serve(&device.phone, stream, via).await,
         "com.apple.syslog_relay" => syslog::serve(&device.phone, stream).await,
         "com.apple.crashreportmover" => afc::serve_mover(&device.phone, stream).await,
         "com.apple.crashreportcopymobile" => afc::serve(&device.phone, stream).await,
         "com.apple.mobile.installation_proxy" => instproxy::serve(&device.phone, stream).await,
-        "com.apple.instruments.remoteserver"
-        | "com.apple.instruments.remoteserver.DVTSecureSocketProxy" => {
-            instruments::serve(&device.phone, stream).await
-        }
+        INSTRUMENTS | INSTRUMENTS_SECURE => instruments::serve(&device.phone, stream).await,
         other => {
             tracing::debug!(service = other, "no such service");
             Ok(())

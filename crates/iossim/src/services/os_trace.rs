@@ -7,7 +7,7 @@ use plist::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
-use super::{BoxStream, binary, dict, read_plist};
+use super::{BoxStream, Via, binary, dict, read_plist};
 use crate::model::{Fault, LogEntry, SimPhone, unix_parts};
 
 /// The fixed part of an entry.
@@ -97,7 +97,11 @@ async fn reply(stream: &mut BoxStream, value: &plist::Dictionary) -> std::io::Re
     stream.flush().await
 }
 
-pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::Result<()> {
+pub(crate) async fn serve(
+    phone: &SimPhone,
+    mut stream: BoxStream,
+    via: Via,
+) -> std::io::Result<()> {
     let Some(request) = read_plist(&mut stream).await? else {
         return Ok(());
     };
@@ -129,6 +133,11 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
                 &dict([("Status", Value::from("RequestSuccessful"))]),
             )
             .await?;
+            if via == Via::Lockdown && phone.has_fault(&Fault::SilentLockdownOsTrace) {
+                // Opened, then nothing: hold the connection until the client leaves.
+                drop(logs);
+                return hold_silent(stream).await;
+            }
             stream_entries(phone, stream, logs, pid).await
         }
         other => {
@@ -140,6 +149,14 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
             .await
         }
     }
+}
+
+/// Reads and drops whatever the client sends until it closes the connection.
+async fn hold_silent(mut stream: BoxStream) -> std::io::Result<()> {
+    use tokio::io::AsyncReadExt;
+    let mut sink = [0u8; 256];
+    while stream.read(&mut sink).await? > 0 {}
+    Ok(())
 }
 
 async fn stream_entries(

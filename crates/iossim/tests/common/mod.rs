@@ -120,3 +120,18 @@ pub fn text(output: &Output) -> (String, String) {
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// The Python that runs pymobiledevice3 (the one in its virtual environment), for tests that
+/// drive its library directly where its command line has no command for the check.
+pub fn pymobiledevice3_python() -> Option<PathBuf> {
+    let tool = tool("pymobiledevice3")?;
+    let python = tool.with_file_name("python3");
+    python.is_file().then_some(python)
+}
+
+/// Starts the default phone on `ios` on a free loopback port.
+pub async fn sim_on(ios: phonelogs_iossim::IosVersion) -> IosSim {
+    IosSim::bind_loopback(None, SimPhone::default_phone_on(ios))
+        .await
+        .expect("bind the simulator")
+}
