@@ -103,9 +103,6 @@ pub struct HttpSettings {
     pub addr: SocketAddr,
     /// The token file, if given.
     pub token_file: Option<PathBuf>,
-    /// Serving other hosts (`--allow-remote`): the token file must be readable by its owner
-    /// only.
-    pub allow_remote: bool,
     /// More allowed origins.
     pub allow_origin: Vec<String>,
     /// More allowed hosts.
@@ -148,7 +145,6 @@ impl HttpArgs {
         Ok(Some(HttpSettings {
             addr,
             token_file: self.token_file.clone(),
-            allow_remote: self.allow_remote,
             allow_origin: self.allow_origin.clone(),
             allow_host: self.allow_host.clone(),
             idle_timeout: Duration::from_secs(self.http_idle_timeout.max(1)),

@@ -1168,7 +1168,14 @@ async fn the_history_keeps_the_parsed_level_and_since_never_the_agents_words() {
     let gateway = gateway(&phone());
     let session = task(&gateway, "agent");
     let canary = "LOG-TEXT-THE-AGENT-READ";
-    let calls: [(Option<&str>, Option<&str>, Option<&str>, Option<&str>); 7] = [
+    // (level given, since given, level kept, since kept; "Z": a time in UTC)
+    type Call<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+    let calls: [Call<'_>; 7] = [
         (
             Some(" WARNING "),
             Some("2026-01-02T03:04:05+01:00"),
