@@ -507,7 +507,11 @@ fn history_since(
     Some(match (place, since) {
         (Some(SincePlace::Last), _) => "last".to_owned(),
         (Some(SincePlace::Cursor(_)), _) => "cursor".to_owned(),
-        (None, Ok(time)) => crate::store::rfc3339(time.to_offset(time::UtcOffset::UTC)),
+        // A time near the ends of the calendar has no UTC form (it would overflow): kept as read.
+        (None, Ok(time)) => crate::store::rfc3339(
+            time.checked_to_offset(time::UtcOffset::UTC)
+                .unwrap_or(*time),
+        ),
         (None, Err(_)) => HISTORY_INVALID.to_owned(),
     })
 }

@@ -390,11 +390,12 @@ pub struct StepArgs {
     pub app: String,
     /// `logs`, `crashes`, or a debugging aid's name.
     pub kind: String,
-    /// The `since` as given.
+    /// The `since` as the call read it: a time in RFC 3339 (UTC), `last`, `cursor`, or
+    /// `(invalid)`; never the agent's words.
     pub since: Option<String>,
     /// The filter as given.
     pub filter: Option<String>,
-    /// The level as given.
+    /// The level as the call read it (its name), or `(invalid)`; never the agent's words.
     pub level: Option<String>,
     /// The limit as given.
     pub limit: Option<u32>,
