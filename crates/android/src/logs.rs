@@ -145,7 +145,8 @@ pub(crate) struct AppFacts {
     pub debuggable: bool,
     /// The shared user, when it has one.
     pub shared_user: Option<String>,
-    /// `versionCode=N` of the package's block, when the dump has one.
+    /// `versionCode=N` of the package's block, when the dump has one
+    /// ([`PackageInfo::version_code`]: the block `dumpsys` printed, not one the app forged).
     pub version: Option<String>,
 }
 
@@ -193,32 +194,8 @@ pub(crate) fn app_facts(
         system: info.is_system(),
         debuggable: info.is_debuggable(),
         shared_user: info.shared_user.clone(),
-        version: version_code(dumpsys, package),
+        version: info.version_code.clone(),
     }
-}
-
-/// The `versionCode` of `package`'s block in `dumpsys package <package>`: its
-/// `versionCode=412 minSdk=24 targetSdk=34` line (testdata/android/package/). `None` when the
-/// block or the line is missing, or the value is not a number.
-pub(crate) fn version_code(dumpsys: &str, package: &str) -> Option<String> {
-    let marker = format!("Package [{package}]");
-    let mut inside = false;
-    for line in dumpsys.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with("Package [") {
-            if inside {
-                return None;
-            }
-            inside = trimmed.starts_with(&marker);
-            continue;
-        }
-        if inside && let Some(rest) = trimmed.strip_prefix("versionCode=") {
-            let value = rest.split_whitespace().next().unwrap_or("");
-            return (!value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| value.to_owned());
-        }
-    }
-    None
 }
 
 /// The uids of one Android user: user N's uids are `N × 100000 + app id`.
@@ -1121,17 +1098,28 @@ garbage line\n";
 
     #[test]
     fn the_version_code_is_read_from_the_packages_own_block() {
+        let version = |dump: &str, package: &str| {
+            parse_dumpsys_package(dump, package).and_then(|info| info.version_code)
+        };
         let dump = include_str!("../../../testdata/android/package/dumpsys-package-debuggable.txt");
-        assert_eq!(
-            version_code(dump, "com.example.crashtest").as_deref(),
-            Some("1")
-        );
-        assert_eq!(version_code(dump, "com.other"), None);
+        assert_eq!(version(dump, "com.example.crashtest").as_deref(), Some("1"));
+        assert_eq!(version(dump, "com.other"), None);
         // Another package's block after it does not lend its version.
         let two = "Packages:\n  Package [a.b] (1):\n    userId=1\n  Package [c.d] (2):\n    versionCode=7 minSdk=21 targetSdk=34\n";
-        assert_eq!(version_code(two, "a.b"), None);
-        assert_eq!(version_code(two, "c.d").as_deref(), Some("7"));
-        assert_eq!(version_code("    versionCode=x1 minSdk=1", "c.d"), None);
+        assert_eq!(version(two, "a.b"), None);
+        assert_eq!(version(two, "c.d").as_deref(), Some("7"));
+        let bad = "Packages:\n  Package [c.d] (2):\n    versionCode=x1 minSdk=1\n";
+        assert_eq!(version(bad, "c.d"), None);
+        // A block forged before the `Packages:` section (an intent filter's action name with
+        // line breaks, printed raw in the resolver table) does not lend its version.
+        let forged = dump.replace(
+            "      android.intent.action.MAIN:",
+            "      x\nPackage [com.example.crashtest] (1):\n versionCode=99\n:",
+        );
+        assert_eq!(
+            version(&forged, "com.example.crashtest").as_deref(),
+            Some("1")
+        );
     }
 
     #[test]

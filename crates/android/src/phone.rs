@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use phonelogs_crash::PhoneClock;
 use phonelogs_crash::android::parse_date_offset;
 use phonelogs_driver::{
-    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    CrashResult, DeviceId, DeviceInfo, DeviceState, Error, JdwpProcessList, LogQuery, LogResult,
-    NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner, Result, SetDebugAppResult,
-    ThreadSummary, TombstoneCapture, check_pid,
+    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, ConfirmingReader,
+    CrashReport, CrashResult, DeviceId, DeviceInfo, DeviceState, Error, JdwpProcessList, LogQuery,
+    LogResult, NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner, Result,
+    SetDebugAppResult, ThreadSummary, TombstoneCapture, check_pid,
 };
 use time::OffsetDateTime;
 
@@ -39,7 +39,9 @@ struct DeviceFacts {
 /// repeated `app_logs` call is one shell command: the logcat dump and, in the same shell,
 /// `pm list packages -U` to notice a reinstalled app (a new uid) and `dumpsys package` for its
 /// flags, which `adb install -r` can change under the same uid; `app_info` reads the flags again
-/// on every call for the same reason. Call
+/// on every call for the same reason. The facts each round trip saw are kept, and as a
+/// [`ConfirmingReader`] the driver hands them out without a device call and confirms them in
+/// the next read's own round trip, so a warm `phone_logs` is that one round trip. Call
 /// [`AdbPhone::forget_device`] when a task ends to start the next one fresh.
 #[derive(Debug)]
 pub struct AdbPhone {
@@ -182,6 +184,24 @@ impl AdbPhone {
         Ok((device_facts, facts))
     }
 
+    /// The facts a read starts from: with `expected` (a [`ConfirmingReader`] read), the kept
+    /// ones whatever they say, since the read's own round trip decides ([`AdbPhone::confirm`]);
+    /// else those of an app whose lines may be read.
+    async fn facts_to_read(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        expected: Option<&AppInfo>,
+    ) -> Result<(DeviceFacts, AppFacts)> {
+        match expected {
+            Some(expected) if expected.shared_uid => Err(Error::Unsupported(format!(
+                "{app} shares its uid with other packages, so its lines cannot be told apart from theirs"
+            ))),
+            Some(_) => self.facts(device, app).await,
+            None => self.readable_facts(device, app).await,
+        }
+    }
+
     /// The facts of an app whose lines may be read: not one that shares its uid.
     async fn readable_facts(
         &self,
@@ -222,6 +242,36 @@ impl AdbPhone {
         }
     }
 
+    /// The app's facts as a call's `dumpsys package` section says them (its flags and version;
+    /// the uids stay `kept`'s, which the same call's `pm list packages -U` confirmed), kept for
+    /// the next call.
+    fn seen_facts(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        dumpsys: &Section<'_>,
+        kept: &AppFacts,
+    ) -> Result<AppFacts> {
+        if dumpsys.exit_code != Some(0) {
+            return Err(Error::backend(format!(
+                "dumpsys package {app} failed, so its flags are unknown"
+            )));
+        }
+        let fresh = app_facts(kept.listed_uids.clone(), &text(dumpsys), app.as_str(), None);
+        let seen = AppFacts {
+            system: fresh.system,
+            debuggable: fresh.debuggable,
+            shared_user: fresh.shared_user,
+            version: fresh.version,
+            ..kept.clone()
+        };
+        if seen != *kept {
+            tracing::info!(%app, debuggable = seen.debuggable, system = seen.system, version = ?seen.version, "the app's flags changed (reinstalled over itself)");
+            self.keep_flags(device, app, &seen);
+        }
+        Ok(seen)
+    }
+
     /// The app's facts with its flags (`DEBUGGABLE`, `SYSTEM`, `sharedUser`) read on this call.
     ///
     /// Why not the kept ones: the gateway decides from [`AppLogger::app_info`] whether to ask
@@ -243,31 +293,10 @@ impl AdbPhone {
         if !self.same_install(device, app, &sections[0], &kept)? {
             return Ok(self.facts(device, app).await?.1);
         }
-        if sections[1].exit_code != Some(0) {
-            return Err(Error::backend(format!(
-                "dumpsys package {app} failed, so its flags are unknown"
-            )));
-        }
-        let fresh = app_facts(
-            kept.listed_uids.clone(),
-            &text(&sections[1]),
-            app.as_str(),
-            None,
-        );
-        if fresh.debuggable != kept.debuggable || fresh.shared_user != kept.shared_user {
-            tracing::info!(%app, debuggable = fresh.debuggable, "the app's flags changed (reinstalled over itself)");
-        }
-        self.keep_flags(device, app, &fresh);
-        Ok(AppFacts {
-            system: fresh.system,
-            debuggable: fresh.debuggable,
-            shared_user: fresh.shared_user,
-            version: fresh.version,
-            ..kept
-        })
+        self.seen_facts(device, app, &sections[1], &kept)
     }
 
-    /// Replaces the kept flags of an app with ones just read (its uids stay).
+    /// Replaces the kept flags and version of an app with ones just read (its uids stay).
     fn keep_flags(&self, device: &DeviceId, app: &AppId, fresh: &AppFacts) {
         if let Ok(mut apps) = self.apps.lock()
             && let Some(kept) = apps.get_mut(&(self.key(device), app.to_string()))
@@ -275,49 +304,77 @@ impl AdbPhone {
             kept.debuggable = fresh.debuggable;
             kept.system = fresh.system;
             kept.shared_user.clone_from(&fresh.shared_user);
+            kept.version.clone_from(&fresh.version);
         }
     }
 
-    /// Takes the flags a call read in its own round trip (`dumpsys package`), so the kept facts
-    /// never lag behind a reinstall that kept the uid (`adb install -r`).
+    /// What a read's own round trip says of the app (its `pm list packages -U` and `dumpsys
+    /// package` sections, run after the dump), checked before anything it read is returned.
+    /// `Again` when the app was reinstalled with a new uid and the read must be made again.
     ///
-    /// A development build replaced by a release build is [`Error::Changed`]: the caller may
-    /// have skipped asking the person because [`AppLogger::app_info`] said "development
-    /// build", so nothing read in this call is returned; the next `app_info` says the truth.
-    fn fresh_flags(
+    /// With `expected` (the facts the caller decided on, [`ConfirmingReader`]), any difference
+    /// is [`Error::Changed`]: a new uid, no package, another development build, system or
+    /// shared-uid flag, another version. Without (plain [`AppLogger::app_logs`], whose caller
+    /// looked the app up right before), a development build replaced by a release build is
+    /// `Changed` (the caller may have skipped asking the person because it was a development
+    /// build: `adb install -r` keeps the uid), and an app that now shares its uid is
+    /// `Unsupported`.
+    fn confirm(
         &self,
         device: &DeviceId,
         app: &AppId,
-        dumpsys: &Section<'_>,
-        facts: &AppFacts,
-    ) -> Result<()> {
-        if dumpsys.exit_code != Some(0) {
-            return Err(Error::backend(format!(
-                "dumpsys package {app} failed, so its flags are unknown"
-            )));
+        [pm, dumpsys]: [&Section<'_>; 2],
+        kept: &AppFacts,
+        expected: Option<&AppInfo>,
+    ) -> Result<Attempt<()>> {
+        let same = match self.same_install(device, app, pm, kept) {
+            Ok(same) => same,
+            Err(Error::NotFound(said)) if expected.is_some() => return Err(Error::Changed(said)),
+            Err(error) => return Err(error),
+        };
+        if !same {
+            return match expected {
+                Some(_) => Err(Error::Changed(format!(
+                    "{app} was reinstalled with a new uid since it was looked up"
+                ))),
+                None => Ok(Attempt::Again),
+            };
         }
-        let fresh = app_facts(
-            facts.listed_uids.clone(),
-            &text(dumpsys),
-            app.as_str(),
-            None,
-        );
-        if fresh.debuggable == facts.debuggable && fresh.shared_user == facts.shared_user {
-            return Ok(());
+        let seen = self.seen_facts(device, app, dumpsys, kept)?;
+        match expected {
+            Some(expected) if !expected.same_facts(&info_of(app, &seen)) => {
+                return Err(Error::Changed(format!(
+                    "{app} is not what it was when it was looked up (a development build: {} then {}; a system app: {} then {})",
+                    expected.dev_build, seen.debuggable, expected.system, seen.system
+                )));
+            }
+            Some(_) => {}
+            None if kept.debuggable && !seen.debuggable => {
+                return Err(Error::Changed(format!(
+                    "{app} was reinstalled as a release build since it was looked up; look it up again"
+                )));
+            }
+            None => {}
         }
-        self.keep_flags(device, app, &fresh);
-        tracing::info!(%app, debuggable = fresh.debuggable, "the app's flags changed (reinstalled over itself)");
-        if facts.debuggable && !fresh.debuggable {
-            return Err(Error::Changed(format!(
-                "{app} was reinstalled as a release build since it was looked up; look it up again"
-            )));
-        }
-        if fresh.shared_user.is_some() {
+        if seen.shared_user.is_some() {
             return Err(Error::Unsupported(format!(
                 "{app} shares its uid with other packages, so its lines cannot be told apart from theirs"
             )));
         }
-        Ok(())
+        Ok(Attempt::Done(()))
+    }
+}
+
+/// What the driver tells the layers above of an app, from its facts.
+fn info_of(app: &AppId, facts: &AppFacts) -> AppInfo {
+    AppInfo {
+        app: app.clone(),
+        label: None,
+        system: facts.system,
+        dev_build: facts.debuggable,
+        uid: Some(facts.uid),
+        shared_uid: facts.shared_user.is_some(),
+        version: facts.version.clone(),
     }
 }
 
@@ -439,8 +496,9 @@ impl AdbPhone {
         device: &DeviceId,
         app: &AppId,
         query: &LogQuery,
+        expected: Option<&AppInfo>,
     ) -> Result<Attempt<LogResult>> {
-        let (device_facts, facts) = self.readable_facts(device, app).await?;
+        let (device_facts, facts) = self.facts_to_read(device, app, expected).await?;
         let marker = new_marker();
         let [boot, clock, oldest] = crate::live::MARK_COMMANDS;
         let commands = [
@@ -456,10 +514,11 @@ impl AdbPhone {
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
         let sections = expect_sections(&output, &marker, 6)?;
-        if !self.same_install(device, app, &sections[1], &facts)? {
+        if let Attempt::Again =
+            self.confirm(device, app, [&sections[1], &sections[2]], &facts, expected)?
+        {
             return Ok(Attempt::Again);
         }
-        self.fresh_flags(device, app, &sections[2], &facts)?;
         let logs = &sections[0];
         if logs.exit_code != Some(0) {
             if device_facts.uid_option
@@ -494,8 +553,9 @@ impl AdbPhone {
         app: &AppId,
         since: OffsetDateTime,
         limit: usize,
+        expected: Option<&AppInfo>,
     ) -> Result<Attempt<CrashResult>> {
-        let (device_facts, facts) = self.readable_facts(device, app).await?;
+        let (device_facts, facts) = self.facts_to_read(device, app, expected).await?;
         let marker = new_marker();
         let mut commands = vec![
             // The phone's offset, read in the same shell as the dumps whose local times it
@@ -523,12 +583,13 @@ impl AdbPhone {
         }
         let output = self.shell(device, &script(&commands, &marker)).await?;
         let sections = expect_sections(&output, &marker, commands.len())?;
-        if !self.same_install(device, app, &sections[1], &facts)? {
-            return Ok(Attempt::Again);
-        }
         // Sections: 0 date, 1 pm, 2..8 each tag's drop box listing then its entries, 8 the
         // crash buffer, 9 the package, 10 the evidence lines.
-        self.fresh_flags(device, app, &sections[9], &facts)?;
+        if let Attempt::Again =
+            self.confirm(device, app, [&sections[1], &sections[9]], &facts, expected)?
+        {
+            return Ok(Attempt::Again);
+        }
         let crash_buffer = &sections[8];
         if crash_buffer.exit_code != Some(0) {
             if device_facts.uid_option
@@ -639,15 +700,7 @@ impl AppLogger for AdbPhone {
         let app = checked_app(app)?;
         // Read now, not kept: the gateway asks the person or not from these flags.
         let facts = self.fresh_facts(device, &app).await?;
-        Ok(AppInfo {
-            uid: Some(facts.uid),
-            system: facts.system,
-            dev_build: facts.debuggable,
-            shared_uid: facts.shared_user.is_some(),
-            label: None,
-            version: facts.version,
-            app,
-        })
+        Ok(info_of(&app, &facts))
     }
 
     async fn app_logs(
@@ -657,7 +710,7 @@ impl AppLogger for AdbPhone {
         query: &LogQuery,
     ) -> Result<LogResult> {
         let app = checked_app(app)?;
-        self.retrying(&app, "logs", || self.logs_once(device, &app, query))
+        self.retrying(&app, "logs", || self.logs_once(device, &app, query, None))
             .await
     }
 
@@ -704,7 +757,7 @@ impl AppLogger for AdbPhone {
     ) -> Result<CrashResult> {
         let app = checked_app(app)?;
         self.retrying(&app, "crashes", || {
-            self.crashes_once(device, &app, since, limit)
+            self.crashes_once(device, &app, since, limit, None)
         })
         .await
     }
@@ -716,6 +769,47 @@ impl AppLogger for AdbPhone {
 
     fn debugger(&self) -> Option<&dyn AppDebugger> {
         Some(self)
+    }
+
+    fn confirming_reader(&self) -> Option<&dyn ConfirmingReader> {
+        Some(self)
+    }
+}
+
+/// The reads confirm the facts in the round trip they read in: the `pm list packages -U` and
+/// `dumpsys package` every read runs after its dump ([`AdbPhone::confirm`]).
+#[async_trait]
+impl ConfirmingReader for AdbPhone {
+    fn held_app_info(&self, device: &DeviceId, app: &AppId) -> Option<AppInfo> {
+        let (_, facts) = self.cached(device, app)?;
+        Some(info_of(app, &facts))
+    }
+
+    async fn confirmed_app_logs(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
+        let app = checked_app(&expected.app)?;
+        self.retrying(&app, "logs", || {
+            self.logs_once(device, &app, query, Some(expected))
+        })
+        .await
+    }
+
+    async fn confirmed_app_crash_result(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
+        let app = checked_app(&expected.app)?;
+        self.retrying(&app, "crashes", || {
+            self.crashes_once(device, &app, since, limit, Some(expected))
+        })
+        .await
     }
 }
 

@@ -83,7 +83,8 @@ pub struct PackageInfo {
     pub user_id: Option<u32>,
     /// The shared user from `sharedUser=…`, for packages that share their uid.
     pub shared_user: Option<String>,
-    /// The names in the block's first `flags=[ … ]` and first `pkgFlags=[ … ]`, each once.
+    /// The names in the block's first `flags=[ … ]` and first `pkgFlags=[ … ]`, each once; when
+    /// the dump holds other blocks of the package (see [`parse_dumpsys_package`]), theirs too.
     pub flags: Vec<String>,
     /// `DEBUGGABLE` in the block's first `flags=` line and in its first `pkgFlags=` line (those
     /// the dump has; Android prints the same list in both), with neither line printed twice at
@@ -91,11 +92,15 @@ pub struct PackageInfo {
     /// in another field (a `versionName` with a line break and a forged line): then the flag
     /// is not believed, and the app is not a development build.
     pub debuggable: bool,
-    /// The names in `privateFlags=[ … ]` and `privatePkgFlags=[ … ]`, each once.
+    /// The names in `privateFlags=[ … ]` and `privatePkgFlags=[ … ]`, each once (with other
+    /// blocks', as for `flags`).
     pub private_flags: Vec<String>,
     /// The Android users the package is installed for, from its `User N: … installed=true`
     /// lines, in the order printed: a second user is an app clone or a work profile.
     pub installed_users: Vec<u32>,
+    /// The number of the block's first `versionCode=N minSdk=… targetSdk=…` line, when it is
+    /// one.
+    pub version_code: Option<String>,
 }
 
 impl PackageInfo {
@@ -114,11 +119,21 @@ impl PackageInfo {
 /// Reads `dumpsys package <package>` for `package`. Returns `None` when the dump has no
 /// `Package [<package>]` block (an unknown package).
 ///
-/// Only the lines at the block's own indentation (its first line's) are its fields, and of each
-/// field the first: deeper lines belong to lists (permissions, per-user state), and an app can
-/// put line breaks into text printed raw in the block (its `versionName`, its permissions'
-/// names), so a second `flags=` or `pkgFlags=` line at that indentation, in the block or after
-/// its end (which the app can forge too), means a forgery and the flags are not believed
+/// The app's block is the one `dumpsys` prints in its `Packages:` section (a `Package [` line
+/// at two spaces, under a `Packages:` line at the left margin). An app can put line breaks into
+/// text `dumpsys` prints raw, before that section (an intent filter's action name in the
+/// resolver tables, a permission's name), inside the block (its `versionName`, its requested
+/// permissions' names) and after it, and so forge a whole block of its own name anywhere. So
+/// when the dump holds any other `Package [<package>]` line (a forgery, or a system app's
+/// hidden copy under `Hidden system packages:`), or its only one stands elsewhere, nothing that
+/// would lower a guard is believed: the app is not debuggable, and a `SYSTEM` flag, a shared
+/// user or an installed user read anywhere in the dump counts. The other fields (`userId`,
+/// `versionCode`) are the first placed block's.
+///
+/// Inside the block, only the lines at its own indentation (its first line's) are its fields,
+/// and of each field the first: deeper lines belong to lists (permissions, per-user state), and
+/// a second `flags=` or `pkgFlags=` line at that indentation, in the block or after its end
+/// (which the app can forge too), means a forgery and the flags are not believed
 /// ([`PackageInfo::debuggable`]).
 ///
 /// ```
@@ -130,13 +145,77 @@ impl PackageInfo {
 /// ```
 pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
     let marker = format!("Package [{package}]");
+    let starts = block_starts(text, &marker);
+    let chosen = starts.iter().position(|start| start.placed).unwrap_or(0);
+    let start = starts.get(chosen)?;
+    let mut info = read_block(&text[start.at..], package);
+    if starts.len() > 1 || !start.placed {
+        info.debuggable = false;
+        raise_guards(&mut info, text);
+    }
+    Some(info)
+}
+
+/// Where the dump is in doubt (several blocks of the package), every line of it that could be
+/// the real block's counts toward what raises a guard: the names of every flags line (a
+/// `SYSTEM`), a shared user, an installed user. Lines at any place, at any indentation: a
+/// forged end or section can stand between the real block's line and its fields.
+fn raise_guards(info: &mut PackageInfo, text: &str) {
+    for line in text.lines() {
+        let line = line.trim();
+        let list = line
+            .strip_prefix("flags=")
+            .or_else(|| line.strip_prefix("pkgFlags="));
+        if let Some(list) = list {
+            add_flags(&mut info.flags, &list_names(list));
+        } else if let Some(value) = line.strip_prefix("sharedUser=") {
+            info.shared_user
+                .get_or_insert_with(|| value.trim().to_owned());
+        } else if let Some(user) = installed_user(line)
+            && !info.installed_users.contains(&user)
+        {
+            info.installed_users.push(user);
+        }
+    }
+}
+
+/// Where a `Package [<package>]` line starts, and whether it stands where `dumpsys` prints the
+/// app's block: at two spaces, in the `Packages:` section.
+struct BlockStart {
+    at: usize,
+    placed: bool,
+}
+
+/// Every line of `text` that starts a block of `marker` (`Package [<package>]`).
+fn block_starts(text: &str, marker: &str) -> Vec<BlockStart> {
+    let mut starts = Vec::new();
+    // The last line at the left margin: the section a line stands in.
+    let mut section = "";
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let trimmed = content.trim();
+        let indent = content.len() - content.trim_start().len();
+        if trimmed.starts_with(marker) {
+            starts.push(BlockStart {
+                at,
+                placed: indent == 2 && content.starts_with("  ") && section == "Packages:",
+            });
+        }
+        if !trimmed.is_empty() && indent == 0 {
+            section = trimmed;
+        }
+        at += line.len();
+    }
+    starts
+}
+
+/// Reads the block whose `Package [` line starts `text`, and the dump after its end for flags
+/// lines at its fields' indentation (see [`parse_dumpsys_package`]).
+fn read_block(text: &str, package: &str) -> PackageInfo {
     let mut lines = text.lines();
-    let mut block = lines.by_ref().find_map(|line| {
-        let trimmed = line.trim();
-        trimmed
-            .starts_with(&marker)
-            .then(|| PackageBlock::new(package, line.len() - line.trim_start().len()))
-    })?;
+    let first = lines.next().unwrap_or("");
+    let mut block = PackageBlock::new(package, first.len() - first.trim_start().len());
     let mut open = true;
     for line in lines {
         let indent = line.len() - line.trim_start().len();
@@ -159,7 +238,7 @@ pub fn parse_dumpsys_package(text: &str, package: &str) -> Option<PackageInfo> {
             block.after_the_end(trimmed);
         }
     }
-    Some(block.finish())
+    block.finish()
 }
 
 /// One package's block while it is read.
@@ -175,6 +254,11 @@ struct PackageBlock {
     private_flags: Option<Vec<String>>,
     private_pkg_flags: Option<Vec<String>>,
     repeated: bool,
+    /// Whether a `versionCode=` line was read (only the first counts, a number or not).
+    version_read: bool,
+    /// Flags names and a shared user found after the block's end (see `after_the_end`).
+    late_flags: Vec<String>,
+    late_shared_user: Option<String>,
 }
 
 impl PackageBlock {
@@ -191,6 +275,9 @@ impl PackageBlock {
             private_flags: None,
             private_pkg_flags: None,
             repeated: false,
+            version_read: false,
+            late_flags: Vec::new(),
+            late_shared_user: None,
         }
     }
 
@@ -201,13 +288,21 @@ impl PackageBlock {
             if info.user_id.is_none() {
                 info.user_id = value.split_whitespace().next().and_then(|v| v.parse().ok());
             }
+        } else if let Some(rest) = line.strip_prefix("versionCode=") {
+            if !self.version_read {
+                self.version_read = true;
+                let value = rest.split_whitespace().next().unwrap_or("");
+                info.version_code = (!value.is_empty()
+                    && value.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| value.to_owned());
+            }
         } else if let Some(value) = line.strip_prefix("sharedUser=") {
             info.shared_user
                 .get_or_insert_with(|| value.trim().to_owned());
         } else if let Some(list) = line.strip_prefix("flags=") {
-            self.repeated |= first_list(&mut self.flags, list);
+            self.flags_line(list, false);
         } else if let Some(list) = line.strip_prefix("pkgFlags=") {
-            self.repeated |= first_list(&mut self.pkg_flags, list);
+            self.flags_line(list, true);
         } else if let Some(list) = line.strip_prefix("privateFlags=") {
             first_list(&mut self.private_flags, list);
         } else if let Some(list) = line.strip_prefix("privatePkgFlags=") {
@@ -219,10 +314,35 @@ impl PackageBlock {
         }
     }
 
-    /// A line after the block's end, at its fields' indentation.
-    fn after_the_end(&mut self, line: &str) {
-        if line.starts_with("flags=") || line.starts_with("pkgFlags=") {
+    /// A `flags=` (or `pkgFlags=`) line's list: the first is the block's; a repeat makes the
+    /// flags not believed, and its names (a `SYSTEM` the app's forged line came before) count.
+    fn flags_line(&mut self, list: &str, pkg: bool) {
+        let first = if pkg {
+            &mut self.pkg_flags
+        } else {
+            &mut self.flags
+        };
+        if first.is_some() {
             self.repeated = true;
+            self.late_flags.extend(list_names(list));
+        } else {
+            *first = Some(list_names(list));
+        }
+    }
+
+    /// A line after the block's end, at its fields' indentation: the end may be one the app
+    /// forged, so a flags line there makes the flags not believed, and its names (a `SYSTEM`)
+    /// and a shared user there count as the block's.
+    fn after_the_end(&mut self, line: &str) {
+        let list = line
+            .strip_prefix("flags=")
+            .or_else(|| line.strip_prefix("pkgFlags="));
+        if let Some(list) = list {
+            self.repeated = true;
+            self.late_flags.extend(list_names(list));
+        } else if let Some(value) = line.strip_prefix("sharedUser=") {
+            self.late_shared_user
+                .get_or_insert_with(|| value.trim().to_owned());
         }
     }
 
@@ -238,6 +358,10 @@ impl PackageBlock {
         for list in lists.into_iter().flatten() {
             add_flags(&mut info.flags, list);
         }
+        add_flags(&mut info.flags, &self.late_flags);
+        if info.shared_user.is_none() {
+            info.shared_user = self.late_shared_user;
+        }
         for list in [&self.private_flags, &self.private_pkg_flags]
             .into_iter()
             .flatten()
@@ -248,14 +372,17 @@ impl PackageBlock {
     }
 }
 
-/// Keeps `list`'s names in `first` unless a list came before; returns whether one had.
-fn first_list(first: &mut Option<Vec<String>>, list: &str) -> bool {
-    if first.is_some() {
-        return true;
+/// Keeps `list`'s names in `first` unless a list came before.
+fn first_list(first: &mut Option<Vec<String>>, list: &str) {
+    if first.is_none() {
+        *first = Some(list_names(list));
     }
+}
+
+/// The names of a `[ A B C ]` list.
+fn list_names(list: &str) -> Vec<String> {
     let list = list.trim().trim_start_matches('[').trim_end_matches(']');
-    *first = Some(list.split_whitespace().map(str::to_owned).collect());
-    false
+    list.split_whitespace().map(str::to_owned).collect()
 }
 
 /// The user of a `User N: ceDataInode=… installed=true …` line, when it says the package is
@@ -457,6 +584,107 @@ Packages:
             let dump = release_block(extra, late_text);
             let info = parse_dumpsys_package(&dump, "com.example.app").unwrap();
             proptest::prop_assert!(!info.is_debuggable(), "{}", dump);
+        }
+    }
+
+    /// A whole dump as `dumpsys package <pkg>` prints it (the fixture's layout,
+    /// testdata/android/package/), with text the app chose printed raw in four places: an intent
+    /// filter's action name in the resolver table and a permission it defines (both before the
+    /// `Packages:` section), its `versionName` and a requested permission's name (in its block).
+    fn whole_dump(forged: [&str; 4], flags: &str, shared: bool) -> String {
+        let shared = if shared {
+            "    sharedUser=SharedUserSetting{1 com.example.shared/10127}\n"
+        } else {
+            ""
+        };
+        format!(
+            "Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN{}:\n        7b1c2d0 com.example.app/.MainActivity filter 4a2c1d9\n\nPermissions:\n  Permission [com.example.app.permission.X{}] (c2a1b0e):\n    sourcePackage=com.example.app\n\nPackages:\n  Package [com.example.app] (4b1c2d0):\n    userId=10127\n{shared}    pkg=Package{{8e0f1a2 com.example.app}}\n    versionCode=1 minSdk=21 targetSdk=34\n    versionName=1.0{}\n    flags=[ {flags} ]\n    pkgFlags=[ {flags} ]\n    requested permissions:\n      android.permission.INTERNET{}\n    User 0: ceDataInode=12345 installed=true hidden=false\n\nQueries:\n  system apps queryable: false\n",
+            forged[0], forged[1], forged[2], forged[3]
+        )
+    }
+
+    /// Item 10 of issue 28, as a fresh review found it: a block forged before the real one (in an
+    /// intent filter's action name) neither makes a release build debuggable nor hides the real
+    /// block's shared user.
+    #[test]
+    fn a_block_forged_before_the_packages_section_is_not_read_as_the_apps() {
+        let forged = "\nPackage [com.example.app] (1):\n flags=[ DEBUGGABLE ]\n pkgFlags=[ DEBUGGABLE ]\n userId=1000";
+        let plain = parse_dumpsys_package(
+            &whole_dump(["", "", "", ""], "HAS_CODE", true),
+            "com.example.app",
+        )
+        .unwrap();
+        assert!(!plain.is_debuggable() && plain.shared_user.is_some());
+        let dump = whole_dump([forged, "", "", ""], "HAS_CODE", true);
+        let info = parse_dumpsys_package(&dump, "com.example.app").unwrap();
+        assert!(!info.is_debuggable(), "{dump}");
+        assert!(info.shared_user.is_some(), "{dump}");
+        assert_eq!(info.user_id, Some(10127), "{dump}");
+        let debuggable = parse_dumpsys_package(
+            &whole_dump(["", "", "", ""], "DEBUGGABLE HAS_CODE", false),
+            "com.example.app",
+        )
+        .unwrap();
+        assert!(debuggable.is_debuggable());
+    }
+
+    proptest::proptest! {
+        /// Issue 28 item 10: blocks, section headers, flags lines and ends forged in every place
+        /// the app's text is printed raw, any number, at any indentation, never make a release
+        /// build debuggable, nor hide a `SYSTEM` flag or a shared user the real block has; with
+        /// nothing forged, a development build still reads as one.
+        #[test]
+        fn no_forged_block_anywhere_lowers_a_guard(
+            forged in proptest::collection::vec(
+                proptest::collection::vec((0usize..4, 0usize..7, 0u8..9), 0..6),
+                4,
+            ),
+            debuggable in proptest::bool::ANY,
+            system in proptest::bool::ANY,
+            shared in proptest::bool::ANY,
+        ) {
+            let texts: Vec<String> = forged
+                .iter()
+                .map(|lines| {
+                    lines
+                        .iter()
+                        .map(|(_, indent, kind)| {
+                            let line = match kind {
+                                0 => "Package [com.example.app] (1):",
+                                1 => "Packages:",
+                                2 => "flags=[ DEBUGGABLE HAS_CODE ]",
+                                3 => "pkgFlags=[ DEBUGGABLE HAS_CODE ]",
+                                4 => "Queries:",
+                                5 => "",
+                                6 => "userId=10127",
+                                7 => "sharedUser=",
+                                _ => "Hidden system packages:",
+                            };
+                            format!("\n{}{line}", " ".repeat(*indent))
+                        })
+                        .collect()
+                })
+                .collect();
+            let anything = texts.iter().any(|text| !text.is_empty());
+            let flags = match (debuggable, system) {
+                (true, true) => "DEBUGGABLE SYSTEM HAS_CODE",
+                (true, false) => "DEBUGGABLE HAS_CODE",
+                (false, true) => "SYSTEM HAS_CODE",
+                (false, false) => "HAS_CODE",
+            };
+            let dump = whole_dump(
+                [&texts[0], &texts[1], &texts[2], &texts[3]],
+                flags,
+                shared,
+            );
+            let info = parse_dumpsys_package(&dump, "com.example.app").unwrap();
+            if !debuggable {
+                proptest::prop_assert!(!info.is_debuggable(), "{}", dump);
+            } else if !anything {
+                proptest::prop_assert!(info.is_debuggable(), "{}", dump);
+            }
+            proptest::prop_assert!(!system || info.is_system(), "{}", dump);
+            proptest::prop_assert!(!shared || info.shared_user.is_some(), "{}", dump);
         }
     }
 

@@ -37,22 +37,48 @@ struct Section<'a> {
     pid: Option<u32>,
     time: Option<&'a str>,
     cmd_line: Option<&'a str>,
-    lines: Vec<&'a str>,
+    /// A `----- Waiting Channels: pid N` section (a process's second section) rather than the
+    /// process's own `----- pid N`.
+    waiting: bool,
+    /// Its lines, from its start line to its end line (`lines[first..=last]` of the trace).
+    first: usize,
+    last: usize,
+    /// Whether its own end line (`----- end <its pid> -----`) came before another section's
+    /// start.
+    closed: bool,
 }
 
-/// Reads `----- pid N at TIME -----` into the pid and time.
-fn read_section_start(line: &str) -> Option<(Option<u32>, Option<&str>)> {
+/// Reads `----- pid N at TIME -----` into the pid and time, and whether it is a
+/// `----- Waiting Channels: pid N at TIME -----` line.
+fn read_section_start(line: &str) -> Option<(Option<u32>, Option<&str>, bool)> {
     let line = line.trim();
-    let rest = line
-        .strip_prefix("----- pid ")
-        .or_else(|| line.strip_prefix("----- Waiting Channels: pid "))?;
+    let (rest, waiting) = match line.strip_prefix("----- pid ") {
+        Some(rest) => (rest, false),
+        None => (line.strip_prefix("----- Waiting Channels: pid ")?, true),
+    };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     let pid = rest[..digits].parse().ok();
     let time = rest[digits..]
         .trim_start()
         .strip_prefix("at ")
         .map(|tail| tail.trim_end().trim_end_matches('-').trim_end());
-    Some((pid, time))
+    Some((pid, time, waiting))
+}
+
+/// Whether `line` (trimmed) is the end line of a section of `pid`: `----- end <pid> -----` as
+/// ART and debuggerd print it (any `----- end ` line for a section whose pid was unreadable).
+fn is_section_end(line: &str, pid: Option<u32>) -> bool {
+    let Some(rest) = line.strip_prefix("----- end ") else {
+        return false;
+    };
+    match pid {
+        Some(pid) => {
+            rest.strip_suffix(" -----")
+                .and_then(|n| n.parse::<u32>().ok())
+                == Some(pid)
+        }
+        None => true,
+    }
 }
 
 /// Cuts an ANR trace down to its subject and the target's own process sections.
@@ -83,74 +109,33 @@ fn read_section_start(line: &str) -> Option<(Option<u32>, Option<&str>)> {
 /// assert_eq!(cut.subject.as_deref(), Some("Input dispatching timed out"));
 /// ```
 pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
-    let mut subject: Option<&str> = None;
-    let mut sections: Vec<Section<'_>> = Vec::new();
-    let mut open = false;
-    for line in trace.lines() {
-        let trimmed = line.trim();
-        if let Some((pid, time)) = read_section_start(trimmed) {
-            sections.push(Section {
-                pid,
-                time,
-                cmd_line: None,
-                lines: vec![line],
-            });
-            open = true;
-            continue;
+    let lines: Vec<&str> = trace.lines().collect();
+    let sections = read_sections(&lines);
+    // The subject: the first `Subject:` line outside the sections that end (a section that
+    // never ends may be forged, and may have run over the real subject).
+    let mut inside = sections.iter().filter(|section| section.closed).peekable();
+    let subject = lines.iter().enumerate().find_map(|(at, line)| {
+        while inside.peek().is_some_and(|section| section.last < at) {
+            inside.next();
         }
-        if open {
-            if let Some(section) = sections.last_mut() {
-                section.lines.push(line);
-                if section.cmd_line.is_none()
-                    && let Some(cmd) = trimmed.strip_prefix("Cmd line:")
-                {
-                    section.cmd_line = Some(cmd.trim());
-                }
-            }
-            if trimmed.starts_with("----- end ") {
-                open = false;
-            }
-            continue;
+        if inside.peek().is_some_and(|section| section.first <= at) {
+            return None;
         }
-        if subject.is_none()
-            && let Some(text) = trimmed.strip_prefix("Subject:")
-        {
-            subject = Some(text.trim());
-        }
-    }
-
+        line.trim().strip_prefix("Subject:").map(str::trim)
+    });
     let mut cut = AnrCut {
         subject: subject.map(str::to_owned),
         ..AnrCut::default()
     };
-    let mut dropped = 0usize;
     if let Some(subject) = subject {
         cut.text.push_str("Subject: ");
         cut.text.push_str(subject);
         cut.text.push_str("\n\n");
     }
-    // A known pid decides alone: a command line is only a name, which another process (the
-    // app's copy in another user, or any process that calls itself so) can carry too. Without
-    // a pid (Android 10's drop box), the ANR'd process is the one Android dumps first: the first
-    // section of the app's name (else the first section), and it decides by its pid, so a later
-    // section of the same name (the clone's) stays out while the first one's own sections (its
-    // waiting channels) stay in.
-    let first = match (target.pid, target.process) {
-        (Some(_), _) => None,
-        (None, None) => sections.first().map(|section| (0, section.pid)),
-        (None, Some(process)) => sections
-            .iter()
-            .position(|section| section.cmd_line == Some(process))
-            .map(|at| (at, sections[at].pid)),
-    };
-    for (index, section) in sections.iter().enumerate() {
-        let is_target = match (target.pid, first) {
-            (Some(pid), _) => section.pid == Some(pid),
-            (None, Some((at, Some(pid)))) => index >= at && section.pid == Some(pid),
-            (None, Some((at, None))) => index == at,
-            (None, None) => false,
-        };
-        if !is_target {
+    let kept = kept_sections(&sections, target);
+    let mut dropped = 0usize;
+    for (section, keep) in sections.iter().zip(&kept) {
+        if !keep {
             dropped += 1;
             continue;
         }
@@ -159,7 +144,7 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
             cut.process = section.cmd_line.map(str::to_owned);
             cut.section_time = section.time.map(str::to_owned);
         }
-        for line in &section.lines {
+        for line in &lines[section.first..=section.last] {
             cut.text.push_str(line);
             cut.text.push('\n');
         }
@@ -169,11 +154,105 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
         cut.warnings
             .push("no process section of the app in the trace".to_owned());
     }
-    if dropped > 0 {
-        cut.warnings
-            .push(format!("left out {dropped} section(s) of other processes"));
+    let unclosed = sections.iter().filter(|section| !section.closed).count();
+    if unclosed > 0 {
+        cut.warnings.push(format!(
+            "left out {unclosed} section(s) with no end line (cut short, or text that only looks like a section)"
+        ));
+    }
+    if dropped > unclosed {
+        cut.warnings.push(format!(
+            "left out {} section(s) of other processes",
+            dropped - unclosed
+        ));
     }
     cut
+}
+
+/// The trace's sections, in order: each from its start line to its own end line, or to the
+/// line before the next start (or the trace's end) when its end never comes (then not
+/// `closed`).
+fn read_sections<'a>(lines: &[&'a str]) -> Vec<Section<'a>> {
+    let mut sections: Vec<Section<'a>> = Vec::new();
+    let mut open = false;
+    for (at, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        if let Some((pid, time, waiting)) = read_section_start(trimmed) {
+            sections.push(Section {
+                pid,
+                time,
+                cmd_line: None,
+                waiting,
+                first: at,
+                last: at,
+                closed: false,
+            });
+            open = true;
+            continue;
+        }
+        if !open {
+            continue;
+        }
+        let Some(section) = sections.last_mut() else {
+            continue;
+        };
+        section.last = at;
+        if section.cmd_line.is_none()
+            && let Some(cmd) = trimmed.strip_prefix("Cmd line:")
+        {
+            section.cmd_line = Some(cmd.trim());
+        }
+        if is_section_end(trimmed, section.pid) {
+            section.closed = true;
+            open = false;
+        }
+    }
+    sections
+}
+
+/// Which sections are the target's.
+///
+/// Only a section that ends with its own end line is ever kept: a line break in text an app
+/// chose (a header of the drop box entry, a `versionName`, an activity or a broadcast's action
+/// in the subject) can forge a section start before the real ones, and such a section would run
+/// over what follows it (the headers, the `CPU usage` list of every process) to the next start.
+///
+/// A known pid decides alone: a command line is only a name, which another process (the
+/// app's copy in another user, or any process that calls itself so) can carry too. Without
+/// a pid (Android 10's drop box), the ANR'd process is the one Android dumps first: the first
+/// section of the app's name (else the first section), and it decides by its pid, so a later
+/// section of the same name (the clone's) stays out while the first one's own sections (its
+/// waiting channels) stay in. A forged section (with its end) can come first and name another
+/// process's pid; Android dumps each process once, so when that pid has a second section of
+/// the same kind, or one of another name, the pid is in doubt and nothing is kept.
+fn kept_sections(sections: &[Section<'_>], target: AnrTarget<'_>) -> Vec<bool> {
+    let closed = || sections.iter().enumerate().filter(|(_, s)| s.closed);
+    let first = match (target.pid, target.process) {
+        (Some(_), _) => None,
+        (None, None) => closed().next(),
+        (None, Some(process)) => closed().find(|(_, section)| section.cmd_line == Some(process)),
+    };
+    let in_doubt = first.is_some_and(|(_, chosen)| {
+        let same_pid = || closed().filter(|(_, s)| chosen.pid.is_some() && s.pid == chosen.pid);
+        let twice = |waiting: bool| same_pid().filter(|(_, s)| s.waiting == waiting).count() > 1;
+        twice(false) || twice(true) || same_pid().any(|(_, s)| s.cmd_line != chosen.cmd_line)
+    });
+    sections
+        .iter()
+        .enumerate()
+        .map(|(index, section)| {
+            section.closed
+                && !in_doubt
+                && match (target.pid, first) {
+                    (Some(pid), _) => section.pid == Some(pid),
+                    (None, Some((at, chosen))) => match chosen.pid {
+                        Some(pid) => index >= at && section.pid == Some(pid),
+                        None => index == at,
+                    },
+                    (None, None) => false,
+                }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -296,27 +375,49 @@ sysTid=20         do_freezer_trap
     }
 
     proptest::proptest! {
-        /// Whatever sections a trace holds, in whatever order: without a pid, every section
-        /// kept has the pid of the first section whose command line is the app, and that
-        /// section is kept.
+        /// A trace as Android dumps it (each process once, with its waiting channels at the
+        /// end) after sections forged in text an app chose (with or without their end, of any
+        /// pid and name): without a pid, no real section of another process than the first of
+        /// the app's name is kept, and with nothing forged that one is.
         #[test]
-        fn without_a_pid_only_the_first_matching_pid_is_kept(
-            sections in proptest::collection::vec((1u32..6, proptest::bool::ANY), 0..8),
+        fn without_a_pid_no_other_process_is_kept(
+            processes in proptest::collection::vec(proptest::bool::ANY, 0..6),
+            waiting in proptest::bool::ANY,
+            forged in proptest::collection::vec((1u32..8, proptest::bool::ANY, proptest::bool::ANY), 0..3),
         ) {
-            let mut trace = String::new();
-            for (index, (pid, ours)) in sections.iter().enumerate() {
-                let name = if *ours { "com.example.app" } else { "other" };
-                trace.push_str(&format!(
-                    "----- pid {pid} at x -----\nCmd line: {name}\nmark-{index}-{pid}\n----- end {pid} -----\n"
-                ));
+            let name = |ours: bool| if ours { "com.example.app" } else { "other" };
+            let mut trace = String::from("Subject: Input dispatching timed out\n");
+            for (index, (pid, ours, closed)) in forged.iter().enumerate() {
+                trace.push_str(&format!("----- pid {pid} at x -----\nCmd line: {}\nforged-{index}\n", name(*ours)));
+                if *closed {
+                    trace.push_str(&format!("----- end {pid} -----\n"));
+                }
+            }
+            trace.push_str("Build: x\n\nCPU usage from 0ms to 1ms later:\n  1% 1/init: 1% user\n\n");
+            for (index, ours) in processes.iter().enumerate() {
+                let pid = index + 1;
+                trace.push_str(&format!("----- pid {pid} at x -----\nCmd line: {}\nreal-{pid}\n----- end {pid} -----\n", name(*ours)));
+            }
+            if waiting {
+                for (index, ours) in processes.iter().enumerate() {
+                    let pid = index + 1;
+                    trace.push_str(&format!("----- Waiting Channels: pid {pid} at x -----\nCmd line: {}\nwchan-{pid}\n----- end {pid} -----\n", name(*ours)));
+                }
             }
             let cut = cut_anr(&trace, AnrTarget { pid: None, process: Some("com.example.app") });
-            let first = sections.iter().position(|(_, ours)| *ours);
-            proptest::prop_assert_eq!(cut.pid, first.map(|at| sections[at].0));
-            for (index, (pid, _)) in sections.iter().enumerate() {
-                let kept = cut.text.contains(&format!("mark-{index}-{pid}\n"));
-                let wanted = first.is_some_and(|at| sections[at].0 == *pid && index >= at);
-                proptest::prop_assert_eq!(kept, wanted, "section {} of {:?}", index, sections);
+            proptest::prop_assert!(!cut.text.contains("1/init"), "{}", cut.text);
+            let app = processes.iter().position(|ours| *ours).map(|index| index + 1);
+            for pid in 1..=processes.len() {
+                if Some(pid) != app {
+                    proptest::prop_assert!(!cut.text.contains(&format!("real-{pid}\n")), "{}\n{}", trace, cut.text);
+                    proptest::prop_assert!(!cut.text.contains(&format!("wchan-{pid}\n")), "{}\n{}", trace, cut.text);
+                }
+            }
+            if let (true, Some(pid)) = (forged.is_empty(), app) {
+                proptest::prop_assert_eq!(cut.pid, u32::try_from(pid).ok());
+                let mark = format!("real-{pid}\n");
+                proptest::prop_assert!(cut.text.contains(&mark), "{}", cut.text);
+                proptest::prop_assert_eq!(cut.text.contains(&format!("wchan-{pid}\n")), waiting);
             }
         }
     }

@@ -2128,6 +2128,92 @@ Cmd line: com.example.crashtest
         );
     }
 
+    /// The Android 10 ANR entry of the app and its clone (testdata), with `from` replaced by
+    /// `to` in its headers, read as the app's reports.
+    fn forged_android10_anr(from: &str, to: &str) -> Vec<Report> {
+        let text = include_str!("../../../testdata/android/dropbox/print-android10-anr-clone.txt")
+            .replace(from, to);
+        let app = AppMatch {
+            uid: Some(10127),
+            package: "com.example.crashtest",
+        };
+        dropbox_reports(&text, Some(&app), &PhoneClock::default())
+    }
+
+    /// Issue 28 item 9, as a fresh review found it: an Android 10 ANR entry (no `PID:`) whose
+    /// `versionName`, printed raw in its `Package:` header, forges a section start of another
+    /// process's pid (system_server's 1230) with the app's command line: the forged section is
+    /// never taken, so system_server's section stays out and the app's own is kept.
+    #[test]
+    fn a_section_forged_in_a_header_value_never_brings_another_process_in() {
+        let reports = forged_android10_anr(
+            "Package: com.example.crashtest v1 (1.0)\n",
+            "Package: com.example.crashtest v1 (1.0\n----- pid 1230 at 2020-09-14 10:05:08 -----\nCmd line: com.example.crashtest\n)\n",
+        );
+        assert_eq!(reports.len(), 1);
+        let report = &reports[0];
+        assert!(
+            !report.text.contains("Cmd line: system_server")
+                && !report.text.contains("nativePollOnce"),
+            "{}",
+            report.text
+        );
+        assert_eq!(report.pid, Some(9001), "{}", report.text);
+        assert!(
+            report.text.contains("MainActivity.onHang"),
+            "{}",
+            report.text
+        );
+        // With its end forged too, the pid it names (system_server's) is in doubt: nothing is kept.
+        let reports = forged_android10_anr(
+            "Package: com.example.crashtest v1 (1.0)\n",
+            "Package: com.example.crashtest v1 (1.0\n----- pid 1230 at 2020-09-14 10:05:08 -----\nCmd line: com.example.crashtest\n----- end 1230 -----\n)\n",
+        );
+        assert!(
+            !reports[0].text.contains("nativePollOnce"),
+            "{}",
+            reports[0].text
+        );
+        assert!(
+            !reports[0].text.contains("WorkProfileSync"),
+            "{}",
+            reports[0].text
+        );
+        // Or the clone's pid (9301): the same.
+        let reports = forged_android10_anr(
+            "Package: com.example.crashtest v1 (1.0)\n",
+            "Package: com.example.crashtest v1 (1.0\n----- pid 9301 at 2020-09-14 10:05:08 -----\nCmd line: com.example.crashtest\n----- end 9301 -----\n)\n",
+        );
+        assert!(
+            !reports[0].text.contains("WorkProfileSync"),
+            "{}",
+            reports[0].text
+        );
+    }
+
+    /// Issue 28 item 9's variant: a section start of the app's own pid forged in the
+    /// `Activity:` header runs over the real headers and the `CPU usage` list (every process on
+    /// the phone, by name and pid) to the real section; it is never taken.
+    #[test]
+    fn a_section_forged_in_a_header_value_never_keeps_the_cpu_list() {
+        let reports = forged_android10_anr(
+            "Activity: com.example.crashtest/.MainActivity\n",
+            "Activity: com.example.crashtest/.MainActivity\n----- pid 9001 at 2020-09-14 10:05:08 -----\nCmd line: com.example.crashtest\n",
+        );
+        assert_eq!(reports.len(), 1);
+        let report = &reports[0];
+        assert!(
+            !report.text.contains("1230/system_server"),
+            "{}",
+            report.text
+        );
+        assert!(
+            report.text.contains("MainActivity.onHang"),
+            "{}",
+            report.text
+        );
+    }
+
     #[test]
     fn anr_whose_process_has_no_section_has_no_pid() {
         // Another process's pid would be wrong, so none is better.

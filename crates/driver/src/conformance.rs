@@ -11,8 +11,8 @@ use std::fmt;
 use time::{Duration, OffsetDateTime};
 
 use crate::{
-    AppDebugger, AppId, AppLogger, CrashKind, CrashReport, DeviceId, DeviceState, ErrorKind,
-    LogLevel, LogLine, LogQuery,
+    AppDebugger, AppId, AppInfo, AppLogger, CrashKind, CrashReport, DeviceId, DeviceState,
+    ErrorKind, LogLevel, LogLine, LogQuery,
 };
 
 /// A string in every line and crash report of the app under test.
@@ -917,6 +917,101 @@ async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> C
     Ok(())
 }
 
+/// A driver whose reads confirm the facts a call was decided on
+/// ([`crate::ConfirmingReader`]): after a look-up it holds the app's facts as the phone gave
+/// them, a read expecting them returns the app's own lines, and a read expecting anything else
+/// (each fact changed in turn) fails with `Changed` (or, for an app said to share its uid,
+/// `Unsupported`) and returns nothing.
+pub async fn check_confirming_reader(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
+    const CHECK: &str = "confirming_reader";
+    let Some(reader) = logger.confirming_reader() else {
+        return Ok(());
+    };
+    let (device, app) = (&scenario.device, &scenario.app.app);
+    let info = logger
+        .app_info(device, app)
+        .await
+        .map_err(|e| driver_error(CHECK, "app_info", e))?;
+    let held = reader.held_app_info(device, app);
+    ensure!(
+        CHECK,
+        held.as_ref().is_some_and(|held| held.same_facts(&info)),
+        "after app_info it holds {held:?}, not {info:?}"
+    );
+    let query = LogQuery::since(scenario.start, 500);
+    let read = reader
+        .confirmed_app_logs(device, &info, &query)
+        .await
+        .map_err(|e| driver_error(CHECK, "confirmed_app_logs of the facts it holds", e))?;
+    ensure!(
+        CHECK,
+        !read.lines.is_empty() && leaks(&read.lines).is_none(),
+        "a confirmed read gave {:?}",
+        own_texts(&read.lines)
+    );
+    let version = Some(format!("{}1", info.version.as_deref().unwrap_or("")));
+    let others = [
+        AppInfo {
+            dev_build: !info.dev_build,
+            ..info.clone()
+        },
+        AppInfo {
+            system: !info.system,
+            ..info.clone()
+        },
+        AppInfo {
+            shared_uid: !info.shared_uid,
+            ..info.clone()
+        },
+        AppInfo {
+            uid: Some(info.uid.map_or(1, |uid| uid.wrapping_add(1))),
+            ..info.clone()
+        },
+        AppInfo {
+            version,
+            ..info.clone()
+        },
+    ];
+    for other in &others {
+        // An app said to share its uid may be refused before anything is read.
+        let refused = |kind: ErrorKind| {
+            kind == ErrorKind::Changed || (other.shared_uid && kind == ErrorKind::Unsupported)
+        };
+        match reader.confirmed_app_logs(device, other, &query).await {
+            Err(e) => ensure!(
+                CHECK,
+                refused(e.kind()),
+                "a read expecting {other:?} gave {e}"
+            ),
+            Ok(read) => ensure!(
+                CHECK,
+                false,
+                "a read expecting {other:?} answered {} lines",
+                read.lines.len()
+            ),
+        }
+        if logger.capabilities().crashes {
+            match reader
+                .confirmed_app_crash_result(device, other, scenario.start, 10)
+                .await
+            {
+                Err(e) => ensure!(
+                    CHECK,
+                    refused(e.kind()),
+                    "a crash read expecting {other:?} gave {e}"
+                ),
+                Ok(read) => ensure!(
+                    CHECK,
+                    false,
+                    "a crash read expecting {other:?} answered {} reports",
+                    read.reports.len()
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs every check and returns the failures (empty when the driver conforms).
 pub async fn run_all(logger: &dyn AppLogger, scenario: &Scenario) -> Vec<Failure> {
     let mut failures = Vec::new();
@@ -933,6 +1028,7 @@ pub async fn run_all(logger: &dyn AppLogger, scenario: &Scenario) -> Vec<Failure
         check_app_info(logger, scenario).await,
         check_listener(logger, scenario).await,
         check_debugger(logger, scenario).await,
+        check_confirming_reader(logger, scenario).await,
     ];
     for result in results {
         if let Err(failure) = result {

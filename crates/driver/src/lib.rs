@@ -1,7 +1,7 @@
 //! # phonelogs-driver
 //!
 //! The contract between phonelogs and a phone: the traits every backend implements
-//! ([`AppLogger`], [`LogListener`], [`AppDebugger`]), the values they exchange, and the one
+//! ([`AppLogger`], [`LogListener`], [`AppDebugger`], [`ConfirmingReader`]), the values they exchange, and the one
 //! [`Error`] whose kinds the layers above act on. Backends (`phonelogs-android`, `phonelogs-ios`,
 //! `phonelogs-fake`) implement it; the gateway holds them as `Arc<dyn AppLogger>` and never asks
 //! which platform it is talking to: it reads [`Capabilities`] instead.
@@ -143,6 +143,52 @@ pub trait AppLogger: Send + Sync {
     fn debugger(&self) -> Option<&dyn AppDebugger> {
         None
     }
+
+    /// This driver as a [`ConfirmingReader`], when its reads confirm, in their own round trip,
+    /// the facts a call was decided on. `None` by default: the caller then decides on a fresh
+    /// [`AppLogger::app_info`] and reads after it, two steps.
+    fn confirming_reader(&self) -> Option<&dyn ConfirmingReader> {
+        None
+    }
+}
+
+/// A driver whose reads confirm the app's facts in the same round trip as what they read
+/// (Android: `pm list packages -U` and `dumpsys package` in the shell of the logcat dump), so a
+/// caller may decide on the facts the driver holds from its last round trip and read in one.
+///
+/// The contract: [`ConfirmingReader::held_app_info`] costs no device call, and both reads fail
+/// with [`Error::Changed`], returning nothing they read, when their round trip finds the app
+/// not as `expected` describes it ([`AppInfo::same_facts`]: another uid, a development build
+/// flag, system flag, shared uid or version that differs, or no package at all). The caller
+/// then looks the app up again and decides again. A driver that cannot see the facts in the
+/// round trip of its read (the iPhone's follower reads from memory; the fake phone) does not
+/// implement it, and is read in two steps.
+#[async_trait]
+pub trait ConfirmingReader: Send + Sync {
+    /// What the driver's last round trip with `device` said about `app`, without asking the
+    /// phone; `None` when it holds nothing (never looked up, or forgotten). It may be stale:
+    /// decide on it only what a read confirming it may then show, and read fresh before a
+    /// refusal or a question.
+    fn held_app_info(&self, device: &DeviceId, app: &AppId) -> Option<AppInfo>;
+
+    /// [`AppLogger::app_logs`] of `expected.app`, confirming `expected` in the same round trip:
+    /// [`Error::Changed`] when the phone says otherwise.
+    async fn confirmed_app_logs(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        query: &LogQuery,
+    ) -> Result<LogResult>;
+
+    /// [`AppLogger::app_crash_result`] of `expected.app`, confirming `expected` in the same round
+    /// trip: [`Error::Changed`] when the phone says otherwise.
+    async fn confirmed_app_crash_result(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult>;
 }
 
 /// A driver that listens for an app's lines (the iPhone's follower) until told to stop.

@@ -483,6 +483,38 @@ pub struct AppInfo {
     pub version: Option<String>,
 }
 
+impl AppInfo {
+    /// Whether `other` describes the app as this does in everything a decision to read it rests
+    /// on: the app, its uid (the one every line is checked against), the development-build,
+    /// system and shared-uid flags, and the version (symbols are filed under it). The label is
+    /// not among them: it names the app, it decides nothing.
+    ///
+    /// ```
+    /// use phonelogs_driver::{AppId, AppInfo};
+    /// let debug = AppInfo {
+    ///     app: AppId::new("dev.phonelogs.crashtest"),
+    ///     label: None,
+    ///     system: false,
+    ///     dev_build: true,
+    ///     uid: Some(10234),
+    ///     shared_uid: false,
+    ///     version: Some("7".into()),
+    /// };
+    /// let labelled = AppInfo { label: Some("Crash Test".into()), ..debug.clone() };
+    /// let release = AppInfo { dev_build: false, ..debug.clone() };
+    /// assert!(debug.same_facts(&labelled));
+    /// assert!(!debug.same_facts(&release));
+    /// ```
+    pub fn same_facts(&self, other: &AppInfo) -> bool {
+        self.app == other.app
+            && self.uid == other.uid
+            && self.dev_build == other.dev_build
+            && self.system == other.system
+            && self.shared_uid == other.shared_uid
+            && self.version == other.version
+    }
+}
+
 /// What a driver can do, so the layers above never ask "is this Android?".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {

@@ -18,6 +18,7 @@ use std::time::Instant;
 use phonelogs_driver::{AppId, DeviceId, LogLevel, LogLine, PhoneMark};
 use time::{OffsetDateTime, UtcOffset};
 
+use crate::lines::Piece;
 use crate::{catalog, new_id};
 
 /// How many cursors a task keeps; older ones are forgotten (then `since: "last"` still works).
@@ -45,30 +46,66 @@ pub(crate) struct Position {
 
 /// A line's fingerprint: everything the phone said of it.
 pub(crate) fn fingerprint(line: &LogLine) -> u64 {
+    fingerprint_of(line, &line.text)
+}
+
+/// The fingerprint `line` would have with `text` (one line of its text, as split).
+fn fingerprint_of(line: &LogLine, text: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     (
-        line.time, line.level, &line.tag, &line.text, line.pid, line.tid, line.uid,
+        line.time,
+        line.level,
+        line.tag.as_str(),
+        text,
+        line.pid,
+        line.tid,
+        line.uid,
     )
         .hash(&mut hasher);
     hasher.finish()
 }
 
+/// A line as a place sees it: its time and fingerprint. A line, or one line of a message's
+/// text not yet copied ([`Piece`]), which has the fingerprint the line made of it will have.
+pub(crate) trait Placed {
+    fn time(&self) -> OffsetDateTime;
+    fn fingerprint(&self) -> u64;
+}
+
+impl Placed for LogLine {
+    fn time(&self) -> OffsetDateTime {
+        self.time
+    }
+    fn fingerprint(&self) -> u64 {
+        fingerprint(self)
+    }
+}
+
+impl Placed for Piece<'_> {
+    fn time(&self) -> OffsetDateTime {
+        self.line.time
+    }
+    fn fingerprint(&self) -> u64 {
+        fingerprint_of(self.line, self.text)
+    }
+}
+
 impl Position {
     /// The place after `lines` (oldest first, what the read returned, the last one shown), or
     /// `since` with nothing seen when there were none.
-    pub(crate) fn after(
-        lines: &[LogLine],
+    pub(crate) fn after<L: Placed>(
+        lines: &[L],
         since: OffsetDateTime,
         query: (String, Option<LogLevel>),
         mark: Option<PhoneMark>,
     ) -> Position {
         let (time, seen) = match lines.last() {
             Some(last) => (
-                last.time,
+                last.time(),
                 lines
                     .iter()
-                    .filter(|l| l.time == last.time)
-                    .map(fingerprint)
+                    .filter(|l| l.time() == last.time())
+                    .map(Placed::fingerprint)
                     .collect(),
             ),
             None => (since, Vec::new()),
@@ -83,18 +120,22 @@ impl Position {
     }
 
     /// The place after `more` lines that followed this one (oldest first).
-    pub(crate) fn advanced(&self, more: &[LogLine]) -> Position {
+    pub(crate) fn advanced<L: Placed>(&self, more: &[L]) -> Position {
         let Some(last) = more.last() else {
             return self.clone();
         };
-        let mut seen: Vec<u64> = if last.time == self.time {
+        let mut seen: Vec<u64> = if last.time() == self.time {
             self.seen.clone()
         } else {
             Vec::new()
         };
-        seen.extend(more.iter().filter(|l| l.time == last.time).map(fingerprint));
+        seen.extend(
+            more.iter()
+                .filter(|l| l.time() == last.time())
+                .map(Placed::fingerprint),
+        );
         Position {
-            time: last.time,
+            time: last.time(),
             seen,
             query: self.query.clone(),
             mark: self.mark.clone(),
@@ -105,16 +146,16 @@ impl Position {
     /// Drops from `lines` (oldest first, read from `self.time` on) those at or before this
     /// place. Returns the lines after it, and whether lines at the place itself were gone (the
     /// buffer wrapped within that instant, so some may be lost).
-    pub(crate) fn skip_seen(
+    pub(crate) fn skip_seen<L: Placed>(
         &self,
-        lines: Vec<LogLine>,
+        lines: Vec<L>,
         query_key: &(String, Option<LogLevel>),
-    ) -> (Vec<LogLine>, bool) {
+    ) -> (Vec<L>, bool) {
         let same_query = *query_key == self.query;
         let at_place: Vec<usize> = lines
             .iter()
             .enumerate()
-            .filter(|(_, l)| l.time == self.time)
+            .filter(|(_, l)| l.time() == self.time)
             .map(|(i, _)| i)
             .collect();
         let mut drop = vec![false; lines.len()];
@@ -126,7 +167,7 @@ impl Position {
             let mut matched = 0usize;
             let mut cut_at: Option<usize> = None;
             for &index in &at_place {
-                if matched < self.seen.len() && fingerprint(&lines[index]) == self.seen[matched] {
+                if matched < self.seen.len() && lines[index].fingerprint() == self.seen[matched] {
                     matched += 1;
                     cut_at = Some(index);
                 }
@@ -142,7 +183,7 @@ impl Position {
             // their fingerprints, each once.
             let mut left = self.seen.clone();
             for &index in &at_place {
-                let print = fingerprint(&lines[index]);
+                let print = lines[index].fingerprint();
                 if let Some(found) = left.iter().position(|p| *p == print) {
                     left.remove(found);
                     drop[index] = true;
@@ -152,7 +193,7 @@ impl Position {
         let kept = lines
             .into_iter()
             .zip(drop)
-            .filter(|(line, dropped)| !dropped && line.time >= self.time)
+            .filter(|(line, dropped)| !dropped && line.time() >= self.time)
             .map(|(line, _)| line)
             .collect();
         (kept, gone)
@@ -400,7 +441,7 @@ mod tests {
                 phone_now: Some(now),
                 oldest_kept: Some(now),
             };
-            let mut place = Position::after(&[], place_time, Q, Some(mark.clone()));
+            let mut place = Position::after::<LogLine>(&[], place_time, Q, Some(mark.clone()));
             place.seen = vec![1];
             let change = place.changes(Some(&mark));
             let _ = change.sentences(place_time, true, "Example", local);
@@ -415,7 +456,7 @@ mod tests {
             oldest_kept: None,
         };
         let t = datetime!(2026-11-30 10:00 UTC);
-        let mut place = Position::after(&[], t, Q, Some(mark("one", t)));
+        let mut place = Position::after::<LogLine>(&[], t, Q, Some(mark("one", t)));
         place.seen = vec![1];
         assert!(place.changes(Some(&mark("two", t))).rebooted);
         let same = place.changes(Some(&mark("one", t)));

@@ -53,13 +53,40 @@ pub(crate) struct Inner {
     pub(crate) symbols: Option<phonelogs_symbols::SymbolsDir>,
     /// How many live tasks read each app on each phone through each driver, so a listener
     /// (the iPhone's follower) that several tasks read through stops only when the last of them
-    /// ends (`Session::end`). Held across the stop, so no task starts reading through a
-    /// listener while it is being stopped.
-    pub(crate) readers: tokio::sync::Mutex<std::collections::HashMap<ReadKey, usize>>,
+    /// ends (`Session::end`).
+    pub(crate) readers: Readers,
 }
 
 /// A driver's index, a phone and an app: what a listener listens to.
 pub(crate) type ReadKey = (usize, phonelogs_driver::DeviceId, phonelogs_driver::AppId);
+
+/// The live tasks' count for each [`ReadKey`], each behind its own lock, which is held across
+/// that listener's stop: a task that starts reading it while it stops waits and gets a new one,
+/// and nothing else waits (another app's, another phone's reads, a slow stop of a farm's
+/// usbmuxd).
+#[derive(Default)]
+pub(crate) struct Readers {
+    counts: std::sync::Mutex<std::collections::HashMap<ReadKey, Arc<tokio::sync::Mutex<usize>>>>,
+}
+
+impl Readers {
+    /// The count of `key` (made at zero), to lock.
+    pub(crate) fn of(&self, key: &ReadKey) -> Arc<tokio::sync::Mutex<usize>> {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        counts.entry(key.clone()).or_default().clone()
+    }
+
+    /// Forgets `key`'s count (given back unlocked) when it is zero and nobody else holds it, so
+    /// the map holds only the listeners live tasks read.
+    pub(crate) fn forget_if_unused(&self, key: &ReadKey, count: Arc<tokio::sync::Mutex<usize>>) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        // Under the map's lock nobody can take another handle, so two (the map's and this one)
+        // means nobody else has it.
+        if Arc::strong_count(&count) == 2 && count.try_lock().is_ok_and(|count| *count == 0) {
+            counts.remove(key);
+        }
+    }
+}
 
 /// The gateway: drivers, policy and state. Cloning shares it.
 #[derive(Clone)]
@@ -265,7 +292,7 @@ impl GatewayBuilder {
                 local_offset,
                 result_cap: self.result_cap,
                 symbols,
-                readers: tokio::sync::Mutex::default(),
+                readers: Readers::default(),
             }),
         })
     }

@@ -2,18 +2,20 @@
 //! checked again against the app's, and crash reports come newest first within the limit. The
 //! gateway reads every driver through one, and other embedders can too.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use phonelogs_driver::{
-    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
-    CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream, LogListener, LogNotice,
-    LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result,
-    SetDebugAppResult, TombstoneCapture,
+    AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, ConfirmingReader,
+    CrashReport, CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream,
+    LogListener, LogNotice, LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner,
+    Result, SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
 
+use crate::lines::{newlines, one_line};
 use crate::render::own_lines;
 
 /// How long a driver call may take by default before it is abandoned.
@@ -56,8 +58,17 @@ impl GuardedLogger {
         }
     }
 
+    /// What the driver holds about `app` from its last round trip with `device`, when its reads
+    /// confirm it ([`ConfirmingReader::held_app_info`]; no device call). `None` from a driver
+    /// that is read in two steps.
+    pub fn held_app_info(&self, device: &DeviceId, app: &AppId) -> Option<AppInfo> {
+        self.inner.confirming_reader()?.held_app_info(device, app)
+    }
+
     /// The app's lines, each checked again against `info`'s uid: a driver that returns mixed
-    /// lines (a logcat that ignored `--uid`) leaks nothing.
+    /// lines (a logcat that ignored `--uid`) leaks nothing. A [`ConfirmingReader`] confirms
+    /// `info` in the read's own round trip ([`phonelogs_driver::Error::Changed`] when the phone
+    /// says otherwise, with nothing returned).
     pub async fn own_logs(
         &self,
         device: &DeviceId,
@@ -65,12 +76,11 @@ impl GuardedLogger {
         query: &LogQuery,
     ) -> Result<LogResult> {
         refuse_shared_uid(info)?;
-        let result = self
-            .timed(
-                "reading the app's log lines",
-                self.inner.app_logs(device, &info.app, query),
-            )
-            .await?;
+        let read = match self.inner.confirming_reader() {
+            Some(reader) => reader.confirmed_app_logs(device, info, query),
+            None => self.inner.app_logs(device, &info.app, query),
+        };
+        let result = self.timed("reading the app's log lines", read).await?;
         let (mut lines, dropped) =
             own_lines(result.lines, info, self.inner.capabilities().line_uids)?;
         if dropped > 0 {
@@ -147,15 +157,14 @@ impl GuardedLogger {
         // a task starts at any instant: a crash in the task's first second would otherwise fall
         // before `since` and be lost. Compare at the reports' resolution.
         let since = since.replace_nanosecond(0).unwrap_or(since);
+        let read = match self.inner.confirming_reader() {
+            Some(reader) => reader.confirmed_app_crash_result(device, info, since, limit),
+            None => self.inner.app_crash_result(device, &info.app, since, limit),
+        };
         let CrashResult {
             mut reports,
             unconfirmed,
-        } = self
-            .timed(
-                "reading the app's crash reports",
-                self.inner.app_crash_result(device, &info.app, since, limit),
-            )
-            .await?;
+        } = self.timed("reading the app's crash reports", read).await?;
         let before = reports.len();
         reports.retain(|report| {
             report.time >= since && report_is_the_apps(report, info, self.inner.capabilities())
@@ -351,6 +360,40 @@ impl AppLogger for GuardedLogger {
     fn debugger(&self) -> Option<&dyn AppDebugger> {
         self.inner.debugger().map(|_| self as &dyn AppDebugger)
     }
+
+    fn confirming_reader(&self) -> Option<&dyn ConfirmingReader> {
+        self.inner
+            .confirming_reader()
+            .map(|_| self as &dyn ConfirmingReader)
+    }
+}
+
+/// Reached only when the wrapped driver is a [`ConfirmingReader`]: its reads with the checks
+/// of [`GuardedLogger::own_logs`] and [`GuardedLogger::own_crash_result`].
+#[async_trait]
+impl ConfirmingReader for GuardedLogger {
+    fn held_app_info(&self, device: &DeviceId, app: &AppId) -> Option<AppInfo> {
+        GuardedLogger::held_app_info(self, device, app)
+    }
+
+    async fn confirmed_app_logs(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
+        self.own_logs(device, expected, query).await
+    }
+
+    async fn confirmed_app_crash_result(
+        &self,
+        device: &DeviceId,
+        expected: &AppInfo,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<CrashResult> {
+        self.own_crash_result(device, expected, since, limit).await
+    }
 }
 
 #[async_trait]
@@ -378,11 +421,24 @@ impl AppDebugger for GuardedLogger {
         package: &AppId,
     ) -> Result<ProcessExitHistory> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed(
-            "dumpsys activity exit-info",
-            debugger.process_exit_history(device, package),
-        )
-        .await
+        let mut history = self
+            .timed(
+                "dumpsys activity exit-info",
+                debugger.process_exit_history(device, package),
+            )
+            .await?;
+        for record in &mut history.records {
+            for field in [
+                &mut record.timestamp,
+                &mut record.process,
+                &mut record.reason,
+                &mut record.subreason,
+                &mut record.pss,
+            ] {
+                one_line_field(field);
+            }
+        }
+        Ok(history)
     }
 
     async fn set_debug_app(
@@ -432,13 +488,48 @@ impl AppDebugger for GuardedLogger {
 
     async fn native_backtrace(&self, device: &DeviceId, pid: i64) -> Result<NativeBacktrace> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("debuggerd -b", debugger.native_backtrace(device, pid))
-            .await
+        let mut backtrace = self
+            .timed("debuggerd -b", debugger.native_backtrace(device, pid))
+            .await?;
+        one_line_field(&mut backtrace.process_name);
+        one_line_field(&mut backtrace.abi);
+        for thread in &mut backtrace.threads {
+            if let Cow::Owned(name) = one_line(&thread.name) {
+                thread.name = name;
+            }
+        }
+        if let Cow::Owned(text) = newlines(&backtrace.text) {
+            backtrace.text = text;
+        }
+        Ok(backtrace)
     }
 
     async fn native_tombstone(&self, device: &DeviceId, pid: i64) -> Result<TombstoneCapture> {
         let debugger = self.inner.debugger().ok_or_else(no_debugger)?;
-        self.timed("debuggerd", debugger.native_tombstone(device, pid))
-            .await
+        // The bytes are the file written, as the phone printed them; the fields reach the
+        // agent.
+        let mut capture = self
+            .timed("debuggerd", debugger.native_tombstone(device, pid))
+            .await?;
+        for field in [
+            &mut capture.process_name,
+            &mut capture.abi,
+            &mut capture.signal,
+            &mut capture.device_tombstone_ref,
+        ] {
+            one_line_field(field);
+        }
+        Ok(capture)
+    }
+}
+
+/// A debugging aid's field as the one line-end rule shows a one-line field (`crate::lines`):
+/// the texts a phone prints there (a process or thread name an app chose, an exit record's
+/// reason) reach the agent and its messages.
+fn one_line_field(field: &mut Option<String>) {
+    if let Some(text) = field
+        && let Cow::Owned(clean) = one_line(text)
+    {
+        *text = clean;
     }
 }

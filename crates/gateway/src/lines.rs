@@ -24,6 +24,16 @@ pub(crate) fn is_line_end(c: char) -> bool {
     )
 }
 
+/// Whether `c` can make a text read as something else where it is shown: a control character,
+/// a line end ([`is_line_end`]), or a mark that turns text around or hides in it (the
+/// bidirectional overrides and isolates, zero-width characters). A text from elsewhere (an
+/// app's label, what the agent wrote) never shows one to the person.
+pub(crate) fn misleads(c: char) -> bool {
+    c.is_control()
+        || is_line_end(c)
+        || matches!(c, '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
 /// Whether `text` holds a line end; a scan of its bytes for the first byte of one.
 fn has_line_end(text: &str) -> bool {
     // `\n`, VT, FF, `\r` are 0x0A to 0x0D; NEL starts with 0xC2, the separators with 0xE2.
@@ -82,26 +92,71 @@ fn split_with(text: &str, with: &str) -> String {
 /// Splits every multi-line message into one line per line of text (at each [`is_line_end`],
 /// `\r\n` once), dropping the empty piece after a trailing end, then keeps the newest `limit`
 /// lines. Returns the lines, oldest first, and how many older ones the limit left out.
+///
+/// Only the lines kept are made: each owns a copy of its message's tag, so a message with
+/// thousands of line ends would otherwise be held thousands of times over (what a phone sends
+/// is held at most [`pieces`]' few words per line more). The calls take the [`pieces`] and
+/// copy those they keep; this is their rule, for the tests.
+#[cfg(test)]
 pub(crate) fn one_line_each(lines: Vec<LogLine>, limit: usize) -> (Vec<LogLine>, usize) {
+    if !lines.iter().any(|line| has_line_end(&line.text)) {
+        let mut lines = lines;
+        let over = lines.len().saturating_sub(limit);
+        lines.drain(..over);
+        return (lines, over);
+    }
+    let pieces = pieces(&lines);
+    let over = pieces.len().saturating_sub(limit);
+    (
+        pieces[over..].iter().copied().map(Piece::to_line).collect(),
+        over,
+    )
+}
+
+/// One line of a message's text, borrowed: what [`one_line_each`] makes of it, before it is
+/// copied.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Piece<'a> {
+    /// The message (its time, level, tag, pid, tid, uid).
+    pub(crate) line: &'a LogLine,
+    /// This line of its text.
+    pub(crate) text: &'a str,
+}
+
+impl Piece<'_> {
+    /// The piece as a line of its own, with its message's time, level, tag and ids.
+    pub(crate) fn to_line(self) -> LogLine {
+        let line = self.line;
+        LogLine {
+            time: line.time,
+            level: line.level,
+            tag: line.tag.clone(),
+            text: self.text.to_owned(),
+            pid: line.pid,
+            tid: line.tid,
+            uid: line.uid,
+        }
+    }
+}
+
+/// Every message's lines, oldest first, borrowed (a few words each, whatever the tag).
+pub(crate) fn pieces(lines: &[LogLine]) -> Vec<Piece<'_>> {
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
-        if !has_line_end(&line.text) {
-            out.push(line);
-            continue;
-        }
-        for piece in split_lines(&line.text) {
-            out.push(LogLine {
-                text: piece.to_owned(),
-                tag: line.tag.clone(),
-                ..line.clone()
+        if has_line_end(&line.text) {
+            out.extend(
+                split_lines(&line.text)
+                    .into_iter()
+                    .map(|text| Piece { line, text }),
+            );
+        } else {
+            out.push(Piece {
+                line,
+                text: &line.text,
             });
         }
     }
-    let over = out.len().saturating_sub(limit);
-    if over > 0 {
-        out.drain(..over);
-    }
-    (out, over)
+    out
 }
 
 #[cfg(test)]

@@ -26,9 +26,9 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::cursor::{Position, fingerprint};
+use crate::cursor::{Placed, Position};
 use crate::guard::GuardedLogger;
-use crate::lines::one_line_each;
+use crate::lines::{Piece, pieces};
 
 /// The default and longest `timeout` of a wait, in seconds.
 pub const WAIT_TIMEOUTS: (u32, u32) = (10, 60);
@@ -119,6 +119,19 @@ pub(crate) fn holds(tag: &str, shown: &str, text: &str) -> bool {
     tag.contains(text) || shown.contains(text)
 }
 
+/// The first of `pieces` that holds the awaited text, matched as the agent would see the line
+/// (masked when `masker` is given: a wait cannot probe a secret either).
+pub(crate) fn first_holding(
+    pieces: &[Piece<'_>],
+    masker: Option<&crate::mask::Masker>,
+    text: &str,
+) -> Option<usize> {
+    crate::select::shown_texts(pieces, masker)
+        .iter()
+        .zip(pieces)
+        .position(|(shown, piece)| holds(&piece.line.tag, shown, text))
+}
+
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
@@ -144,15 +157,15 @@ impl After {
         }
     }
 
-    fn is_new(&mut self, line: &LogLine) -> bool {
-        if line.time < self.time {
+    fn is_new(&mut self, line: &impl Placed) -> bool {
+        if line.time() < self.time {
             return false;
         }
-        if line.time > self.time {
+        if line.time() > self.time {
             return true;
         }
         if self.matched < self.seen.len() {
-            if fingerprint(line) == self.seen[self.matched] {
+            if line.fingerprint() == self.seen[self.matched] {
                 self.matched += 1;
                 return false;
             }
@@ -162,16 +175,6 @@ impl After {
         }
         true
     }
-}
-
-/// Whether `now` is what a call decided on `before` would be decided on again: the same
-/// development-build flag, system flag, shared uid and uid (the inputs of the permission
-/// steps and of the guard's uid checks).
-fn decided_alike(before: &AppInfo, now: &AppInfo) -> bool {
-    before.dev_build == now.dev_build
-        && before.system == now.system
-        && before.shared_uid == now.shared_uid
-        && before.uid == now.uid
 }
 
 /// The phone's word about the app, read again during a wait: which processes' lines it has
@@ -192,10 +195,10 @@ impl Recheck {
     }
 
     /// Reads the app's facts again: `Changed` when they are no longer what the call was
-    /// decided on.
+    /// decided on ([`AppInfo::same_facts`], the rule a confirming read keeps too).
     async fn confirm(on: &On<'_>) -> phonelogs_driver::Result<()> {
         let now = on.driver.app_info(on.device, &on.info.app).await?;
-        if decided_alike(on.info, &now) {
+        if on.info.same_facts(&now) {
             return Ok(());
         }
         Err(phonelogs_driver::Error::Changed(format!(
@@ -205,16 +208,16 @@ impl Recheck {
     }
 
     /// Before `fresh` lines are taken: a reading when one comes from a process not seen yet.
-    /// `read` is how many lines the wait holds with them.
+    /// `read` is how many lines the call has read with them.
     async fn before_taking(
         &mut self,
         on: &On<'_>,
-        fresh: &[LogLine],
+        fresh: &[Piece<'_>],
         read: usize,
     ) -> phonelogs_driver::Result<()> {
         let mut new = false;
-        for line in fresh {
-            new |= self.pids.insert(line.pid);
+        for piece in fresh {
+            new |= self.pids.insert(piece.line.pid);
         }
         if new {
             Recheck::confirm(on).await?;
@@ -232,7 +235,78 @@ impl Recheck {
     }
 }
 
-/// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `lines`
+/// The lines a call holds to show: the newest `keep` (the call's limit) of those it read and
+/// its wait took, and how many older ones it let go, so a wait on a chatty app holds no more
+/// than it can show and the result's count of lines left out stays true.
+pub(crate) struct Held {
+    lines: Vec<LogLine>,
+    keep: usize,
+    /// How many lines the call read before the wait.
+    before: usize,
+    /// How many lines the wait took (those let go included).
+    taken: usize,
+    /// How many lines were let go (older than the newest `keep`).
+    dropped: usize,
+}
+
+impl Held {
+    /// The lines a call read (at most `keep` of them are held), to wait after.
+    pub(crate) fn new(lines: Vec<LogLine>, keep: usize) -> Held {
+        let mut held = Held {
+            before: lines.len(),
+            lines,
+            keep: keep.max(1),
+            taken: 0,
+            dropped: 0,
+        };
+        held.trim();
+        held
+    }
+
+    /// Takes `fresh` lines up to the first that holds `text` as the agent would see it (masked
+    /// when `masker` is given), `true` when one does; only the newest `keep` of them are made
+    /// into lines.
+    fn take(
+        &mut self,
+        fresh: &[Piece<'_>],
+        text: &str,
+        masker: Option<&crate::mask::Masker>,
+    ) -> bool {
+        let matched = first_holding(fresh, masker, text);
+        let upto = matched.map_or(fresh.len(), |at| at + 1);
+        let from = upto.saturating_sub(self.keep);
+        self.taken += upto;
+        self.dropped += from;
+        self.lines
+            .extend(fresh[from..upto].iter().copied().map(Piece::to_line));
+        // Trimmed in batches: at most twice `keep` lines are ever held.
+        if self.lines.len() >= 2 * self.keep {
+            self.trim();
+        }
+        matched.is_some()
+    }
+
+    fn trim(&mut self) {
+        let over = self.lines.len().saturating_sub(self.keep);
+        self.lines.drain(..over);
+        self.dropped += over;
+    }
+
+    /// How many lines the call has read.
+    fn read(&self) -> usize {
+        self.before + self.taken
+    }
+
+    /// The newest `keep` lines, how many older ones were let go, and the lines the wait took
+    /// that are among them.
+    pub(crate) fn finish(mut self) -> (Vec<LogLine>, usize, usize) {
+        self.trim();
+        let taken = self.taken.min(self.lines.len());
+        (self.lines, self.dropped, taken)
+    }
+}
+
+/// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `held`
 /// (split one per line of text) until one holds it, the time runs out or the wait is
 /// cancelled. An error of the driver ends the wait with it, and so does a change of the
 /// phone's word about the app ([`Recheck`]): every line added was read while the app was
@@ -241,12 +315,13 @@ pub(crate) async fn wait_for_line(
     on: &On<'_>,
     query: &LogQuery,
     place: &Position,
-    lines: &mut Vec<LogLine>,
+    held: &mut Held,
 ) -> phonelogs_driver::Result<Ending> {
-    let mut recheck = Recheck::new(lines);
-    let ending = follow_lines(on, query, place, lines, &mut recheck).await?;
-    if lines.len() > recheck.confirmed {
-        recheck.now(on, lines.len()).await?;
+    let mut recheck = Recheck::new(&held.lines);
+    recheck.confirmed = held.read();
+    let ending = follow_lines(on, query, place, held, &mut recheck).await?;
+    if held.read() > recheck.confirmed {
+        recheck.now(on, held.read()).await?;
     }
     Ok(ending)
 }
@@ -256,7 +331,7 @@ async fn follow_lines(
     on: &On<'_>,
     query: &LogQuery,
     place: &Position,
-    lines: &mut Vec<LogLine>,
+    held: &mut Held,
     recheck: &mut Recheck,
 ) -> phonelogs_driver::Result<Ending> {
     let On {
@@ -285,7 +360,6 @@ async fn follow_lines(
     // A slow reading is not made up for with readings back to back.
     again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut polled = place.clone();
-    let first = lines.len();
     loop {
         let next = async {
             match stream.as_mut() {
@@ -304,87 +378,77 @@ async fn follow_lines(
                 if !(on.allowed)() {
                     return Ok(Ending::Cancelled);
                 }
-                hooks.report(started, wait.timeout(), lines.len() - first);
+                hooks.report(started, wait.timeout(), held.taken);
                 continue;
             }
             _ = again.tick() => {
-                recheck.now(on, lines.len()).await?;
+                recheck.now(on, held.read()).await?;
                 continue;
             }
         };
-        let fresh = fresh_lines(on, next, &mut after, &query, &mut polled).await?;
+        let streamed = matches!(next, Next::Line(_));
+        let messages = next_messages(on, next, &query, polled.time).await?;
+        let fresh = match streamed {
+            true => fresh_pieces(on, &messages, &mut after),
+            false => fresh_polled(on, &messages, &query, &mut polled),
+        };
         // A line that comes after the task ended or the person blocked the app is not shown.
         if !fresh.is_empty() && !(on.allowed)() {
             return Ok(Ending::Cancelled);
         }
         recheck
-            .before_taking(on, &fresh, lines.len() + fresh.len())
+            .before_taking(on, &fresh, held.read() + fresh.len())
             .await?;
-        if take_until_held(fresh, on, lines) {
+        if held.take(&fresh, &wait.text, on.masker) {
             return Ok(Ending::Matched);
         }
     }
 }
 
-/// Adds `fresh` to `lines` up to and including the first that holds the awaited text, matched
-/// as the agent would see the line (masked: a wait cannot probe a secret either); whether one
-/// did.
-fn take_until_held(fresh: Vec<LogLine>, on: &On<'_>, lines: &mut Vec<LogLine>) -> bool {
-    let held: Vec<bool> = crate::select::shown_texts(&fresh, on.masker)
-        .iter()
-        .zip(&fresh)
-        .map(|(text, line)| holds(&line.tag, text, &on.wait.text))
-        .collect();
-    for (line, found) in fresh.into_iter().zip(held) {
-        lines.push(line);
-        if found {
-            return true;
-        }
-    }
-    false
+/// The new lines of a streamed message, split one per line of text first (the cursor's lines
+/// are the split ones), borrowed: only those held are copied.
+fn fresh_pieces<'m>(on: &On<'_>, messages: &'m [LogLine], after: &mut After) -> Vec<Piece<'m>> {
+    on.selection
+        .sift(pieces(messages), on.masker)
+        .into_iter()
+        .filter(|piece| after.is_new(piece))
+        .collect()
 }
 
-/// The new lines `next` brings: a line of the stream split one per line of text, less those
-/// at or before the place, or the lines a re-read found.
-async fn fresh_lines(
+/// The lines a re-read found after `polled` (split as [`fresh_pieces`] splits), and `polled`
+/// moved after them.
+fn fresh_polled<'m>(
     on: &On<'_>,
-    next: Next,
-    after: &mut After,
+    messages: &'m [LogLine],
     query: &LogQuery,
     polled: &mut Position,
+) -> Vec<Piece<'m>> {
+    let key = (on.selection.key().to_owned(), query.level);
+    let (fresh, _) = polled.skip_seen(on.selection.sift(pieces(messages), on.masker), &key);
+    *polled = polled.advanced(&fresh);
+    fresh
+}
+
+/// The messages `next` brings: the stream's line, or the app's lines read again after `since`
+/// (a driver that cannot stream).
+async fn next_messages(
+    on: &On<'_>,
+    next: Next,
+    query: &LogQuery,
+    since: OffsetDateTime,
 ) -> phonelogs_driver::Result<Vec<LogLine>> {
     match next {
         Next::Line(None) => Err(phonelogs_driver::Error::Disconnected(
             "the phone's log stream ended while waiting".into(),
         )),
-        Next::Line(Some(line)) => {
-            // Split first: the cursor's lines are the split ones, and they were selected.
-            let pieces = one_line_each(vec![line?], usize::MAX).0;
-            let mut pieces = on.selection.sift(pieces, on.masker);
-            pieces.retain(|piece| after.is_new(piece));
-            Ok(pieces)
+        Next::Line(Some(line)) => Ok(vec![line?]),
+        Next::Poll => {
+            let mut again = query.clone();
+            again.since = since;
+            again.count = usize::MAX;
+            Ok(on.driver.own_logs(on.device, on.info, &again).await?.lines)
         }
-        Next::Poll => poll_lines(on, query, polled).await,
     }
-}
-
-/// The app's lines after `polled`, read again (a driver that cannot stream), and `polled`
-/// moved after them.
-async fn poll_lines(
-    on: &On<'_>,
-    query: &LogQuery,
-    polled: &mut Position,
-) -> phonelogs_driver::Result<Vec<LogLine>> {
-    let mut again = query.clone();
-    again.since = polled.time;
-    again.count = usize::MAX;
-    let result = on.driver.own_logs(on.device, on.info, &again).await?;
-    let (split, _) = one_line_each(result.lines, usize::MAX);
-    let split = on.selection.sift(split, on.masker);
-    let key = (on.selection.key().to_owned(), query.level);
-    let (fresh, _) = polled.skip_seen(split, &key);
-    *polled = polled.advanced(&fresh);
-    Ok(fresh)
 }
 
 /// What a wait is about: the driver, the phone, the app, the wait and the caller's hooks.

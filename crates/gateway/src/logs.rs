@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
-use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds, wait_for_line};
+use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, first_holding, wait_for_line};
 use crate::mask::Masker;
 use crate::permission::{Ask, Gate};
 use crate::render::{LineView, RenderedLines, render_rows};
@@ -70,9 +70,11 @@ impl Session {
             Ok(call) => call,
             Err(response) => return *response,
         };
+        // A warm call is decided on the facts the driver holds from its last round trip, which
+        // its read confirms; a change it finds is decided again on facts read fresh.
         let mut again = true;
         loop {
-            let target = match self.admit(&call, request.device.as_deref()).await {
+            let target = match self.admit(&call, request.device.as_deref(), again).await {
                 Ok(target) => target,
                 Err(response) => return *response,
             };
@@ -80,6 +82,7 @@ impl Session {
                 LogsKind::Logs => self.read_lines(&target, &call, hooks).await,
                 LogsKind::Crashes => self.read_reports(&target, &call, hooks).await,
             };
+            self.after_read(&target).await;
             match read {
                 Ok(response) => return response,
                 Err(error) if error.kind() == ErrorKind::Changed && again => {
@@ -94,7 +97,6 @@ impl Session {
     /// Checks the call's arguments and the policy from the app's id, before anything touches a
     /// phone.
     fn prepare(&self, request: &LogsRequest) -> Result<LogsCall, Box<LogsResponse>> {
-        let args = step_args(request);
         if self.ended() {
             return Err(Box::new(LogsResponse::bare(
                 Status::Error,
@@ -103,17 +105,38 @@ impl Session {
         }
         let app = AppId::parse(&request.app)
             .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
+        let level = match request.level.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(text) => LogLevel::from_name(text)
+                .map(Some)
+                .ok_or_else(|| catalog::level_error(text)),
+        };
+        let place = since_place(request.since.as_deref());
+        let since = match place {
+            Some(_) => Ok(self.started_at()),
+            None => parse_since(
+                request.since.as_deref(),
+                self.gateway().now(),
+                self.gateway().local_offset(),
+                self.started_at(),
+            ),
+        };
+        // The history keeps what the call was read as, never the agent's words for it: only
+        // `filter`, `exclude` and `tag` are the agent's own text (masked and bounded).
+        let args = step_args(
+            request,
+            history_since(request.since.as_deref(), place.as_ref(), &since),
+            level.as_ref().map_or_else(
+                |_| Some(HISTORY_INVALID.to_owned()),
+                |level| level.map(|level| level.name().to_owned()),
+            ),
+        );
         let fail = |message: String| {
             let mut response = self.failed(&args, None, app.as_str(), Status::Error, message);
             response.error_code = Some(crate::types::LogsErrorCode::InvalidArgument);
             Box::new(response)
         };
-        let level = match request.level.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(text) => {
-                Some(LogLevel::from_name(text).ok_or_else(|| fail(catalog::level_error(text)))?)
-            }
-        };
+        let level = level.map_err(fail)?;
         let (default_limit, max_limit) = match request.kind {
             LogsKind::Logs => LOG_LIMITS,
             LogsKind::Crashes => CRASH_LIMITS,
@@ -126,20 +149,10 @@ impl Session {
                 max_limit,
             )));
         }
-        let place = since_place(request.since.as_deref());
         if place.is_some() && request.kind == LogsKind::Crashes {
             return Err(fail(catalog::place_for_crashes()));
         }
-        let since = match place {
-            Some(_) => self.started_at(),
-            None => parse_since(
-                request.since.as_deref(),
-                self.gateway().now(),
-                self.gateway().local_offset(),
-                self.started_at(),
-            )
-            .map_err(fail)?,
-        };
+        let since = since.map_err(fail)?;
         let wait = wait_of(request).map_err(fail)?;
         let selection = Selection::parse(
             request.filter.as_deref(),
@@ -169,13 +182,22 @@ impl Session {
         })
     }
 
-    /// The phone, the app as the phone describes it now, and the person's permission.
+    /// The phone, the app as the phone describes it, and the person's permission. With `held`,
+    /// the facts the driver holds from its last round trip when they let the call go as it
+    /// stands (the read then confirms them, [`phonelogs_driver::ConfirmingReader`]); else, and
+    /// for any refusal or question, the facts read now.
     async fn admit(
         &self,
         call: &LogsCall,
         device: Option<&str>,
+        held: bool,
     ) -> Result<Target, Box<LogsResponse>> {
-        let target = self.resolve(device, &call.app, &call.args).await?;
+        let ask = Ask::plain(Action::Logs);
+        let approval_id = call.approval_id.as_deref();
+        let mut target = self.resolve(device, &call.app, &call.args, held).await?;
+        if target.held && !self.permits_held(&target, &ask, approval_id) {
+            target = self.resolve(device, &call.app, &call.args, false).await?;
+        }
         let capabilities = self.driver(target.driver_index).capabilities();
         let able = match call.kind {
             LogsKind::Logs => capabilities.logs,
@@ -191,15 +213,18 @@ impl Session {
                 message,
             )));
         }
-        let ask = Ask::plain(Action::Logs);
-        match self
-            .permit(&target, &ask, call.approval_id.as_deref(), &call.args)
-            .await
-        {
-            Gate::Go => {}
-            Gate::Stop(response) => return Err(response),
+        if !target.held {
+            match self.permit(&target, &ask, approval_id, &call.args).await {
+                Gate::Go => {}
+                Gate::Stop(response) => return Err(response),
+            }
         }
-        self.mark_read(&target).await;
+        if !self.mark_read(&target).await {
+            return Err(Box::new(LogsResponse::bare(
+                Status::Error,
+                catalog::task_ended(),
+            )));
+        }
         Ok(target)
     }
 
@@ -236,13 +261,13 @@ impl Session {
         let notices = std::mem::take(&mut result.notices);
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
-        // the lines the agent sees.
-        let (lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
-        let mut lines = call.selection.sift(lines, masker);
+        // the lines the agent sees. Borrowed first: only the lines that can be shown are copied.
+        let pieces = crate::lines::pieces(&result.lines);
+        let mut pieces = call.selection.sift(pieces, masker);
         let mut notes = Vec::new();
         if let Some(start) = &start {
-            let (kept, gone) = start.skip_seen(lines, &key);
-            lines = kept;
+            let (kept, gone) = start.skip_seen(pieces, &key);
+            pieces = kept;
             let change = start.changes(result.mark.as_ref());
             notes = change.sentences(
                 start.time,
@@ -251,66 +276,59 @@ impl Session {
                 self.gateway().local_offset(),
             );
         }
-        let place_after = |lines: &[LogLine]| {
-            let place = match &start {
-                Some(start) => start.advanced(lines),
-                None => Position::after(lines, since, key.clone(), None),
-            };
-            place.marked(result.mark.clone(), read_at)
+        // An awaited line already read ends the wait at once (the lines after it are left for
+        // the next call); waiting for any line (an empty text), the lines already there are it.
+        // The awaited text is matched against what the agent would see, as a filter is.
+        let wait = call.wait.as_ref();
+        let found = wait.and_then(|wait| match wait.text.is_empty() {
+            true => pieces.len().checked_sub(1),
+            false => first_holding(&pieces, masker, &wait.text),
+        });
+        if let Some(at) = found {
+            pieces.truncate(at + 1);
+        }
+        let place = match &start {
+            Some(start) => start.advanced(&pieces),
+            None => Position::after(&pieces, since, key, None),
         };
-        let ending = match &call.wait {
-            None => None,
-            Some(wait) => Some(
-                self.wait_lines(
-                    target,
-                    call,
-                    hooks,
-                    &query,
-                    &place_after(&lines),
-                    &mut lines,
-                    (wait, masker),
-                )
-                .await?,
-            ),
-        };
-        let place = place_after(&lines);
-        let read = ReadLines {
+        let over = pieces.len().saturating_sub(call.limit);
+        let lines: Vec<LogLine> = pieces[over..].iter().map(|p| p.to_line()).collect();
+        drop(pieces);
+        let mut read = ReadLines {
             lines,
-            omitted: result.omitted,
-            processes: result.processes,
+            omitted: result.omitted + over,
+            processes: std::mem::take(&mut result.processes),
             notices,
             masker,
         };
+        let (place, ending) = match (wait, found) {
+            (Some(wait), None) => {
+                let (how, place) = self
+                    .wait_lines(target, call, hooks, (&query, &place), &mut read, wait)
+                    .await?;
+                (place, Some(how))
+            }
+            (Some(_), Some(_)) => (place, Some(Ending::Matched)),
+            (None, _) => (place, None),
+        };
+        let place = place.marked(result.mark.clone(), read_at);
         Ok(self.lay_out_lines(target, call, read, place, notes, ending))
     }
 
-    /// Waits for the awaited line: one already read ends the wait at once (the lines after it
-    /// are left for the next call), else the wait for new ones.
-    #[allow(clippy::too_many_arguments)]
+    /// Waits for new lines after `place` until one holds the awaited text, holding the newest
+    /// `limit` of the read's and the wait's lines in `read` (the older ones counted as left
+    /// out); the ending, and the place after the lines the wait took.
     async fn wait_lines(
         &self,
         target: &Target,
         call: &LogsCall,
         hooks: &LiveHooks,
-        query: &LogQuery,
-        place: &Position,
-        lines: &mut Vec<LogLine>,
-        (wait, masker): (&Wait, Option<&Masker>),
-    ) -> Result<Ending, phonelogs_driver::Error> {
-        // Waiting for any line (an empty text): the lines already there are it.
-        if wait.text.is_empty() && !lines.is_empty() {
-            return Ok(Ending::Matched);
-        }
-        // The awaited text is matched against what the agent would see, as a filter is.
-        let shown = crate::select::shown_texts(lines, masker);
-        if let Some(at) = lines
-            .iter()
-            .zip(&shown)
-            .position(|(line, text)| holds(&line.tag, text, &wait.text))
-        {
-            lines.truncate(at + 1);
-            return Ok(Ending::Matched);
-        }
+        (query, place): (&LogQuery, &Position),
+        read: &mut ReadLines<'_>,
+        wait: &Wait,
+    ) -> Result<(Ending, Position), phonelogs_driver::Error> {
+        let masker = read.masker;
+        let mut held = Held::new(std::mem::take(&mut read.lines), call.limit);
         let allowed = || self.still_allowed(&target.info.app);
         let on = On {
             driver: self.driver(target.driver_index),
@@ -322,12 +340,17 @@ impl Session {
             selection: &call.selection,
             masker,
         };
-        wait_for_line(&on, query, place, lines).await
+        let ending = wait_for_line(&on, query, place, &mut held).await;
+        let (lines, dropped, taken) = held.finish();
+        read.omitted += dropped;
+        let place = place.advanced(&lines[lines.len() - taken..]);
+        read.lines = lines;
+        Ok((ending?, place))
     }
 
-    /// Keeps the newest `limit` lines, builds their rows (masked, with process markers and
-    /// repeats folded), renders them within the cap (the one cut), records the step, and gives
-    /// out the cursor after the last line shown.
+    /// Builds the rows of the newest `limit` lines the read kept (masked, with process markers
+    /// and repeats folded), renders them within the cap (the one cut), records the step, and
+    /// gives out the cursor after the last line shown.
     fn lay_out_lines(
         &self,
         target: &Target,
@@ -337,15 +360,14 @@ impl Session {
         mut notes: Vec<String>,
         ending: Option<Ending>,
     ) -> LogsResponse {
+        // The read kept the newest `limit` lines and counted the older ones in `omitted`.
         let ReadLines {
-            mut lines,
+            lines,
             omitted,
             processes,
             notices,
             masker,
         } = read;
-        let over_limit = lines.len().saturating_sub(call.limit);
-        lines.drain(..over_limit);
         let lines = self.symbolicated_lines(target, lines, &mut notes);
         let options = RowOptions {
             masker,
@@ -359,7 +381,7 @@ impl Session {
         );
         // The driver's count (the limit), the split's and the cap's, so the message's count is
         // of every older line the agent does not see.
-        let left_out = omitted + over_limit + rendered.left_out;
+        let left_out = omitted + rendered.left_out;
         let shown = rendered.shown;
         let step = if self.is_person() {
             catalog::step_person_read(shown, &target.label)
@@ -544,12 +566,12 @@ struct ReadLines<'a> {
 }
 
 /// What the history keeps of a request: its arguments, an agent's texts bounded.
-fn step_args(request: &LogsRequest) -> StepArgs {
+fn step_args(request: &LogsRequest, since: Option<String>, level: Option<String>) -> StepArgs {
     let bounded = |text: &Option<String>| text.as_deref().map(StepArgs::bounded);
     StepArgs {
         app: request.app.trim().to_owned(),
         kind: request.kind.as_str().to_owned(),
-        since: request.since.clone(),
+        since,
         filter: bounded(&request.filter),
         exclude: bounded(&request.exclude),
         tags: request
@@ -557,7 +579,7 @@ fn step_args(request: &LogsRequest) -> StepArgs {
             .as_ref()
             .filter(|tags| !tags.is_empty())
             .map(|tags| StepArgs::bounded(&tags.join(", "))),
-        level: request.level.clone(),
+        level,
         limit: request.limit,
     }
 }
@@ -631,4 +653,28 @@ fn whole_ms(time: OffsetDateTime) -> OffsetDateTime {
     let nanos = time.nanosecond();
     time.replace_nanosecond(nanos - nanos % 1_000_000)
         .unwrap_or(time)
+}
+
+/// What the history keeps for a value the agent gave that was not a valid one: a fixed mark,
+/// never the agent's text.
+pub(crate) const HISTORY_INVALID: &str = "(invalid)";
+
+/// `since` as the history keeps it: `last`, `cursor` (not its value), the time it was read as
+/// (RFC 3339, UTC), [`HISTORY_INVALID`], or nothing when the agent gave none.
+fn history_since(
+    given: Option<&str>,
+    place: Option<&SincePlace>,
+    since: &Result<OffsetDateTime, String>,
+) -> Option<String> {
+    given.map(str::trim).filter(|text| !text.is_empty())?;
+    Some(match (place, since) {
+        (Some(SincePlace::Last), _) => "last".to_owned(),
+        (Some(SincePlace::Cursor(_)), _) => "cursor".to_owned(),
+        // A time near the ends of the calendar has no UTC form (it would overflow): kept as read.
+        (None, Ok(time)) => crate::store::rfc3339(
+            time.checked_to_offset(time::UtcOffset::UTC)
+                .unwrap_or(*time),
+        ),
+        (None, Err(_)) => HISTORY_INVALID.to_owned(),
+    })
 }

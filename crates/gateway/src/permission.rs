@@ -12,6 +12,12 @@
 //!    person's answer to this action's own question. An answer covers only the action it was
 //!    asked for: a logs answer never covers a backtrace or a tombstone.
 //!
+//!    A warm `phone_logs` takes this step on the facts its driver holds from its last round
+//!    trip ([`Session::permits_held`]), when the driver's read confirms them in its own round
+//!    trip ([`phonelogs_driver::ConfirmingReader`]), and only when they allow the call: a
+//!    refusal, a question or an answer to pick up is decided here on facts read fresh. A read
+//!    that finds them changed returns nothing and the call decides again on fresh facts.
+//!
 //! Each refusal is a [`Refusal`] value, turned into a history step and a response at one edge
 //! ([`Session::refuse`]).
 
@@ -20,13 +26,22 @@ use phonelogs_policy::{Action, Decision, ScopeReason};
 
 use crate::catalog::{self, Subject};
 use crate::session::{Session, Target};
-use crate::store::NewApproval;
+use crate::store::{Asked, NewApproval};
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 
 /// The outcome of the permission steps: go ahead, or answer with this response.
 pub(crate) enum Gate {
     Go,
     Stop(Box<LogsResponse>),
+}
+
+/// Where step 3 stands before its effects: refused by the phone's word, allowed at once, an
+/// answer to pick up, or a grant to look for (else a question to ask).
+enum Verdict<'a> {
+    Refused(Refusal),
+    Go,
+    PickUp(&'a str),
+    GrantOrAsk,
 }
 
 /// What a call asks permission for: the action, and what exactly beyond the app (the pid, the
@@ -203,19 +218,12 @@ impl Session {
         approval_id: Option<&str>,
         args: &StepArgs,
     ) -> Gate {
-        let action = ask.action;
         let device = Some(&target.device);
-        if let Some(refusal) = Refusal::device(self, target, action) {
-            return Gate::Stop(Box::new(self.refuse(args, device, refusal)));
-        }
-        // A development build is the app the agent is testing: no question. The person reading
-        // with `phonelogs logs` is not asked either: they are the one who would answer.
-        if target.info.dev_build || self.is_person() {
-            return Gate::Go;
-        }
-        let result = match approval_id.map(str::trim).filter(|a| !a.is_empty()) {
-            Some(approval_id) => self.pick_up(target, ask, approval_id),
-            None => self.grant_or_ask(target, ask, args),
+        let result = match self.verdict(target, ask.action, approval_id) {
+            Verdict::Refused(refusal) => Err(refusal),
+            Verdict::Go => Ok(Gate::Go),
+            Verdict::PickUp(approval_id) => self.pick_up(target, ask, approval_id, args),
+            Verdict::GrantOrAsk => self.grant_or_ask(target, ask, args),
         };
         match result {
             Ok(gate) => gate,
@@ -223,8 +231,55 @@ impl Session {
         }
     }
 
-    /// The answer an `approval_id` carries, for exactly this call.
-    fn pick_up(&self, target: &Target, ask: &Ask<'_>, approval_id: &str) -> Result<Gate, Refusal> {
+    /// Step 3 on facts the driver holds from its last round trip ([`Target::held`]), which the
+    /// read then confirms in its own: whether it lets the call go as it stands, with nothing
+    /// recorded, asked or used up (a development build, the person, a grant for this action).
+    /// Anything else, a refusal (a system app, a shared uid), a question or an answer to pick
+    /// up, is decided by [`Session::permit`] on facts read fresh, never on held ones.
+    pub(crate) fn permits_held(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        approval_id: Option<&str>,
+    ) -> bool {
+        match self.verdict(target, ask.action, approval_id) {
+            Verdict::Go => true,
+            Verdict::GrantOrAsk => matches!(self.covered(target, ask.action), Ok(true)),
+            Verdict::Refused(_) | Verdict::PickUp(_) => false,
+        }
+    }
+
+    /// What step 3 comes to for `target`, before anything is recorded, asked or used up.
+    fn verdict<'a>(
+        &self,
+        target: &Target,
+        action: Action,
+        approval_id: Option<&'a str>,
+    ) -> Verdict<'a> {
+        if let Some(refusal) = Refusal::device(self, target, action) {
+            return Verdict::Refused(refusal);
+        }
+        // A development build is the app the agent is testing: no question. The person reading
+        // with `phonelogs logs` is not asked either: they are the one who would answer.
+        if target.info.dev_build || self.is_person() {
+            return Verdict::Go;
+        }
+        match approval_id.map(str::trim).filter(|a| !a.is_empty()) {
+            Some(approval_id) => Verdict::PickUp(approval_id),
+            None => Verdict::GrantOrAsk,
+        }
+    }
+
+    /// The answer an `approval_id` carries, for exactly this call. An id of another question of
+    /// this task and action (the oldest waiting one, which a call past the cap was given) holds
+    /// this call while it waits; once it is answered, this call asks its own question.
+    fn pick_up(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        approval_id: &str,
+        args: &StepArgs,
+    ) -> Result<Gate, Refusal> {
         let store = &self.gateway().inner.store;
         let label = target.label.as_str();
         let action = ask.action;
@@ -239,17 +294,36 @@ impl Session {
             Err(error) => return Err(Refusal::error(catalog::state_unreadable(&error), label)),
         };
         let mismatch = || Refusal::error(catalog::approval_mismatch(approval_id), label);
+        // A call the cap stopped was given the agent's oldest waiting question, which may be
+        // another of its tasks': while it waits, that is what this call is told again.
+        if approval.task_id != self.task_id()
+            && approval.agent == self.spec().agent.name
+            && approval.action == Some(action)
+            && approval.state == ApprovalState::Pending
+        {
+            return Ok(Gate::Stop(Box::new(pending(
+                &approval.id,
+                &approval.question,
+            ))));
+        }
         if approval.task_id != self.task_id()
             || approval.agent != self.spec().agent.name
-            || approval.device != target.device.as_str()
-            || approval.app != target.info.app.as_str()
             || approval.action != Some(action)
         {
             return Err(mismatch());
         }
         let broad = matches!(approval.answer, Some(Answer::Task | Answer::Always));
-        if approval.detail != ask.detail && !broad {
-            return Err(mismatch());
+        let this_call = approval.device == target.device.as_str()
+            && approval.app == target.info.app.as_str()
+            && (approval.detail == ask.detail || broad);
+        if !this_call {
+            return match approval.state {
+                ApprovalState::Pending => Ok(Gate::Stop(Box::new(pending(
+                    &approval.id,
+                    &approval.question,
+                )))),
+                _ => self.grant_or_ask(target, ask, args),
+            };
         }
         match (approval.state, approval.answer) {
             (ApprovalState::Pending, _) => Ok(Gate::Stop(Box::new(pending(
@@ -324,20 +398,40 @@ impl Session {
             self.gateway().now(),
         );
         match asked {
-            Ok((approval, created)) => {
-                if created {
-                    self.record(
-                        args,
-                        Some(&target.device),
-                        Status::ApprovalPending,
-                        catalog::step_waiting_for(&approval.question),
-                    );
-                }
+            Ok(Asked::New(approval)) => {
+                self.record(
+                    args,
+                    Some(&target.device),
+                    Status::ApprovalPending,
+                    catalog::step_waiting_for(&approval.question),
+                );
                 Ok(Gate::Stop(Box::new(pending(
                     &approval.id,
                     &approval.question,
                 ))))
             }
+            Ok(Asked::Shared(approval)) => Ok(Gate::Stop(Box::new(pending(
+                &approval.id,
+                &approval.question,
+            )))),
+            Ok(Asked::Capped(oldest)) => {
+                let mut response = pending(&oldest.id, &oldest.question);
+                response.message = catalog::pending_capped(
+                    &question,
+                    crate::store::MAX_PENDING_PER_ACTION,
+                    &oldest.question,
+                    &oldest.id,
+                );
+                Ok(Gate::Stop(Box::new(response)))
+            }
+            Ok(Asked::Resting(until)) => Err(Refusal::error(
+                catalog::questions_resting(
+                    &question,
+                    crate::store::MAX_PENDING_PER_ACTION,
+                    &crate::store::rfc3339(until),
+                ),
+                label,
+            )),
             Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
         }
     }

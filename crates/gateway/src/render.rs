@@ -408,7 +408,10 @@ pub fn present_lines(
     cap: usize,
     (mask, fold): (bool, bool),
 ) -> RenderedLines {
-    let (lines, _) = crate::lines::one_line_each(lines, usize::MAX);
+    let lines: Vec<LogLine> = crate::lines::pieces(&lines)
+        .into_iter()
+        .map(crate::lines::Piece::to_line)
+        .collect();
     let options = crate::rows::RowOptions {
         masker: mask.then(crate::mask::masker),
         fold,

@@ -141,7 +141,7 @@ impl Selection {
 
     /// The lines (oldest first, each one line of text) this selection keeps, judged on their
     /// masked text when `masker` is given; the lines themselves are returned as read.
-    pub(crate) fn sift(&self, lines: Vec<LogLine>, masker: Option<&Masker>) -> Vec<LogLine> {
+    pub(crate) fn sift<L: Shown>(&self, lines: Vec<L>, masker: Option<&Masker>) -> Vec<L> {
         if self.keeps_all() {
             return lines;
         }
@@ -149,7 +149,7 @@ impl Selection {
         let keep: Vec<bool> = lines
             .iter()
             .zip(&shown)
-            .map(|(line, text)| self.keeps(&line.tag, text))
+            .map(|(line, text)| self.keeps(line.tag(), text))
             .collect();
         lines
             .into_iter()
@@ -167,17 +167,52 @@ fn filter_text(pattern: &Option<Pattern>) -> Option<&str> {
     }
 }
 
+/// A line of text as selection and masking see it: a split line, or a piece of a message
+/// ([`crate::lines::Piece`]).
+pub(crate) trait Shown {
+    /// Its tag.
+    fn tag(&self) -> &str;
+    /// Its one line of text, as read.
+    fn text(&self) -> &str;
+    /// Its message ([`crate::mask::writer`] of it).
+    fn message(&self) -> &LogLine;
+}
+
+impl Shown for LogLine {
+    fn tag(&self) -> &str {
+        &self.tag
+    }
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn message(&self) -> &LogLine {
+        self
+    }
+}
+
+impl Shown for crate::lines::Piece<'_> {
+    fn tag(&self) -> &str {
+        &self.line.tag
+    }
+    fn text(&self) -> &str {
+        self.text
+    }
+    fn message(&self) -> &LogLine {
+        self.line
+    }
+}
+
 /// The texts of `lines` as an agent would see them: masked when `masker` is given.
-pub(crate) fn shown_texts<'a>(lines: &'a [LogLine], masker: Option<&Masker>) -> Vec<Cow<'a, str>> {
+pub(crate) fn shown_texts<'a, L: Shown>(
+    lines: &'a [L],
+    masker: Option<&Masker>,
+) -> Vec<Cow<'a, str>> {
     match masker {
-        None => lines
-            .iter()
-            .map(|l| Cow::Borrowed(l.text.as_str()))
-            .collect(),
+        None => lines.iter().map(|l| Cow::Borrowed(l.text())).collect(),
         Some(masker) => {
             let items: Vec<(u64, &str)> = lines
                 .iter()
-                .map(|l| (crate::mask::writer(l), l.text.as_str()))
+                .map(|l| (crate::mask::writer(l.message()), l.text()))
                 .collect();
             masker.lines(&items).into_iter().map(|m| m.text).collect()
         }

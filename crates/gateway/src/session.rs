@@ -55,6 +55,10 @@ pub(crate) struct Target {
     pub(crate) device: DeviceId,
     pub(crate) info: AppInfo,
     pub(crate) label: String,
+    /// `info` is what the driver held from its last round trip, not read for this call
+    /// ([`crate::GuardedLogger::held_app_info`]): only a read that confirms it may follow, and
+    /// only an allowing decision is made on it ([`Session::permits_held`]).
+    pub(crate) held: bool,
 }
 
 impl Target {
@@ -72,6 +76,7 @@ impl Target {
             device,
             info,
             label,
+            held: false,
         }
     }
 }
@@ -86,10 +91,7 @@ const MAX_LABEL_CHARS: usize = 80;
 pub(crate) fn clean_label(label: &str) -> String {
     crate::lines::one_line(label)
         .chars()
-        .filter(|c| {
-            !c.is_control()
-                && !matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        })
+        .filter(|c| !crate::lines::misleads(*c))
         .take(MAX_LABEL_CHARS)
         .collect::<String>()
         .trim()
@@ -178,24 +180,59 @@ impl Session {
     }
 
     /// Remembers that this task read `app` on the phone, and counts it among the tasks that
-    /// read it there, so the driver stops listening when the last of them ends.
-    pub(crate) async fn mark_read(&self, target: &Target) {
+    /// read it there, so the driver stops listening when the last of them ends. `false` when
+    /// the task has ended: the read must not start (it would start a listener no end stops).
+    pub(crate) async fn mark_read(&self, target: &Target) -> bool {
         let key = self.read_key(target);
-        let mut readers = self.gateway().inner.readers.lock().await;
-        // Under the count's lock, which `end` takes after marking the task ended: a task that
-        // ended is never counted again.
-        if self.ended() {
+        let count = self.gateway().inner.readers.of(&key);
+        let mut count = count.lock().await;
+        // `end` marks the task ended and takes its keys under `read`'s lock: either it takes
+        // this key (and waits for this count's lock to give it back), or this call sees the end.
+        let new = {
+            let mut read = self.inner.read.lock().unwrap_or_else(|p| p.into_inner());
+            if self.ended() {
+                return false;
+            }
+            read.insert(key)
+        };
+        if new {
+            *count += 1;
+        }
+        true
+    }
+
+    /// After a read: when the task ended while it ran (its count given back), stops the
+    /// listener the read may have started after the end stopped it, unless another live task
+    /// reads through it.
+    pub(crate) async fn after_read(&self, target: &Target) {
+        if !self.ended() {
             return;
         }
-        let new = self
-            .inner
-            .read
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.clone());
-        if new {
-            *readers.entry(key).or_default() += 1;
+        let key = self.read_key(target);
+        self.give_back(key, false).await;
+    }
+
+    /// Takes one task off `key`'s count (`counted`: this task was on it) and stops the
+    /// listener when no live task is left on it. Only this key's count is locked across the
+    /// stop.
+    async fn give_back(&self, key: ReadKey, counted: bool) {
+        let readers = &self.gateway().inner.readers;
+        let handle = readers.of(&key);
+        {
+            let mut count = handle.lock().await;
+            if counted {
+                *count = count.saturating_sub(1);
+            }
+            if *count == 0 {
+                let (index, device, app) = &key;
+                if let Some(listener) = self.driver(*index).listener()
+                    && let Err(error) = listener.stop_app_logs(device, app).await
+                {
+                    tracing::warn!(%error, %device, %app, "could not stop listening");
+                }
+            }
         }
+        readers.forget_if_unused(&key, handle);
     }
 
     /// What a listener listens to: the driver, the phone as that driver names it (without the
@@ -309,36 +346,18 @@ impl Session {
     /// for the apps it read that no other live task reads (two HTTP sessions reading one app on
     /// one iPhone share its follower). Ending twice does nothing more.
     pub async fn end(&self) {
-        if self.inner.ended.swap(true, Ordering::SeqCst) {
-            return;
-        }
+        let read: Vec<ReadKey> = {
+            let mut read = self.inner.read.lock().unwrap_or_else(|p| p.into_inner());
+            if self.inner.ended.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            read.drain().collect()
+        };
         if let Err(error) = self.gateway().inner.store.end_task(&self.inner.task_id) {
             tracing::error!(%error, "could not record the end of the task");
         }
-        let mut readers = self.gateway().inner.readers.lock().await;
-        let read: Vec<ReadKey> = self
-            .inner
-            .read
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-            .collect();
         for key in read {
-            match readers.get_mut(&key) {
-                Some(count) if *count > 1 => {
-                    *count -= 1;
-                    continue;
-                }
-                _ => {
-                    readers.remove(&key);
-                }
-            }
-            let (index, device, app) = key;
-            if let Some(listener) = self.driver(index).listener()
-                && let Err(error) = listener.stop_app_logs(&device, &app).await
-            {
-                tracing::warn!(%error, %device, %app, "could not stop listening");
-            }
+            self.give_back(key, true).await;
         }
     }
 }
@@ -359,8 +378,117 @@ pub(crate) fn driver_error_status(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::clean_label;
+    use super::*;
+    use async_trait::async_trait;
+    use phonelogs_driver::{
+        Capabilities, CrashReport, DeviceInfo, LogListener, LogQuery, LogResult, Result,
+    };
+    use phonelogs_fake::{FakeApp, FakePhone};
+
+    /// The fake listener behind a farm's server: lists name its phone `farm:5037/<serial>`, and
+    /// it takes both that name and the bare serial, as the Android and iPhone drivers do.
+    struct Farm(FakePhone);
+
+    fn bare(device: &DeviceId) -> DeviceId {
+        DeviceId::new(device.within("farm:5037"))
+    }
+
+    #[async_trait]
+    impl AppLogger for Farm {
+        fn capabilities(&self) -> Capabilities {
+            self.0.capabilities()
+        }
+        fn source(&self) -> Option<String> {
+            Some("farm:5037".into())
+        }
+        async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+            self.0.devices().await
+        }
+        async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+            self.0.app_info(&bare(device), app).await
+        }
+        async fn app_logs(&self, d: &DeviceId, a: &AppId, q: &LogQuery) -> Result<LogResult> {
+            self.0.app_logs(&bare(d), a, q).await
+        }
+        async fn app_crashes(
+            &self,
+            device: &DeviceId,
+            app: &AppId,
+            since: OffsetDateTime,
+            limit: usize,
+        ) -> Result<Vec<CrashReport>> {
+            self.0.app_crashes(&bare(device), app, since, limit).await
+        }
+        async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+            self.0.dev_build(&bare(device), app).await
+        }
+        fn listener(&self) -> Option<&dyn LogListener> {
+            Some(self)
+        }
+    }
+
+    #[async_trait]
+    impl LogListener for Farm {
+        async fn stop_app_logs(&self, device: &DeviceId, app: &AppId) -> Result<()> {
+            self.0.stop_app_logs(&bare(device), app).await
+        }
+    }
+
+    /// The listener count's key (commit 0d9fd1e): two tasks that name one phone by its two names
+    /// (`farm:5037/emulator-5554` and the bare serial) read through one listener, so the first
+    /// task's end leaves it running and the second's stops it.
+    #[tokio::test]
+    async fn the_two_names_of_one_phone_count_as_one_listeners_readers() {
+        let phone = FakePhone::new_listener();
+        let serial = DeviceId::new("emulator-5554");
+        let app = AppId::new("dev.phonelogs.crashtest");
+        phone.add_device(&serial, "Pixel 8");
+        phone.add_app(
+            &serial,
+            FakeApp::new(app.clone()).uid(10123).dev_build(true),
+        );
+        let gateway = Gateway::builder()
+            .driver(Arc::new(Farm(phone.clone())))
+            .build()
+            .unwrap();
+        let info = phone.app_info(&serial, &app).await.unwrap();
+        let target = |name: &str| Target {
+            driver_index: 0,
+            device: DeviceId::new(name),
+            info: info.clone(),
+            label: "Crash Test".into(),
+            held: false,
+        };
+        let agent = || {
+            TaskSpec::new(phonelogs_policy::Agent::new(
+                "agent",
+                phonelogs_policy::Mode::Full,
+            ))
+        };
+        let first = gateway.start_task(agent());
+        let second = gateway.start_task(agent());
+        assert!(first.mark_read(&target("farm:5037/emulator-5554")).await);
+        assert!(second.mark_read(&target("emulator-5554")).await);
+        phone
+            .app_logs(
+                &serial,
+                &app,
+                &LogQuery::since(OffsetDateTime::UNIX_EPOCH, 10),
+            )
+            .await
+            .unwrap();
+        assert!(phone.is_listening(&serial, &app));
+        first.end().await;
+        assert!(
+            phone.is_listening(&serial, &app),
+            "one name's end stopped the listener the other name reads"
+        );
+        second.end().await;
+        assert!(!phone.is_listening(&serial, &app));
+    }
 
     #[test]
     fn a_label_cannot_break_lines_or_turn_text_around() {

@@ -157,9 +157,7 @@ fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> Option<Stri
         .used
         .iter()
         .map(|file| {
-            let path = dir
-                .and_then(|d| file.path.strip_prefix(d.root()).ok())
-                .unwrap_or(&file.path);
+            let path = inside(dir, &file.path);
             let kind = serde_plain_kind(file.kind);
             format!("{kind} {} ({} frames)", path.display(), file.frames)
         })
@@ -185,6 +183,14 @@ fn no_directory() -> String {
         .describe()
         .trim_start_matches("symbols: ")
         .to_owned()
+}
+
+/// A symbol file as the agent is told of it: its path inside the symbols directory, else its
+/// name alone, never where this computer keeps it.
+fn inside<'a>(dir: Option<&SymbolsDir>, path: &'a std::path::Path) -> &'a std::path::Path {
+    dir.and_then(|d| path.strip_prefix(d.root()).ok())
+        .or_else(|| path.file_name().map(std::path::Path::new))
+        .unwrap_or(path)
 }
 
 fn serde_plain_kind(kind: phonelogs_symbols::SymbolKind) -> &'static str {
@@ -288,11 +294,7 @@ fn symbols_sentence(
     let word = version_word(platform);
     for account in accounts {
         for file in &account.used {
-            let path = dir
-                .and_then(|d| file.path.strip_prefix(d.root()).ok())
-                .unwrap_or(&file.path)
-                .display()
-                .to_string();
+            let path = inside(dir, &file.path).display().to_string();
             let named = format!("{} {path}", serde_plain_kind(file.kind));
             if !used.contains(&named) {
                 used.push(named);
@@ -524,30 +526,49 @@ impl Session {
         let result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
-        let (lines, _) = crate::lines::one_line_each(result.lines, usize::MAX);
+        // Borrowed pieces, one per line of text: each is copied only to be rendered.
+        let lines = crate::lines::pieces(&result.lines);
         let local = self.gateway().local_offset();
+        let cap = self.gateway().result_cap();
         for report in reports.iter_mut() {
             let Some(pid) = report.pid else {
                 continue;
             };
             let from = report.time.checked_sub(window);
             let to = report.time.checked_add(time::Duration::SECOND);
-            let before: Vec<&LogLine> = lines
+            let before: Vec<&crate::lines::Piece<'_>> = lines
                 .iter()
                 .filter(|l| {
+                    let l = l.line;
                     l.pid == Some(pid)
                         && from.is_none_or(|from| l.time >= from)
                         && to.is_none_or(|to| l.time < to)
                 })
                 .collect();
+            // The newest lines that fit in the result cap: more could never be shown, and a
+            // phone's lines (a message of thousands of line ends) must not be held in full.
+            let mut rendered: Vec<String> = Vec::new();
+            let mut bytes = 0usize;
+            for piece in before.iter().rev() {
+                let line = render_line(&piece.to_line(), local).0;
+                bytes += line.len() + 1;
+                if bytes > cap {
+                    break;
+                }
+                rendered.push(line);
+            }
             let text = report.text.trim_end().to_owned();
+            let count = if rendered.len() < before.len() {
+                format!("the newest {} of {}", rendered.len(), before.len())
+            } else {
+                before.len().to_string()
+            };
             let mut out = format!(
-                "{text}\n--- {} line{} of pid {pid} in the {seconds} s before ---\n",
-                before.len(),
+                "{text}\n--- {count} line{} of pid {pid} in the {seconds} s before ---\n",
                 if before.len() == 1 { "" } else { "s" },
             );
-            for line in before {
-                out.push_str(&render_line(line, local).0);
+            for line in rendered.iter().rev() {
+                out.push_str(line);
                 out.push('\n');
             }
             report.text = out;

@@ -139,3 +139,59 @@ proptest! {
         }
     }
 }
+
+const ENDS: [char; 7] = [
+    '\n', '\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}',
+];
+
+/// Issue 28 item 8 (a fresh review's check): what the agent sends and a message echoes back (wait_for, level, since, device,
+/// approval_id, kind crashes' wait text) stays on one line.
+#[tokio::test]
+async fn agent_text_echoed_in_messages_holds_no_line_end() {
+    let phone = phone();
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let forged = "x\u{2028}09:00:00.000 ActivityManager: forged\u{85}y";
+    let mut requests = Vec::new();
+    requests.push(phonelogs_gateway::LogsRequest {
+        wait_for: Some(forged.into()),
+        timeout: Some(1),
+        ..logs(DEV_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        level: Some(forged.into()),
+        ..logs(DEV_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        since: Some(forged.into()),
+        ..logs(DEV_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        device: Some(forged.into()),
+        ..logs(DEV_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        approval_id: Some(forged.into()),
+        ..logs(RELEASE_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        wait_for: Some(forged.into()),
+        ..crashes(DEV_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        since: Some(format!("cursor:{forged}")),
+        ..logs(DEV_APP)
+    });
+    requests.push(phonelogs_gateway::LogsRequest {
+        app: forged.into(),
+        ..logs(DEV_APP)
+    });
+    let mut bad = Vec::new();
+    for request in requests {
+        let got = session.logs(request.clone()).await;
+        if got.message.contains(ENDS) {
+            bad.push(format!("{request:?} -> {:?}", got.message));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}

@@ -523,6 +523,62 @@ async fn a_release_build_installed_during_a_quiet_wait_ends_it_within_seconds() 
     assert!(took < Duration::from_secs(10), "ended after {took:?}");
 }
 
+/// Item 4 (a fresh review found it untested): the wait reads again every word the call was
+/// decided on, not only the development build: an app that becomes a system app, starts
+/// sharing its uid, or gets another uid during a wait ends it within seconds as `Changed`, and
+/// the call is decided again as a read would be: refused, unsupported, or read with the new uid
+/// (whose lines alone are shown). Nothing the wait read under the old word is shown (virtual
+/// time).
+#[tokio::test(start_paused = true)]
+async fn a_change_of_system_flag_shared_uid_or_uid_during_a_wait_is_decided_again() {
+    for change in ["system", "shared uid", "uid"] {
+        let phone = phone();
+        let gateway = gateway(&phone);
+        let session = task(&gateway, "agent");
+        let writer = phone.clone();
+        let started = tokio::time::Instant::now();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let app = AppId::new(DEV_APP);
+            writer.add_logs(&device(), &app, [dev_line(300, "OLD-WORD-LINE")]);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let changed = FakeApp::new(app.clone()).label(DEV_APP).dev_build(true);
+            let changed = match change {
+                "system" => changed.uid(10123).system(true),
+                "shared uid" => changed.uid(10123).shared_uid(true),
+                _ => changed.uid(10999),
+            };
+            writer.add_app(&device(), changed);
+            writer.add_logs(
+                &device(),
+                &app,
+                [line(
+                    0.9,
+                    LogLevel::Info,
+                    "CrashTest",
+                    "ready NEW-UID-LINE",
+                    10999,
+                )],
+            );
+        });
+        let result = session.logs(waiting(DEV_APP, "ready", 60)).await;
+        let took = started.elapsed();
+        let shown = format!("{result:?}");
+        assert!(
+            took < Duration::from_secs(10),
+            "{change}: ended after {took:?}: {shown}"
+        );
+        assert!(!shown.contains("OLD-WORD-LINE"), "{change}: {shown}");
+        match change {
+            "uid" => {
+                assert_eq!(result.status, Status::Ok, "{change}: {}", result.message);
+                assert!(shown.contains("NEW-UID-LINE"), "{change}: {shown}");
+            }
+            _ => assert_ne!(result.status, Status::Ok, "{change}: {}", result.message),
+        }
+    }
+}
+
 /// Item 4: the same for a crash wait: a new report of a release build installed during the
 /// wait is asked about, not shown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,15 +5,22 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
 use common::*;
-use phonelogs_driver::{AppId, DeviceId, LogLevel};
+use phonelogs_driver::{
+    AppId, AppInfo, Capabilities, CrashReport, DeviceId, DeviceInfo, LineStream, LogLevel,
+    LogListener, LogQuery, LogResult, Result,
+};
 use phonelogs_fake::{FakeApp, FakePhone};
 use phonelogs_gateway::{
     Answer, ApprovalState, Error, Gateway, HistoryFilter, LogsRequest, Status, TaskSpec, TextShown,
     json_escaped_len,
 };
 use phonelogs_policy::{Agent, Mode, Policy};
-use time::Duration;
+use time::{Duration, OffsetDateTime};
 
 fn steps(gateway: &Gateway) -> Vec<String> {
     gateway
@@ -672,11 +679,17 @@ async fn an_approval_is_bound_to_its_task_agent_device_and_app() {
     other_app.device = Some(DEVICE.into());
     let mut other_device = with_id(logs(RELEASE_APP), &id);
     other_device.device = Some("emulator-5556".into());
+    // In its own task, the answered id of another question covers nothing: the call asks its
+    // own question (as one without an id would).
+    for request in [other_app, other_device] {
+        let result = session.logs(request).await;
+        assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+        assert_ne!(result.approval_id.as_deref(), Some(id.as_str()));
+        assert!(result.log.is_empty());
+    }
     for (session, request) in [
         (task(&gateway, "agent"), with_id(request.clone(), &id)),
         (task(&gateway, "intruder"), with_id(request.clone(), &id)),
-        (session.clone(), other_app),
-        (session.clone(), other_device),
     ] {
         let result = session.logs(request).await;
         assert_eq!(result.status, Status::Error, "{}", result.message);
@@ -923,7 +936,8 @@ async fn history_keeps_the_arguments_and_never_the_text() {
     );
     assert_eq!(step.args.app, DEV_APP);
     assert_eq!(step.args.kind, "logs");
-    assert_eq!(step.args.since.as_deref(), Some("10m"));
+    // `since` as the call read it (issue 28 item 13): ten minutes before the gateway's clock.
+    assert_eq!(step.args.since.as_deref(), Some("2026-11-30T09:50:00Z"));
     assert_eq!(step.args.filter.as_deref(), Some("save"));
     assert_eq!(step.args.level.as_deref(), Some("error"));
     assert_eq!(step.args.limit, Some(50));
@@ -977,6 +991,141 @@ async fn a_listener_read_by_two_tasks_stops_when_the_last_of_them_ends() {
     assert!(phone.is_listening(&device(), &app));
     third.end().await;
     assert!(!phone.is_listening(&device(), &app));
+}
+
+/// The fake listener, with `app_info` held for a while when `slow` is set (a phone that takes
+/// its time to answer the lookup of the call).
+struct Slow {
+    phone: FakePhone,
+    slow: Arc<AtomicBool>,
+    /// The same for the read itself (`app_logs`), which starts the listener once it answers.
+    slow_read: Arc<AtomicBool>,
+}
+
+#[async_trait]
+impl phonelogs_driver::AppLogger for Slow {
+    fn capabilities(&self) -> Capabilities {
+        self.phone.capabilities()
+    }
+    async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        self.phone.devices().await
+    }
+    async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+        if self.slow.swap(false, Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+        self.phone.app_info(device, app).await
+    }
+    async fn app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<LogResult> {
+        if self.slow_read.swap(false, Ordering::SeqCst) {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+        self.phone.app_logs(device, app, query).await
+    }
+    async fn app_crashes(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        since: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Vec<CrashReport>> {
+        self.phone.app_crashes(device, app, since, limit).await
+    }
+    async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+        self.phone.dev_build(device, app).await
+    }
+    async fn follow_app_logs(
+        &self,
+        device: &DeviceId,
+        app: &AppId,
+        query: &LogQuery,
+    ) -> Result<Box<dyn LineStream>> {
+        self.phone.follow_app_logs(device, app, query).await
+    }
+    fn listener(&self) -> Option<&dyn LogListener> {
+        self.phone.listener()
+    }
+}
+
+/// Issue 28 item 5, as a fresh review found it: a call already past `prepare` when its task ends (an HTTP session dropped while a
+/// call is in flight, its lookup still on the wire) reaches `mark_read` after `end`: it is not
+/// counted, and must not start the listener (which no task's end would stop): it ends with the
+/// task, or stops what its read started.
+#[tokio::test(start_paused = true)]
+async fn a_call_in_flight_when_its_task_ends_leaves_no_listener_running() {
+    // Held in the lookup (the call is not yet counted when the task ends), then in the read
+    // itself (counted, and the task's end stops the listener before the read starts it).
+    for in_the_read in [false, true] {
+        let phone = phone_with(FakePhone::new_listener());
+        let slow = Arc::new(AtomicBool::new(!in_the_read));
+        let slow_read = Arc::new(AtomicBool::new(in_the_read));
+        let gateway: Gateway = Gateway::builder()
+            .driver(Arc::new(Slow {
+                phone: phone.clone(),
+                slow,
+                slow_read,
+            }))
+            .local_offset(time::macros::offset!(+1))
+            .clock(|| START)
+            .build()
+            .unwrap();
+        let session = task(&gateway, "agent");
+        let call = {
+            let session = session.clone();
+            tokio::spawn(async move { session.logs(logs(DEV_APP)).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        session.end().await;
+        let result = call.await.unwrap();
+        let app = AppId::new(DEV_APP);
+        assert!(
+            !phone.is_listening(&device(), &app),
+            "the listener runs on after the task's end (held in the read: {in_the_read}; the call returned {:?}: {} lines: {:?})",
+            result.status,
+            result.shown,
+            result.log
+        );
+    }
+}
+
+/// Issue 28 item 5, as a fresh review found it: one listener's slow stop (a farm's usbmuxd that
+/// does not answer) at a task's end holds no other task's read of another app: only that
+/// listener's count is locked across its stop (virtual time).
+#[tokio::test(start_paused = true)]
+async fn a_slow_stop_of_one_task_does_not_hold_other_tasks_reads() {
+    let phone = phone_with(FakePhone::new_listener());
+    phone.add_app(
+        &device(),
+        phonelogs_fake::FakeApp::new(AppId::new("dev.phonelogs.second"))
+            .label("Second")
+            .uid(10990)
+            .dev_build(true),
+    );
+    let gateway = gateway(&phone);
+    let first = task(&gateway, "agent-a");
+    assert_eq!(first.logs(logs(DEV_APP)).await.status, Status::Ok);
+    phone.fail_next(
+        phonelogs_fake::Operation::StopAppLogs,
+        phonelogs_fake::Fault::Hang(std::time::Duration::from_secs(600)),
+    );
+    let ending = tokio::spawn(async move { first.end().await });
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    let second = task(&gateway, "agent-b");
+    let started = tokio::time::Instant::now();
+    // Another app: nothing to do with the listener being stopped.
+    let got = second.logs(logs("dev.phonelogs.second")).await;
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "another task's read waited {took:?} ({:?})",
+        got.status
+    );
+    ending.await.unwrap();
 }
 
 #[tokio::test]
@@ -1241,4 +1390,147 @@ async fn private_values_are_counted_over_the_log_lines_folded_rows_stand_for() {
         "{}",
         each.message
     );
+}
+
+/// Issue 28, item 13: what the agent writes into a call (a filter, a since, a level, a phone's
+/// serial, a package name) reaches the history bounded, cut at a character boundary and marked,
+/// so no agent can store log text it read in the state; nothing else it sends (`wait_for`) is
+/// stored at all.
+#[tokio::test]
+async fn the_history_keeps_the_agents_text_bounded_and_nothing_else_it_sends() {
+    use phonelogs_gateway::DebugRequest;
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ-\u{e9}\u{1f600}-";
+    let long = |first: &str| format!("{first}{}", canary.repeat(300));
+    let mut read = logs(DEV_APP);
+    read.filter = Some(long("f"));
+    assert_eq!(session.logs(read).await.status, Status::Ok);
+    for change in [
+        (|r: &mut LogsRequest, t: String| r.since = Some(t)) as fn(&mut LogsRequest, String),
+        |r, t| r.level = Some(t),
+        |r, t| r.since = Some(format!("cursor:{t}")),
+    ] {
+        let mut request = logs(DEV_APP);
+        change(&mut request, long("x"));
+        assert_eq!(session.logs(request).await.status, Status::Error);
+    }
+    let mut wait = logs(DEV_APP);
+    wait.wait_for = Some("WAITED-FOR-TEXT".into());
+    wait.timeout = Some(1);
+    session.logs(wait).await;
+    session
+        .debug(DebugRequest::ClearDebugApp { serial: long("s") })
+        .await;
+    session
+        .debug(DebugRequest::GetProcessExitHistory {
+            serial: DEVICE.into(),
+            package: long("p"),
+            approval_id: None,
+        })
+        .await;
+    let history = gateway.store().history(HistoryFilter::default()).unwrap();
+    assert!(history.len() >= 6, "{history:#?}");
+    let mut cut = 0;
+    for step in &history {
+        let args = &step.args;
+        for text in [&args.since, &args.filter, &args.level, &step.device]
+            .into_iter()
+            .flatten()
+            .chain([&args.app, &args.kind])
+        {
+            assert!(
+                text.len() <= 256,
+                "{} bytes stored: {:.80}",
+                text.len(),
+                text
+            );
+            cut += usize::from(text.ends_with('\u{2026}'));
+        }
+        assert!(
+            step.step.len() <= 512,
+            "{} bytes: {:.80}",
+            step.step.len(),
+            step.step
+        );
+        assert!(!step.step.contains(&canary.repeat(12)), "{:.80}", step.step);
+        assert!(!format!("{step:?}").contains("WAITED-FOR-TEXT"), "{step:?}");
+    }
+    assert!(cut >= 2, "the cuts are marked: {history:#?}");
+}
+
+/// Issue 28 item 13, found by the review of h28a: `level` and `since` are kept as the call
+/// read them (a level's name, a time in RFC 3339, `last`, `cursor`), and a value that is not
+/// one as a fixed mark: only the filter is the agent's own text in the history, so an agent
+/// cannot copy log text into the state through them.
+#[tokio::test]
+async fn the_history_keeps_the_parsed_level_and_since_never_the_agents_words() {
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ";
+    // (level given, since given, level kept, since kept; "Z": a time in UTC)
+    type Call<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+    let calls: [Call<'_>; 7] = [
+        (
+            Some(" WARNING "),
+            Some("2026-01-02T03:04:05+01:00"),
+            Some("warn"),
+            Some("2026-01-02T02:04:05Z"),
+        ),
+        (Some("info"), Some("last"), Some("info"), Some("last")),
+        (
+            None,
+            Some("cursor:LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("cursor"),
+        ),
+        (
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+            None,
+        ),
+        (
+            None,
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+        ),
+        (Some(""), Some(" "), None, None),
+        (None, Some("10m"), None, Some("Z")),
+    ];
+    for (level, since, _, _) in calls {
+        let mut request = logs(DEV_APP);
+        request.level = level.map(str::to_owned);
+        request.since = since.map(str::to_owned);
+        session.logs(request).await;
+    }
+    let mut history = gateway.store().history(HistoryFilter::default()).unwrap();
+    history.sort_by_key(|step| step.id);
+    let steps: Vec<_> = history.iter().filter(|s| s.args.kind == "logs").collect();
+    assert_eq!(steps.len(), calls.len(), "{history:#?}");
+    for (step, (_, _, level, since)) in steps.iter().zip(calls) {
+        assert!(!format!("{step:?}").contains(canary), "{step:?}");
+        assert_eq!(step.args.level.as_deref(), level, "{step:?}");
+        match since {
+            Some("Z") => {
+                let kept = step.args.since.as_deref().unwrap();
+                assert!(
+                    time::OffsetDateTime::parse(
+                        kept,
+                        &time::format_description::well_known::Rfc3339
+                    )
+                    .is_ok()
+                        && kept.ends_with('Z'),
+                    "{kept}"
+                );
+            }
+            since => assert_eq!(step.args.since.as_deref(), since, "{step:?}"),
+        }
+    }
 }

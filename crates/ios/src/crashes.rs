@@ -31,6 +31,10 @@ use crate::services::{AppRecord, CrashDir, CrashFileSource};
 /// The most report files read in one call.
 pub const MAX_READS: usize = 50;
 
+/// The most bytes of one crash report file read: far more than an `.ips` report holds (a few
+/// hundred KB), so a file past it is not a report and is left out, read no further.
+pub const MAX_REPORT_BYTES: usize = 16 * 1024 * 1024;
+
 /// How much older than `since` a file name's time may be and the file still be read: the
 /// name's time has no zone, and no zone is more than 14 hours from UTC.
 pub const NAME_TIME_SLACK: time::Duration = time::Duration::hours(14);

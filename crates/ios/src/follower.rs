@@ -794,9 +794,11 @@ async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
                     confirmed = Some(entry.filename.clone());
                 }
                 to.entries.fetch_add(1, Ordering::Relaxed);
-                let lines = entry_to_lines(&entry, to.config.max_line_bytes);
+                let max = (to.config.max_lines, to.config.max_text_bytes);
+                let (lines, over) = entry_to_newest_lines(&entry, to.config.max_line_bytes, max);
                 {
                     let mut ring = lock(&to.shared.ring);
+                    ring.dropped += over as u64;
                     for line in lines {
                         ring.push(line);
                     }
@@ -973,31 +975,54 @@ pub fn level_of(level: OsLogLevel) -> LogLevel {
 /// rendered line per [`LogLine`], so no message can forge a line of another time or tag. One
 /// break at the very end adds no empty line.
 pub fn entry_to_lines(entry: &OsTraceEntry, max_line_bytes: usize) -> Vec<LogLine> {
+    entry_to_newest_lines(entry, max_line_bytes, (usize::MAX, usize::MAX)).0
+}
+
+/// [`entry_to_lines`], keeping only the newest lines of the message that the follower's ring
+/// could keep (`max`: at most this many lines and bytes of tag and text, at least one line),
+/// and how many older ones it left out: each line holds a copy of the tag, so a message of
+/// thousands of line breaks would otherwise be held thousands of times over. The tag is cut
+/// at `max_line_bytes` as the text is.
+pub fn entry_to_newest_lines(
+    entry: &OsTraceEntry,
+    max_line_bytes: usize,
+    (max_lines, max_bytes): (usize, usize),
+) -> (Vec<LogLine>, usize) {
     let micros =
         i128::from(entry.seconds) * 1_000_000 + i128::from(entry.microseconds.min(999_999));
     let time = OffsetDateTime::from_unix_timestamp_nanos(micros * 1_000)
         .unwrap_or(OffsetDateTime::UNIX_EPOCH);
     let tag = match entry.category.as_deref() {
-        Some(category) if !category.is_empty() => category.to_owned(),
-        _ => entry
-            .filename
-            .rsplit('/')
-            .next()
-            .unwrap_or_default()
-            .to_owned(),
+        Some(category) if !category.is_empty() => category,
+        _ => entry.filename.rsplit('/').next().unwrap_or_default(),
     };
-    message_lines(&entry.message)
-        .into_iter()
+    let tag = cut(tag, max_line_bytes);
+    let texts = message_lines(&entry.message);
+    let mut bytes = 0usize;
+    let kept = texts
+        .iter()
+        .rev()
+        .take(max_lines.max(1))
+        .take_while(|text| {
+            bytes = bytes.saturating_add(tag.len() + text.len().min(max_line_bytes));
+            bytes <= max_bytes
+        })
+        .count()
+        .max(1);
+    let over = texts.len().saturating_sub(kept);
+    let lines = texts[over..]
+        .iter()
         .map(|text| LogLine {
             time,
             level: level_of(entry.level),
             tag: tag.clone(),
-            text: cut(&text, max_line_bytes),
+            text: cut(text, max_line_bytes),
             pid: Some(entry.pid),
             tid: None,
             uid: None,
         })
-        .collect()
+        .collect();
+    (lines, over)
 }
 
 /// A message's lines: split at `\n`, `\r\n` and a lone `\r` (which a terminal would use to
@@ -1172,6 +1197,25 @@ mod tests {
             subsystem: None,
             category: None,
         }
+    }
+
+    /// Issue 28's review: a message of many line breaks under a long category is not made into
+    /// one copy of the category per line beyond what the ring keeps; the rest is counted.
+    #[test]
+    fn a_message_of_many_line_breaks_makes_only_the_lines_the_ring_keeps() {
+        let mut e = entry(&"\n".repeat(100_000));
+        e.category = Some("C".repeat(10_000));
+        let config = FollowerConfig::default();
+        let max = (config.max_lines, config.max_text_bytes);
+        let (lines, over) = entry_to_newest_lines(&e, config.max_line_bytes, max);
+        assert_eq!(lines.len() + over, 100_000);
+        assert!(lines.iter().all(|l| l.tag.len() == config.max_line_bytes));
+        let bytes: usize = lines.iter().map(|l| l.tag.len() + l.text.len()).sum();
+        assert!(bytes <= config.max_text_bytes, "{bytes}");
+        assert!(lines.len() <= config.max_lines);
+        // Nothing to leave out: every line.
+        let (all, none) = entry_to_newest_lines(&entry("a\nb"), 4096, max);
+        assert_eq!((all.len(), none), (2, 0));
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub(crate) const LABEL: &str = "phonelogs";
 const APP_SERVICE: &str = "com.apple.coredevice.appservice";
 /// os_trace_relay's RemoteXPC shim, as the RSD handshake names it.
 const OS_TRACE_SHIM: &str = "com.apple.os_trace_relay.shim.remote";
+/// How much of a crash report one AFC read asks for (what idevice and libimobiledevice's
+/// `afcclient` ask for at most).
+const READ_CHUNK: usize = 1024 * 1024;
 /// How long one process source may take before the next is asked.
 const SOURCE_TIMEOUT: Duration = Duration::from_secs(4);
 /// How long a process source that failed waits before it is asked again.
@@ -631,11 +634,37 @@ impl CrashDir for AfcDir {
     }
 
     async fn read(&mut self, path: &str) -> Result<Vec<u8>> {
-        // `pull` opens the file read-only and closes it again; nothing is moved or deleted.
-        self.client
-            .pull(path.trim_start_matches('/'))
+        // Opened read-only and closed again; nothing is moved or deleted. Read in chunks up to
+        // our cap rather than with `pull`, whose `read_entire` reserves the size the phone
+        // claims for the file before a byte comes (a phone that claims 2^60 bytes would abort
+        // the process).
+        let name = format!("/{}", path.trim_start_matches('/'));
+        let afc = &mut self.client.afc_client;
+        let mut file = afc
+            .open(name.as_str(), idevice::afc::opcode::AfcFopenMode::RdOnly)
             .await
-            .map_err(|e| device_error(&format!("reading {path}"), e))
+            .map_err(|e| device_error(&format!("opening {path}"), e))?;
+        let mut bytes = Vec::new();
+        let read = loop {
+            match file.read_n(READ_CHUNK).await {
+                Ok(chunk) if chunk.is_empty() => break Ok(()),
+                Ok(chunk) => {
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() > crate::crashes::MAX_REPORT_BYTES {
+                        break Err(Error::backend(format!(
+                            "{path} is larger than {} MiB, more than a crash report holds; not read",
+                            crate::crashes::MAX_REPORT_BYTES >> 20
+                        )));
+                    }
+                }
+                Err(e) => break Err(device_error(&format!("reading {path}"), e)),
+            }
+        };
+        // Closed whatever the read did, or the phone's descriptor leaks.
+        let closed = file.close().await;
+        read?;
+        closed.map_err(|e| device_error(&format!("closing {path}"), e))?;
+        Ok(bytes)
     }
 }
 

@@ -924,3 +924,26 @@ async fn a_silent_lockdown_stream_is_read_through_the_shim() {
         "{opened:?}"
     );
 }
+
+/// Issue 28's review (idevice allocates what the wire claims): a phone that claims a crash
+/// report is 2^60 bytes long (AFC's file info) while sending its real bytes. idevice's
+/// `pull` reserved the claimed size before reading, which aborts the process; the driver reads
+/// in chunks up to its own cap instead, and the report is read whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claimed_file_size_is_not_reserved_before_a_report_is_read() {
+    let phone = SimPhone::default_phone();
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let device = DeviceId::new(phone.profile().udid);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let pid = phone.launch(app.as_str()).unwrap();
+    phone.crash(
+        pid,
+        phonelogs_iossim::CrashKind::Exception("claimed size".into()),
+    );
+    phone.inject_fault(phonelogs_iossim::Fault::ClaimedFileSize(1 << 60));
+    let reports = driver.app_crashes(&device, &app, since, 3).await.unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].summary.contains("claimed size"), "{reports:?}");
+}

@@ -480,6 +480,9 @@ pub enum Fault {
     DropStreamMidEntry,
     /// Every new connection to this service is accepted and never answered.
     StallService(String),
+    /// AFC's file info claims every file is this many bytes long (a phone whose word about a
+    /// size is not what it sends); reads still give the file's real bytes.
+    ClaimedFileSize(u64),
     /// os_trace_relay streams started through lockdown open (`RequestSuccessful`) and then send
     /// nothing, while the same service through RSD (`com.apple.os_trace_relay.shim.remote`)
     /// streams: what iOS 27 betas were reported doing (Hacker-Valley-Media/Interceptor#145).
@@ -1024,6 +1027,14 @@ impl SimPhone {
     }
 
     /// Takes a one-shot fault if present.
+    /// The size [`Fault::ClaimedFileSize`] makes AFC claim for every file, while set.
+    pub(crate) fn claimed_file_size(&self) -> Option<u64> {
+        self.lock().faults.iter().find_map(|f| match f {
+            Fault::ClaimedFileSize(size) => Some(*size),
+            _ => None,
+        })
+    }
+
     pub(crate) fn take_fault(&self, fault: &Fault) -> bool {
         let mut state = self.lock();
         match state.faults.iter().position(|f| f == fault) {

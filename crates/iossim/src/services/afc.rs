@@ -216,8 +216,12 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
             op::GET_FILE_INFO => match components(&packet.header).and_then(|p| lookup(phone, &p)) {
                 Some(node) => {
                     let (size, kind, written) = match &node {
-                        Node::Dir(children) => (64 + 32 * children.len(), "S_IFDIR", None),
-                        Node::File(f) => (f.bytes.len(), "S_IFREG", Some(f.written)),
+                        Node::Dir(children) => (64 + 32 * children.len() as u64, "S_IFDIR", None),
+                        Node::File(f) => (
+                            phone.claimed_file_size().unwrap_or(f.bytes.len() as u64),
+                            "S_IFREG",
+                            Some(f.written),
+                        ),
                     };
                     let nanos = written
                         .unwrap_or(UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000))
