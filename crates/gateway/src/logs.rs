@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 
 use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
+use crate::lines::Piece;
 use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, first_holding, wait_for_line};
 use crate::mask::Masker;
 use crate::permission::{Ask, Gate};
@@ -105,12 +106,7 @@ impl Session {
         }
         let app = AppId::parse(&request.app)
             .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
-        let level = match request.level.as_deref().map(str::trim) {
-            None | Some("") => Ok(None),
-            Some(text) => LogLevel::from_name(text)
-                .map(Some)
-                .ok_or_else(|| catalog::level_error(text)),
-        };
+        let level = level_of(request);
         let place = since_place(request.since.as_deref());
         let since = match place {
             Some(_) => Ok(self.started_at()),
@@ -121,16 +117,7 @@ impl Session {
                 self.started_at(),
             ),
         };
-        // The history keeps what the call was read as, never the agent's words for it: only
-        // `filter`, `exclude` and `tag` are the agent's own text (masked and bounded).
-        let args = step_args(
-            request,
-            history_since(request.since.as_deref(), place.as_ref(), &since),
-            level.as_ref().map_or_else(
-                |_| Some(HISTORY_INVALID.to_owned()),
-                |level| level.map(|level| level.name().to_owned()),
-            ),
-        );
+        let args = step_args(request, place.as_ref(), &since, &level);
         let fail = |message: String| {
             let mut response = self.failed(&args, None, app.as_str(), Status::Error, message);
             response.error_code = Some(crate::types::LogsErrorCode::InvalidArgument);
@@ -277,13 +264,9 @@ impl Session {
             );
         }
         // An awaited line already read ends the wait at once (the lines after it are left for
-        // the next call); waiting for any line (an empty text), the lines already there are it.
-        // The awaited text is matched against what the agent would see, as a filter is.
+        // the next call).
         let wait = call.wait.as_ref();
-        let found = wait.and_then(|wait| match wait.text.is_empty() {
-            true => pieces.len().checked_sub(1),
-            false => first_holding(&pieces, masker, &wait.text),
-        });
+        let found = wait.and_then(|wait| awaited_at(&pieces, wait, masker));
         if let Some(at) = found {
             pieces.truncate(at + 1);
         }
@@ -565,13 +548,39 @@ struct ReadLines<'a> {
     masker: Option<&'a Masker>,
 }
 
-/// What the history keeps of a request: its arguments, an agent's texts bounded.
-fn step_args(request: &LogsRequest, since: Option<String>, level: Option<String>) -> StepArgs {
+/// Which of the lines read is the awaited one: the first holding the text as the agent would
+/// see it (masked, as a filter matches), or, waiting for any line (an empty text), the last.
+fn awaited_at(pieces: &[Piece<'_>], wait: &Wait, masker: Option<&Masker>) -> Option<usize> {
+    match wait.text.is_empty() {
+        true => pieces.len().checked_sub(1),
+        false => first_holding(pieces, masker, &wait.text),
+    }
+}
+
+/// The level a request names (`None` for none), or why it names none.
+fn level_of(request: &LogsRequest) -> Result<Option<LogLevel>, String> {
+    match request.level.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => LogLevel::from_name(text)
+            .map(Some)
+            .ok_or_else(|| catalog::level_error(text)),
+    }
+}
+
+/// What the history keeps of a request: what the call read it as, never the agent's words
+/// for it (the level's name, the time or place `since` meant); only `filter`, `exclude` and
+/// `tag` are the agent's own text, masked and bounded.
+fn step_args(
+    request: &LogsRequest,
+    place: Option<&SincePlace>,
+    since: &Result<OffsetDateTime, String>,
+    level: &Result<Option<LogLevel>, String>,
+) -> StepArgs {
     let bounded = |text: &Option<String>| text.as_deref().map(StepArgs::bounded);
     StepArgs {
         app: request.app.trim().to_owned(),
         kind: request.kind.as_str().to_owned(),
-        since,
+        since: history_since(request.since.as_deref(), place, since),
         filter: bounded(&request.filter),
         exclude: bounded(&request.exclude),
         tags: request
@@ -579,7 +588,10 @@ fn step_args(request: &LogsRequest, since: Option<String>, level: Option<String>
             .as_ref()
             .filter(|tags| !tags.is_empty())
             .map(|tags| StepArgs::bounded(&tags.join(", "))),
-        level,
+        level: level.as_ref().map_or_else(
+            |_| Some(HISTORY_INVALID.to_owned()),
+            |level| level.map(|level| level.name().to_owned()),
+        ),
         limit: request.limit,
     }
 }

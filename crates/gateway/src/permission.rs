@@ -35,6 +35,13 @@ pub(crate) enum Gate {
     Stop(Box<LogsResponse>),
 }
 
+impl Gate {
+    /// Stop with the response of a question still waiting for the person.
+    fn waiting(approval_id: &str, question: &str) -> Gate {
+        Gate::Stop(Box::new(pending(approval_id, question)))
+    }
+}
+
 /// Where step 3 stands before its effects: refused by the phone's word, allowed at once, an
 /// answer to pick up, or a grant to look for (else a question to ask).
 enum Verdict<'a> {
@@ -301,10 +308,7 @@ impl Session {
             && approval.action == Some(action)
             && approval.state == ApprovalState::Pending
         {
-            return Ok(Gate::Stop(Box::new(pending(
-                &approval.id,
-                &approval.question,
-            ))));
+            return Ok(Gate::waiting(&approval.id, &approval.question));
         }
         if approval.task_id != self.task_id()
             || approval.agent != self.spec().agent.name
@@ -318,18 +322,12 @@ impl Session {
             && (approval.detail == ask.detail || broad);
         if !this_call {
             return match approval.state {
-                ApprovalState::Pending => Ok(Gate::Stop(Box::new(pending(
-                    &approval.id,
-                    &approval.question,
-                )))),
+                ApprovalState::Pending => Ok(Gate::waiting(&approval.id, &approval.question)),
                 _ => self.grant_or_ask(target, ask, args),
             };
         }
         match (approval.state, approval.answer) {
-            (ApprovalState::Pending, _) => Ok(Gate::Stop(Box::new(pending(
-                &approval.id,
-                &approval.question,
-            )))),
+            (ApprovalState::Pending, _) => Ok(Gate::waiting(&approval.id, &approval.question)),
             (ApprovalState::Expired, _) => Err(Refusal::error(
                 catalog::approval_expired(approval_id),
                 label,
@@ -405,15 +403,9 @@ impl Session {
                     Status::ApprovalPending,
                     catalog::step_waiting_for(&approval.question),
                 );
-                Ok(Gate::Stop(Box::new(pending(
-                    &approval.id,
-                    &approval.question,
-                ))))
+                Ok(Gate::waiting(&approval.id, &approval.question))
             }
-            Ok(Asked::Shared(approval)) => Ok(Gate::Stop(Box::new(pending(
-                &approval.id,
-                &approval.question,
-            )))),
+            Ok(Asked::Shared(approval)) => Ok(Gate::waiting(&approval.id, &approval.question)),
             Ok(Asked::Capped(oldest)) => {
                 let mut response = pending(&oldest.id, &oldest.question);
                 response.message = catalog::pending_capped(
