@@ -1403,9 +1403,14 @@ async fn the_history_keeps_the_agents_text_bounded_and_nothing_else_it_sends() {
     let session = task(&gateway, "agent");
     let canary = "LOG-TEXT-THE-AGENT-READ-\u{e9}\u{1f600}-";
     let long = |first: &str| format!("{first}{}", canary.repeat(300));
+    // A filter within the longest pattern a call takes (1,000 bytes), longer than the history
+    // keeps; a longer one is refused, and bounded in the history all the same.
     let mut read = logs(DEV_APP);
-    read.filter = Some(long("f"));
+    read.filter = Some(format!("f{}", canary.repeat(20)));
     assert_eq!(session.logs(read).await.status, Status::Ok);
+    let mut refused = logs(DEV_APP);
+    refused.filter = Some(long("f"));
+    assert_eq!(session.logs(refused).await.status, Status::Error);
     for change in [
         (|r: &mut LogsRequest, t: String| r.since = Some(t)) as fn(&mut LogsRequest, String),
         |r, t| r.level = Some(t),
