@@ -191,6 +191,22 @@ pub fn pending_message(question: &str, approval_id: &str) -> String {
     )
 }
 
+/// The message of a call whose question is not asked yet: as many questions of its kind as an
+/// agent may have (`waiting`) wait for the person already, in any of its tasks.
+pub fn pending_capped(question: &str, waiting: usize, oldest: &str, approval_id: &str) -> String {
+    format!(
+        "Not asked yet: \u{201c}{question}\u{201d}. {waiting} questions of this kind from this agent already wait for a person (in this session or another of yours), the first \u{201c}{oldest}\u{201d} (approval_id \"{approval_id}\"). Only a person can answer them, in your client's dialog or on their own side; tell them they are waiting. Once they have answered, call again with the same arguments and no approval_id to ask this one."
+    )
+}
+
+/// The message of a call the question cap stopped when the questions counting toward it were
+/// left unanswered when their sessions ended (`until`: when the first stops counting).
+pub fn questions_resting(question: &str, count: usize, until: &str) -> String {
+    format!(
+        "Not asked: \u{201c}{question}\u{201d}. {count} questions of this kind from this agent were left unanswered when its sessions ended, and count as waiting for a while so that reconnecting does not ask the person again and again. Call again after {until}."
+    )
+}
+
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
     denied_action_message(Action::Logs, rule, label)
@@ -551,7 +567,8 @@ pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
 // --- Live reads: cursors and waits. ---
 
 /// The agent name the history records for the person's own reads (`phonelogs logs`).
-pub const PERSON_READER: &str = "you (phonelogs logs)";
+/// No agent may take it (`phonelogs_policy::Agent::check_name`).
+pub const PERSON_READER: &str = phonelogs_policy::names::PERSON;
 
 /// The error for a cursor this task was never given (another task's, or altered).
 pub fn cursor_unknown() -> String {

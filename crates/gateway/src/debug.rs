@@ -26,7 +26,7 @@ use crate::owner::Dumped;
 use crate::permission::{Ask, Gate, Refusal};
 use crate::session::{Session, Target};
 use crate::tombstone_file::{check_destination, check_local_path, write_tombstone};
-use crate::types::{Status, StepArgs};
+use crate::types::{Status, StepArgs, agent_text};
 
 /// The most pids of a JDWP listing resolved to their packages.
 const MAX_JDWP_NAMED: usize = 64;
@@ -39,13 +39,14 @@ impl Session {
             return DebugResponse::error(ErrorCode::PolicyDenied, catalog::task_ended());
         }
         let tool = request.tool();
+        // What the call was aimed at, as the agent wrote it: into the history only bounded.
         let subject = match &request {
             DebugRequest::GetProcessExitHistory { package, .. }
-            | DebugRequest::SetDebugApp { package, .. } => package.trim().to_owned(),
+            | DebugRequest::SetDebugApp { package, .. } => agent_text(package.trim()),
             DebugRequest::CaptureNativeBacktrace { pid, .. }
             | DebugRequest::CaptureNativeTombstone { pid, .. } => format!("pid {pid}"),
             DebugRequest::ClearDebugApp { serial } | DebugRequest::ListJdwpProcesses { serial } => {
-                serial.trim().to_owned()
+                agent_text(serial.trim())
             }
         };
         let before = self.steps_recorded();
@@ -201,7 +202,7 @@ impl Session {
         args: &StepArgs,
     ) -> Result<DebugResponse, DebugResponse> {
         // It names no app: the agent's mode is all there is to decide.
-        if let Some(response) = self.check_mode(Action::SetDebugApp, serial, args) {
+        if let Some(response) = self.check_mode(Action::SetDebugApp, &agent_text(serial), args) {
             return Err(DebugResponse::from_gate(response));
         }
         let (index, device) = self.debug_device(serial).await?;

@@ -387,10 +387,22 @@ fn warn_duplicate(source: &SourceOf) {
     }
 }
 
-/// The phones one source listed, named by `naming`; an id holding a `/` or a line end is
-/// dropped (with a warning): a serial or UDID never holds one, and such an id could pass for
-/// another phone's qualified name, or end a line of the list. A phone's model and state are
-/// shown on one line ([`crate::lines::one_line`]).
+/// The longest serial a phone or farm may list (bytes). adb's are far shorter: a USB serial, an
+/// emulator's `emulator-5554`, a network phone's `host:port`, a wireless-debugging mDNS name of
+/// about 60; an iPhone's UDID is 40 or 25.
+pub(crate) const MAX_SERIAL_BYTES: usize = 128;
+
+/// Whether a serial a phone or farm lists may be used: it goes into the person's questions and
+/// the history, so it is short and holds nothing that could make them read as something else
+/// (`lines::misleads`), nor the `/` that qualifies a farm's phones.
+fn plain_serial(serial: &str) -> bool {
+    serial.len() <= MAX_SERIAL_BYTES && !serial.contains(|c| c == '/' || crate::lines::misleads(c))
+}
+
+/// The phones one source listed, named by `naming`; an id [`plain_serial`] refuses is dropped
+/// (with a warning): a serial or UDID never holds a `/` (such an id could pass for another
+/// phone's qualified name) nor a line end or mark, nor is that long. A phone's model and state
+/// are shown on one line ([`crate::lines::one_line`]).
 fn named(
     devices: Vec<DeviceInfo>,
     naming: &Naming,
@@ -400,12 +412,9 @@ fn named(
     devices
         .into_iter()
         .filter(|info| {
-            let plain = !info
-                .id
-                .as_str()
-                .contains(|c| c == '/' || crate::lines::is_line_end(c));
+            let plain = plain_serial(info.id.as_str());
             if !plain {
-                tracing::warn!(id = ?info.id, source = ?source, "a listed device id holds a '/' or a line end; left out");
+                tracing::warn!(id = ?info.id, source = ?source, "a listed device id is longer than {MAX_SERIAL_BYTES} bytes or holds a '/', a control, a line end or an invisible or bidirectional mark; left out");
             }
             plain
         })
@@ -1047,6 +1056,35 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(driver, 1, "the hostile phone was taken for the iPhone");
+    }
+
+    /// A serial is named in the person's question ("… on {phone}?") and kept in the history:
+    /// one a hostile phone or farm lists with a mark that turns text around, a line end, or
+    /// any length is left out, so no call can reach it (found by the review of h28a).
+    #[tokio::test]
+    async fn a_listed_serial_that_is_too_long_or_holds_a_misleading_mark_is_dropped() {
+        let long = "x".repeat(super::MAX_SERIAL_BYTES + 1);
+        let fit = "y".repeat(super::MAX_SERIAL_BYTES);
+        let local = Source::new(
+            Platform::Android,
+            "127.0.0.1:5037",
+            true,
+            &[
+                "emulator-5554",
+                "emu\u{202e}4555-rotalume",
+                "emu\u{2028}Allow always",
+                "emu\u{200b}5554",
+                "emu\u{1b}[2J",
+                &long,
+                &fit,
+            ],
+        );
+        let gateway = gateway(&[&local]);
+        assert_eq!(names(&gateway).await, ["emulator-5554", fit.as_str()]);
+        let session = gateway.start_task(task(None));
+        for hidden in ["emu\u{202e}4555-rotalume", long.as_str()] {
+            assert!(session.find_device(Some(hidden), false).await.is_err());
+        }
     }
 
     #[tokio::test]

@@ -115,13 +115,16 @@ pub use render::{
     heading_cost, json_escaped_len,
 };
 pub use session::Session;
-pub use store::{BUSY_TIMEOUT, DB_FILE, STATE_DIR_ENV, Store, default_state_dir};
+pub use store::{
+    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, STATE_DIR_ENV, Store, UNANSWERED_REST,
+    default_state_dir,
+};
 /// The token that ends a wait ([`LiveHooks::cancel`]), re-exported so callers need not name
 /// `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    Action, Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind,
-    LogsRequest, LogsResponse, Status, StepArgs,
+    AGENT_TEXT_BYTES, AGENT_TEXT_CUT, Action, Answer, AnsweredVia, Approval, ApprovalState,
+    HistoryFilter, HistoryStep, LogsKind, LogsRequest, LogsResponse, Status, StepArgs, agent_text,
 };
 
 pub(crate) use id::new_id;

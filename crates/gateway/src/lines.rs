@@ -24,6 +24,16 @@ pub(crate) fn is_line_end(c: char) -> bool {
     )
 }
 
+/// Whether `c` can make a text read as something else where it is shown: a control character,
+/// a line end ([`is_line_end`]), or a mark that turns text around or hides in it (the
+/// bidirectional overrides and isolates, zero-width characters). A text from elsewhere (an
+/// app's label, what the agent wrote) never shows one to the person.
+pub(crate) fn misleads(c: char) -> bool {
+    c.is_control()
+        || is_line_end(c)
+        || matches!(c, '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
 /// Whether `text` holds a line end; a scan of its bytes for the first byte of one.
 fn has_line_end(text: &str) -> bool {
     // `\n`, VT, FF, `\r` are 0x0A to 0x0D; NEL starts with 0xC2, the separators with 0xE2.

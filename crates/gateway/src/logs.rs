@@ -81,14 +81,6 @@ impl Session {
     /// Checks the call's arguments and the policy from the app's id, before anything touches a
     /// phone.
     fn prepare(&self, request: &LogsRequest) -> Result<LogsCall, Box<LogsResponse>> {
-        let args = StepArgs {
-            app: request.app.trim().to_owned(),
-            kind: request.kind.as_str().to_owned(),
-            since: request.since.clone(),
-            filter: request.filter.clone(),
-            level: request.level.clone(),
-            limit: request.limit,
-        };
         if self.ended() {
             return Err(Box::new(LogsResponse::bare(
                 Status::Error,
@@ -97,15 +89,39 @@ impl Session {
         }
         let app = AppId::parse(&request.app)
             .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
+        let level = match request.level.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(text) => LogLevel::from_name(text)
+                .map(Some)
+                .ok_or_else(|| catalog::level_error(text)),
+        };
+        let place = since_place(request.since.as_deref());
+        let since = match place {
+            Some(_) => Ok(self.started_at()),
+            None => parse_since(
+                request.since.as_deref(),
+                self.gateway().now(),
+                self.gateway().local_offset(),
+                self.started_at(),
+            ),
+        };
+        // The history keeps what the call was read as, never the agent's words for it: only
+        // the filter is the agent's own text (bounded by the store).
+        let args = StepArgs {
+            app: request.app.trim().to_owned(),
+            kind: request.kind.as_str().to_owned(),
+            since: history_since(request.since.as_deref(), place.as_ref(), &since),
+            filter: request.filter.clone(),
+            level: level.as_ref().map_or_else(
+                |_| Some(HISTORY_INVALID.to_owned()),
+                |level| level.map(|level| level.name().to_owned()),
+            ),
+            limit: request.limit,
+        };
         let fail = |message: String| {
             Box::new(self.failed(&args, None, app.as_str(), Status::Error, message))
         };
-        let level = match request.level.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(text) => {
-                Some(LogLevel::from_name(text).ok_or_else(|| fail(catalog::level_error(text)))?)
-            }
-        };
+        let level = level.map_err(fail)?;
         let (default_limit, max_limit) = match request.kind {
             LogsKind::Logs => LOG_LIMITS,
             LogsKind::Crashes => CRASH_LIMITS,
@@ -118,20 +134,10 @@ impl Session {
                 max_limit,
             )));
         }
-        let place = since_place(request.since.as_deref());
         if place.is_some() && request.kind == LogsKind::Crashes {
             return Err(fail(catalog::place_for_crashes()));
         }
-        let since = match place {
-            Some(_) => self.started_at(),
-            None => parse_since(
-                request.since.as_deref(),
-                self.gateway().now(),
-                self.gateway().local_offset(),
-                self.started_at(),
-            )
-            .map_err(fail)?,
-        };
+        let since = since.map_err(fail)?;
         let wait = wait_of(request).map_err(fail)?;
         let context = crate::symbols::context_of(request).map_err(fail)?;
         // The policy first, from the app's id alone: an agent that may not read this app gets
@@ -497,4 +503,28 @@ fn whole_ms(time: OffsetDateTime) -> OffsetDateTime {
     let nanos = time.nanosecond();
     time.replace_nanosecond(nanos - nanos % 1_000_000)
         .unwrap_or(time)
+}
+
+/// What the history keeps for a value the agent gave that was not a valid one: a fixed mark,
+/// never the agent's text.
+pub(crate) const HISTORY_INVALID: &str = "(invalid)";
+
+/// `since` as the history keeps it: `last`, `cursor` (not its value), the time it was read as
+/// (RFC 3339, UTC), [`HISTORY_INVALID`], or nothing when the agent gave none.
+fn history_since(
+    given: Option<&str>,
+    place: Option<&SincePlace>,
+    since: &Result<OffsetDateTime, String>,
+) -> Option<String> {
+    given.map(str::trim).filter(|text| !text.is_empty())?;
+    Some(match (place, since) {
+        (Some(SincePlace::Last), _) => "last".to_owned(),
+        (Some(SincePlace::Cursor(_)), _) => "cursor".to_owned(),
+        // A time near the ends of the calendar has no UTC form (it would overflow): kept as read.
+        (None, Ok(time)) => crate::store::rfc3339(
+            time.checked_to_offset(time::UtcOffset::UTC)
+                .unwrap_or(*time),
+        ),
+        (None, Err(_)) => HISTORY_INVALID.to_owned(),
+    })
 }

@@ -91,10 +91,7 @@ const MAX_LABEL_CHARS: usize = 80;
 pub(crate) fn clean_label(label: &str) -> String {
     crate::lines::one_line(label)
         .chars()
-        .filter(|c| {
-            !c.is_control()
-                && !matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        })
+        .filter(|c| !crate::lines::misleads(*c))
         .take(MAX_LABEL_CHARS)
         .collect::<String>()
         .trim()
@@ -450,6 +447,7 @@ mod tests {
             device: DeviceId::new(name),
             info: info.clone(),
             label: "Crash Test".into(),
+            held: false,
         };
         let agent = || {
             TaskSpec::new(phonelogs_policy::Agent::new(

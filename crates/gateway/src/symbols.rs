@@ -148,9 +148,7 @@ fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> String {
         .used
         .iter()
         .map(|file| {
-            let path = dir
-                .and_then(|d| file.path.strip_prefix(d.root()).ok())
-                .unwrap_or(&file.path);
+            let path = inside(dir, &file.path);
             let kind = serde_plain_kind(file.kind);
             format!("{kind} {} ({} frames)", path.display(), file.frames)
         })
@@ -168,6 +166,14 @@ fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> String {
     } else {
         parts.join("; ")
     }
+}
+
+/// A symbol file as the agent is told of it: its path inside the symbols directory, else its
+/// name alone, never where this computer keeps it.
+fn inside<'a>(dir: Option<&SymbolsDir>, path: &'a std::path::Path) -> &'a std::path::Path {
+    dir.and_then(|d| path.strip_prefix(d.root()).ok())
+        .or_else(|| path.file_name().map(std::path::Path::new))
+        .unwrap_or(path)
 }
 
 fn serde_plain_kind(kind: phonelogs_symbols::SymbolKind) -> &'static str {
@@ -266,11 +272,7 @@ fn symbols_sentence(
     let word = version_word(platform);
     for account in accounts {
         for file in &account.used {
-            let path = dir
-                .and_then(|d| file.path.strip_prefix(d.root()).ok())
-                .unwrap_or(&file.path)
-                .display()
-                .to_string();
+            let path = inside(dir, &file.path).display().to_string();
             let named = format!("{} {path}", serde_plain_kind(file.kind));
             if !used.contains(&named) {
                 used.push(named);

@@ -346,18 +346,56 @@ pub struct HistoryFilter {
     pub limit: Option<usize>,
 }
 
-/// What a step was asked for: never the text it read.
+/// The most bytes of one text the agent sent that the state keeps ([`agent_text`]): room for
+/// any app id (255 bytes at most) and a filter or `since` as an agent writes them, too little to
+/// carry a page of log text into the history.
+pub const AGENT_TEXT_BYTES: usize = 256;
+
+/// What ends a text [`agent_text`] cut.
+pub const AGENT_TEXT_CUT: char = '\u{2026}';
+
+/// A text the agent sent, as the history may keep it: control characters, line ends and the
+/// marks that turn text around or hide in it (`lines::misleads`: they could make a line of the
+/// history, or the person's terminal, read as something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
+/// character boundary and ends with [`AGENT_TEXT_CUT`]. The one way any text of the agent's
+/// (each [`StepArgs`] field, a phone's serial or a package it named) reaches the state: an
+/// agent could otherwise write log text it read into the state directory.
+pub fn agent_text(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| {
+            if crate::lines::misleads(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if out.len() > AGENT_TEXT_BYTES {
+        let mut end = AGENT_TEXT_BYTES - AGENT_TEXT_CUT.len_utf8();
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push(AGENT_TEXT_CUT);
+    }
+    out
+}
+
+/// What a step was asked for: never the text it read. The store keeps each text field through
+/// [`agent_text`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepArgs {
     /// The app's id.
     pub app: String,
     /// `logs`, `crashes`, or a debugging aid's name.
     pub kind: String,
-    /// The `since` as given.
+    /// The `since` as the call read it: a time in RFC 3339 (UTC), `last`, `cursor`, or
+    /// `(invalid)`; never the agent's words.
     pub since: Option<String>,
     /// The filter as given.
     pub filter: Option<String>,
-    /// The level as given.
+    /// The level as the call read it (its name), or `(invalid)`; never the agent's words.
     pub level: Option<String>,
     /// The limit as given.
     pub limit: Option<u32>,
@@ -382,4 +420,48 @@ pub struct HistoryStep {
     pub step: String,
     /// The call's arguments.
     pub args: StepArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AGENT_TEXT_BYTES, AGENT_TEXT_CUT, agent_text};
+
+    #[test]
+    fn agent_text_is_bounded_cut_at_a_character_and_marked() {
+        assert_eq!(agent_text("crash"), "crash");
+        let whole = "x".repeat(AGENT_TEXT_BYTES);
+        assert_eq!(agent_text(&whole), whole);
+        for text in [
+            "x".repeat(AGENT_TEXT_BYTES + 1),
+            "\u{e9}".repeat(AGENT_TEXT_BYTES),
+            "\u{1f600}".repeat(AGENT_TEXT_BYTES),
+            format!("x{}", "\u{1f600}".repeat(AGENT_TEXT_BYTES)),
+        ] {
+            let kept = agent_text(&text);
+            assert!(kept.len() <= AGENT_TEXT_BYTES, "{}", kept.len());
+            assert!(kept.len() > AGENT_TEXT_BYTES - 8, "{}", kept.len());
+            assert!(kept.ends_with(AGENT_TEXT_CUT), "{kept}");
+            assert!(text.starts_with(kept.trim_end_matches(AGENT_TEXT_CUT)));
+        }
+        assert_eq!(
+            agent_text("a\nb\u{1b}[2J\u{202e}c\u{2028}d\u{200b}"),
+            "a\u{fffd}b\u{fffd}[2J\u{fffd}c\u{fffd}d\u{fffd}"
+        );
+    }
+
+    /// An agent's name is shown to the person (in questions, the history, the page) as it is:
+    /// every character the gateway's one rule says can make a text read as something else is
+    /// refused in one, whatever the policy crate's own check is written as.
+    #[test]
+    fn no_agent_name_holds_a_character_that_misleads() {
+        let refused: Vec<char> = (0..=u32::from(char::MAX))
+            .filter_map(char::from_u32)
+            .filter(|c| crate::lines::misleads(*c))
+            .filter(|c| phonelogs_policy::Agent::check_name(&format!("claude{c}x")).is_ok())
+            .collect();
+        assert!(
+            refused.is_empty(),
+            "accepted in an agent's name: {refused:?}"
+        );
+    }
 }

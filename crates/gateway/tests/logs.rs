@@ -682,11 +682,17 @@ async fn an_approval_is_bound_to_its_task_agent_device_and_app() {
     other_app.device = Some(DEVICE.into());
     let mut other_device = with_id(logs(RELEASE_APP), &id);
     other_device.device = Some("emulator-5556".into());
+    // In its own task, the answered id of another question covers nothing: the call asks its
+    // own question (as one without an id would).
+    for request in [other_app, other_device] {
+        let result = session.logs(request).await;
+        assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+        assert_ne!(result.approval_id.as_deref(), Some(id.as_str()));
+        assert!(result.log.is_empty());
+    }
     for (session, request) in [
         (task(&gateway, "agent"), with_id(request.clone(), &id)),
         (task(&gateway, "intruder"), with_id(request.clone(), &id)),
-        (session.clone(), other_app),
-        (session.clone(), other_device),
     ] {
         let result = session.logs(request).await;
         assert_eq!(result.status, Status::Error, "{}", result.message);
@@ -933,7 +939,8 @@ async fn history_keeps_the_arguments_and_never_the_text() {
     );
     assert_eq!(step.args.app, DEV_APP);
     assert_eq!(step.args.kind, "logs");
-    assert_eq!(step.args.since.as_deref(), Some("10m"));
+    // `since` as the call read it (issue 28 item 13): ten minutes before the gateway's clock.
+    assert_eq!(step.args.since.as_deref(), Some("2026-11-30T09:50:00Z"));
     assert_eq!(step.args.filter.as_deref(), Some("save"));
     assert_eq!(step.args.level.as_deref(), Some("error"));
     assert_eq!(step.args.limit, Some(50));
@@ -1225,4 +1232,147 @@ async fn a_crash_in_the_tasks_first_second_is_not_lost() {
     let summaries: Vec<&str> = result.reports.iter().map(|r| r.summary.as_str()).collect();
     assert!(summaries.contains(&"crash at once"), "{summaries:?}");
     assert!(!summaries.contains(&"the second before"), "{summaries:?}");
+}
+
+/// Issue 28, item 13: what the agent writes into a call (a filter, a since, a level, a phone's
+/// serial, a package name) reaches the history bounded, cut at a character boundary and marked,
+/// so no agent can store log text it read in the state; nothing else it sends (`wait_for`) is
+/// stored at all.
+#[tokio::test]
+async fn the_history_keeps_the_agents_text_bounded_and_nothing_else_it_sends() {
+    use phonelogs_gateway::DebugRequest;
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ-\u{e9}\u{1f600}-";
+    let long = |first: &str| format!("{first}{}", canary.repeat(300));
+    let mut read = logs(DEV_APP);
+    read.filter = Some(long("f"));
+    assert_eq!(session.logs(read).await.status, Status::Ok);
+    for change in [
+        (|r: &mut LogsRequest, t: String| r.since = Some(t)) as fn(&mut LogsRequest, String),
+        |r, t| r.level = Some(t),
+        |r, t| r.since = Some(format!("cursor:{t}")),
+    ] {
+        let mut request = logs(DEV_APP);
+        change(&mut request, long("x"));
+        assert_eq!(session.logs(request).await.status, Status::Error);
+    }
+    let mut wait = logs(DEV_APP);
+    wait.wait_for = Some("WAITED-FOR-TEXT".into());
+    wait.timeout = Some(1);
+    session.logs(wait).await;
+    session
+        .debug(DebugRequest::ClearDebugApp { serial: long("s") })
+        .await;
+    session
+        .debug(DebugRequest::GetProcessExitHistory {
+            serial: DEVICE.into(),
+            package: long("p"),
+            approval_id: None,
+        })
+        .await;
+    let history = gateway.store().history(HistoryFilter::default()).unwrap();
+    assert!(history.len() >= 6, "{history:#?}");
+    let mut cut = 0;
+    for step in &history {
+        let args = &step.args;
+        for text in [&args.since, &args.filter, &args.level, &step.device]
+            .into_iter()
+            .flatten()
+            .chain([&args.app, &args.kind])
+        {
+            assert!(
+                text.len() <= 256,
+                "{} bytes stored: {:.80}",
+                text.len(),
+                text
+            );
+            cut += usize::from(text.ends_with('\u{2026}'));
+        }
+        assert!(
+            step.step.len() <= 512,
+            "{} bytes: {:.80}",
+            step.step.len(),
+            step.step
+        );
+        assert!(!step.step.contains(&canary.repeat(12)), "{:.80}", step.step);
+        assert!(!format!("{step:?}").contains("WAITED-FOR-TEXT"), "{step:?}");
+    }
+    assert!(cut >= 2, "the cuts are marked: {history:#?}");
+}
+
+/// Issue 28 item 13, found by the review of h28a: `level` and `since` are kept as the call
+/// read them (a level's name, a time in RFC 3339, `last`, `cursor`), and a value that is not
+/// one as a fixed mark: only the filter is the agent's own text in the history, so an agent
+/// cannot copy log text into the state through them.
+#[tokio::test]
+async fn the_history_keeps_the_parsed_level_and_since_never_the_agents_words() {
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ";
+    // (level given, since given, level kept, since kept; "Z": a time in UTC)
+    type Call<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+    let calls: [Call<'_>; 7] = [
+        (
+            Some(" WARNING "),
+            Some("2026-01-02T03:04:05+01:00"),
+            Some("warn"),
+            Some("2026-01-02T02:04:05Z"),
+        ),
+        (Some("info"), Some("last"), Some("info"), Some("last")),
+        (
+            None,
+            Some("cursor:LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("cursor"),
+        ),
+        (
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+            None,
+        ),
+        (
+            None,
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+        ),
+        (Some(""), Some(" "), None, None),
+        (None, Some("10m"), None, Some("Z")),
+    ];
+    for (level, since, _, _) in calls {
+        let mut request = logs(DEV_APP);
+        request.level = level.map(str::to_owned);
+        request.since = since.map(str::to_owned);
+        session.logs(request).await;
+    }
+    let mut history = gateway.store().history(HistoryFilter::default()).unwrap();
+    history.sort_by_key(|step| step.id);
+    let steps: Vec<_> = history.iter().filter(|s| s.args.kind == "logs").collect();
+    assert_eq!(steps.len(), calls.len(), "{history:#?}");
+    for (step, (_, _, level, since)) in steps.iter().zip(calls) {
+        assert!(!format!("{step:?}").contains(canary), "{step:?}");
+        assert_eq!(step.args.level.as_deref(), level, "{step:?}");
+        match since {
+            Some("Z") => {
+                let kept = step.args.since.as_deref().unwrap();
+                assert!(
+                    time::OffsetDateTime::parse(
+                        kept,
+                        &time::format_description::well_known::Rfc3339
+                    )
+                    .is_ok()
+                        && kept.ends_with('Z'),
+                    "{kept}"
+                );
+            }
+            since => assert_eq!(step.args.since.as_deref(), since, "{step:?}"),
+        }
+    }
 }

@@ -25,7 +25,7 @@ use crate::args::{
     BacktraceArgs, ExitHistoryArgs, Kind, ListDevicesArgs, PhoneLogsArgs, SerialArgs,
     SetDebugAppArgs, TombstoneArgs,
 };
-use crate::ask::{self, Decision, Outcome, PendingState, Sealer};
+use crate::ask::{self, ClientSeat, Decision, Outcome, PendingState, Sealer};
 use crate::debug::{self, DebugCall};
 use crate::output::{
     DebugEnvelope, DeviceOut, DevicesOutput, DevicesStatus, LogsStatus, OccurrencesOut,
@@ -43,9 +43,13 @@ own side; you cannot answer it yourself, so tell them it is waiting, then call a
 arguments and approval_id once they have. \
 Ask for less (since, level, filter, limit) rather than reading everything.";
 
-/// How the server was set up: the task's limits on asking.
+/// How the server was set up: who sits at its client, and the task's limits on asking.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
+    /// Who sits at the client, decided where the transport is chosen: which answers its dialog
+    /// may give for the person, if any. The default asks the client nothing
+    /// ([`ClientSeat::Agent`]); the stdio binary sets [`ClientSeat::Person`].
+    pub client: ClientSeat,
     /// How long an elicitation waits for the person before the call returns `approval_pending`.
     pub ask_timeout: Duration,
     /// A sentence added to the server's instructions (e.g. a demo naming the phones it serves),
@@ -56,6 +60,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
+            client: ClientSeat::default(),
             ask_timeout: Duration::from_secs(300),
             instructions_note: None,
         }
@@ -138,7 +143,8 @@ impl PhoneLogsServer {
         outcome
     }
 
-    /// Asks the person about `approval_id` through the client, the way its protocol allows.
+    /// Asks the person about `approval_id` through the client, the way its protocol allows,
+    /// when a person sits at it ([`ClientSeat`]); else the question waits for the person's side.
     async fn ask(
         &self,
         context: &RequestContext<RoleServer>,
@@ -147,6 +153,9 @@ impl PhoneLogsServer {
         approval_id: &str,
         fallback_question: String,
     ) -> Asked {
+        if self.inner.options.client.offers().is_empty() {
+            return Asked::Pending;
+        }
         let question = self.question(approval_id, fallback_question);
         let modern = context
             .protocol_version()
@@ -190,7 +199,7 @@ impl PhoneLogsServer {
         let mut requests = InputRequests::new();
         requests.insert(
             ask::INPUT_KEY.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(form(question))),
+            InputRequest::Elicitation(ElicitRequest::new(self.form(question))),
         );
         Asked::InputRequired(InputRequiredResult::new(Some(requests), Some(sealed)))
     }
@@ -213,7 +222,7 @@ impl PhoneLogsServer {
         let timeout = self.inner.options.ask_timeout;
         let elicitation = context
             .peer
-            .create_elicitation_with_timeout(form(question), Some(timeout));
+            .create_elicitation_with_timeout(self.form(question), Some(timeout));
         // Polling that finds nothing never ends the wait by itself; the elicitation's own
         // timeout does.
         let command_line = async {
@@ -249,10 +258,32 @@ impl PhoneLogsServer {
         }
     }
 
-    /// Writes the person's answer into the store, where the gateway (and the CLI) see it.
+    /// The question's form, with the answers the client may give.
+    fn form(&self, message: String) -> ElicitRequestParams {
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema: ask::question_schema(self.inner.options.client.offers()),
+        }
+    }
+
+    /// Writes the person's answer into the store, where the gateway (and the CLI) see it: only
+    /// an answer the client may give ([`ClientSeat::offers`]), whatever it sent.
     fn record(&self, approval_id: &str, outcome: Outcome) -> Asked {
         let answer = match outcome {
-            Outcome::Decided(decision) => to_answer(decision),
+            Outcome::Decided(decision)
+                if self.inner.options.client.offers().contains(&decision) =>
+            {
+                to_answer(decision)
+            }
+            Outcome::Decided(decision) => {
+                tracing::warn!(
+                    approval_id,
+                    answer = decision.as_str(),
+                    "the client sent an answer it may not give; the question stays for the person"
+                );
+                return Asked::Pending;
+            }
             // A decline or a cancel is the client's, not the person's choice (some clients
             // decline without a dialog): the question stays open for the person.
             Outcome::Declined | Outcome::Cancelled => return Asked::Pending,
@@ -347,14 +378,6 @@ impl PhoneLogsServer {
 
     async fn run_debug(&self, call: &DebugCall) -> DebugEnvelope {
         debug::run(&self.inner.session, call).await
-    }
-}
-
-fn form(message: String) -> ElicitRequestParams {
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message,
-        requested_schema: ask::question_schema(),
     }
 }
 

@@ -4,7 +4,11 @@
 //! each answer; the Always-allow rules with Revoke; the history, filtered; the doctor's view of
 //! the phones. It is axum on hyper (HTTP/1) with HTML rendered here and one small script and
 //! style sheet built into the binary, so nothing is loaded from any other host and there is no
-//! JavaScript build step. [`guard`] keeps it the person's own (token, Host, Origin, CSRF, CSP).
+//! JavaScript build step. [`guard`] keeps it the person's own (token, Host, Origin, CSRF, CSP);
+//! on Linux the listener serves the person's own user only (`peer`); `--open` never puts the
+//! token on a command line: on Linux it hands the browser a one-time code that only the
+//! person's own user can connect to use ([`guard::OpenCodes`]), elsewhere a file readable by
+//! the person only ([`OpenFile`]).
 //!
 //! The store is the one the MCP server and the command line share. The page holds no lock
 //! across requests: each store call is one short statement or transaction, run off the async
@@ -14,6 +18,8 @@
 
 mod guard;
 mod html;
+#[cfg(target_os = "linux")]
+mod peer;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -124,7 +130,7 @@ fn store_failed(error: &StoreError) -> Response {
 }
 
 /// Serves the page until Ctrl-C or SIGTERM. Prints the page's address (with its token) as the
-/// first line on stdout.
+/// first line on stdout, which only the person's terminal sees.
 pub async fn run(options: Options) -> anyhow::Result<()> {
     let store = crate::state::open(&options.state_dir)?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, options.port))
@@ -139,9 +145,12 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         writeln!(stdout, "{url}")?;
         stdout.flush()?;
     }
-    if options.open {
-        open_browser(&url);
-    }
+    // Kept until the page stops, when its file (if any) goes with it.
+    let _opened = if options.open {
+        open_browser(&url, port, &secrets)
+    } else {
+        None
+    };
     let (publish, snapshot) = watch::channel(Snapshot::default());
     let models = Arc::new(RwLock::new(HashMap::new()));
     tokio::spawn(poll_questions(store.clone(), models.clone(), publish));
@@ -156,6 +165,13 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     };
     let app = router(state);
     tracing::info!(%port, "serving the person's page");
+    // On Linux only the person's own user's connections are served. axum's `TapIo` (here a
+    // no-op tap) is how a listener of our own gives handlers the peer's `SocketAddr`.
+    #[cfg(target_os = "linux")]
+    let listener = {
+        use axum::serve::ListenerExt as _;
+        peer::OwnersOnly::new(listener).tap_io(|_| {})
+    };
     tokio::select! {
         served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()) => {
             served.context("the page's server stopped")?;
@@ -196,6 +212,7 @@ fn router(state: AppState) -> Router {
             &format!("/{t}"),
             get(move || async move { Redirect::to(&home) }),
         )
+        .route(&format!("{}{{code}}", guard::OPEN_PREFIX), get(open_code))
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(secrets, guard::guard))
 }
@@ -204,20 +221,116 @@ async fn asset(content_type: &'static str, body: &'static str) -> Response {
     ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
-/// Opens the page in the person's browser; a failure is reported, the page still serves.
-fn open_browser(url: &str) {
+/// Exchanges a one-time code from `--open` for the page's address (a redirect); a code used
+/// already, expired or unknown gets 403 and the way in that is left.
+async fn open_code(
+    State(state): State<AppState>,
+    axum::extract::Path(code): axum::extract::Path<String>,
+) -> Response {
+    if state
+        .secrets
+        .open_codes
+        .redeem(&code, std::time::Instant::now())
+    {
+        return Redirect::to(&format!("/{}/", state.secrets.token)).into_response();
+    }
+    (
+        StatusCode::FORBIDDEN,
+        "This link to the phonelogs page was used already or has expired: open the address `phonelogs ui` printed.\n",
+    )
+        .into_response()
+}
+
+/// Opens the page in the person's browser without its token on any command line (every user
+/// of this computer can read those, in `/proc/*/cmdline`). On Linux `xdg-open` is given the
+/// page's address with a one-time code instead of the token ([`guard::OpenCodes`]): the page
+/// serves the person's own user's connections only, so another user who reads the code cannot
+/// use it, and a browser that may not read the person's files (a snap's Firefox or Chromium,
+/// Ubuntu's default, cannot read `/tmp` or `$XDG_RUNTIME_DIR`) still opens it. Elsewhere
+/// (macOS, where no such check guards the page) `open` is given a file readable by the person
+/// only that sends the browser on, as Jupyter opens its notebooks; it is returned, and removed
+/// when dropped. A failure is reported, and the page still serves at the address printed.
+fn open_browser(url: &str, port: u16, secrets: &guard::Secrets) -> Option<OpenFile> {
+    let (target, file) = if cfg!(target_os = "linux") {
+        match secrets.open_codes.issue(std::time::Instant::now()) {
+            Ok(code) => (
+                format!("http://127.0.0.1:{port}{}{code}", guard::OPEN_PREFIX),
+                None,
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "no randomness for a code that opens the page; open the address above");
+                return None;
+            }
+        }
+    } else {
+        match OpenFile::new(url) {
+            Ok(file) => (file.path.display().to_string(), Some(file)),
+            Err(error) => {
+                tracing::warn!(%error, "could not write the file that opens the page; open the address above");
+                return None;
+            }
+        }
+    };
     let program = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
     if let Err(error) = std::process::Command::new(program)
-        .arg(url)
+        .arg(&target)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
     {
         tracing::warn!(%error, program, "could not open the browser; open the address above");
+    }
+    file
+}
+
+/// A page that sends the browser on to `url`, in a new directory only the person may enter
+/// (0700) as a file only they may read (0600): under `$XDG_RUNTIME_DIR` (the person's own,
+/// 0700 by its specification) when set, else the temporary directory. Removed when dropped.
+struct OpenFile {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl OpenFile {
+    fn new(url: &str) -> std::io::Result<OpenFile> {
+        use std::io::Write as _;
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute() && dir.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let mut tag = [0u8; 8];
+        getrandom::fill(&mut tag).map_err(std::io::Error::other)?;
+        let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = base.join(format!("phonelogs-ui-{tag}"));
+        let mut builder = std::fs::DirBuilder::new();
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+            builder.mode(0o700);
+            options.mode(0o600);
+        }
+        builder.create(&dir)?;
+        let path = dir.join("open-phonelogs.html");
+        let file = OpenFile { dir, path };
+        // The address is the page's own: digits and a hex token, nothing to escape.
+        let page = format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={url}\"><title>phonelogs</title></head>\n<body><p><a href=\"{url}\">Open the phonelogs page</a></p></body></html>\n"
+        );
+        options.open(&file.path)?.write_all(page.as_bytes())?;
+        Ok(file)
+    }
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
