@@ -109,8 +109,8 @@ pub enum Attribution {
     /// Only a header another app can write names the app: a later `Package:` line (the line
     /// before may have printed it from its `versionName`; a process hosting several packages
     /// prints several lines too, so the two cannot be told apart), a `Process:` of the app's
-    /// name (any app may name its process so), or a `UID:`, `PID:`, `Process:` or `Package:`
-    /// line after the process headers. Never the app's; a reader counts it as left out.
+    /// name (any app may name its process so), or a `UID:`, `Process:` or `Package:` line
+    /// after the process headers. Never the app's; a reader counts it as left out.
     Ambiguous,
 }
 
@@ -253,8 +253,9 @@ impl DropBoxEntry {
         if time.is_none() {
             warnings.push(format!("unreadable entry time {:?}", self.time));
         }
-        let mut pid = self.header_pid();
-        let process = self.identity().process.unwrap_or("").to_owned();
+        let identity = self.identity();
+        let mut pid = identity.pid;
+        let process = identity.process.unwrap_or("").to_owned();
         match self.contents {
             EntryContents::ContentsLost => {
                 warnings.push("the phone lost the entry's contents".into())
