@@ -296,12 +296,23 @@ async fn only_the_apps_own_processes_and_reports_are_read() {
         texts.contains(&"app line") && texts.contains(&"widget line"),
         "{texts:?}"
     );
-    let example_lines = driver
-        .app_logs(&device, &example, &LogQuery::since(since, 100))
-        .await
-        .unwrap()
-        .lines;
-    assert!(example_lines.iter().any(|l| l.text == "example line"));
+    // Its follower delivers asynchronously too: poll as for the app's lines above.
+    let mut example_lines = Vec::new();
+    for _ in 0..100 {
+        example_lines = driver
+            .app_logs(&device, &example, &LogQuery::since(since, 100))
+            .await
+            .unwrap()
+            .lines;
+        if example_lines.iter().any(|l| l.text == "example line") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        example_lines.iter().any(|l| l.text == "example line"),
+        "{example_lines:?}"
+    );
     for line in lines.iter().chain(&example_lines) {
         assert!(!line.text.contains("SECRET"), "{line:?}");
     }
