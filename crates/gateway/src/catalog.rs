@@ -601,17 +601,19 @@ pub fn bad_local_path(local_path: &str, why: &str) -> String {
 }
 
 /// What a crashes message adds when the driver left reports out because it could not confirm
-/// they are this copy's of the app: an Android 10 phone where another user has the app too, or
-/// a drop box entry that cannot be told apart from text inside another app's compressed report.
+/// they are this copy's of the app: an Android 10 phone where another user has the app too, a
+/// drop box entry that names the app only in a header another app can write (its
+/// `versionName`, its process name), or one that cannot be told apart from text inside another
+/// app's compressed report.
 /// Nothing when none was left out.
 pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
     match unconfirmed {
         0 => None,
         1 => Some(format!(
-            "1 crash report was left out: the phone could not confirm it is {label}'s own (it may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
+            "1 crash report was left out: the phone could not confirm it is {label}'s own (it may be the app's copy in another user's profile, another app's report naming it where that app chose the text, or text shaped like a report inside another app's)."
         )),
         n => Some(format!(
-            "{n} crash reports were left out: the phone could not confirm they are {label}'s own (they may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
+            "{n} crash reports were left out: the phone could not confirm they are {label}'s own (they may be the app's copy in another user's profile, another app's report naming it where that app chose the text, or text shaped like a report inside another app's)."
         )),
     }
 }
@@ -809,7 +811,7 @@ mod tests {
         assert_eq!(
             unconfirmed_reports(1, "Example").as_deref(),
             Some(
-                "1 crash report was left out: the phone could not confirm it is Example's own (it may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
+                "1 crash report was left out: the phone could not confirm it is Example's own (it may be the app's copy in another user's profile, another app's report naming it where that app chose the text, or text shaped like a report inside another app's)."
             )
         );
         assert!(

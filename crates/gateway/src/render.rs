@@ -16,7 +16,7 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::lines::{is_line_end, one_line};
+use crate::lines::{is_line_end, one_line, shown};
 use crate::mask::Masker;
 use crate::rows::Row;
 pub use crate::rows::{ProcessEvent, ProcessMarker};
@@ -303,11 +303,11 @@ fn line_parts(
     suffix: &str,
 ) -> (String, String, String, LineView) {
     let time = clock(line.time, local);
-    let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
+    let (tag, _) = cut_marked(&shown(&line.tag), MAX_TAG_BYTES);
     let prefix = format!("{time} {tag}: ");
     // The split made every line one line already; a caller that did not split still gets one.
     let (text, cut) = cut_marked(
-        &one_line(&line.text),
+        &shown(&line.text),
         MAX_LINE_BYTES - prefix.len() - suffix.len(),
     );
     let view = LineView {
@@ -830,9 +830,12 @@ mod tests {
 
     #[test]
     fn the_newest_line_is_shown_cut_when_not_even_it_fits_whole() {
-        let lines = vec![line("older"), line(&"\u{1}".repeat(1_900))];
-        let rendered = render_lines(&lines, offset!(UTC), MIN_RESULT_CAP);
-        assert!(json_escaped_len(&rendered.log) <= MIN_RESULT_CAP);
+        // Controls are shown as `\xNN`, so the widest JSON escape left is a quote's two bytes:
+        // a 2,000-byte line of quotes fits the smallest client cap, and does not fit 3 KB.
+        let cap = 3 * 1024;
+        let lines = vec![line("older"), line(&"\"".repeat(1_900))];
+        let rendered = render_lines(&lines, offset!(UTC), cap);
+        assert!(json_escaped_len(&rendered.log) <= cap);
         assert_eq!(
             (rendered.views.len(), rendered.left_out, rendered.cut),
             (1, 1, 1)

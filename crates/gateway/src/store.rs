@@ -398,9 +398,9 @@ fn private_files(db: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The most questions one task may have waiting for the person for one action (a read of
-/// logs, a backtrace, a tombstone, …): a backtrace or tombstone question names its pid and path,
-/// so without a cap an agent could raise one per pid. Three is an app's main process and two
+/// The most questions one agent may have waiting for the person for one action (a read of
+/// logs, a backtrace, a tombstone, …) about one app on one phone: a backtrace or tombstone
+/// question names its pid and path, so without a cap an agent could raise one per pid. Three is an app's main process and two
 /// more (a `:remote` service, a crash handler) at once; once the person answers one, the next
 /// call asks its own.
 pub const MAX_PENDING_PER_ACTION: usize = 3;
@@ -418,40 +418,61 @@ pub(crate) enum Asked {
     New(Approval),
     /// Found this call's question waiting already (another call asked it).
     Shared(Approval),
-    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent and action count, and
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent, action, app and phone count, and
     /// this is the oldest still waiting (this task's when it has one).
     Capped(Approval),
-    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent and action count, none
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent, action, app and phone count, none
     /// waits (they were left unanswered when their tasks ended), and the first of them stops
     /// counting at this time.
     Resting(OffsetDateTime),
 }
 
-/// Whether the agent has [`MAX_PENDING_PER_ACTION`] questions of this action counting already
-/// (see [`Store::pending_or_create`]), and what the call is told then.
+/// Whether the agent has [`MAX_PENDING_PER_ACTION`] questions of this action about this app on
+/// this phone counting already (see [`Store::pending_or_create`]), and what the call is told
+/// then.
 fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Option<Asked>, Error> {
     let waiting = {
         let mut statement = tx.prepare_cached(&format!(
             "SELECT {APPROVAL_COLUMNS} FROM approvals
-             WHERE agent = ?1 AND action = ?2 AND state = 'pending' ORDER BY rowid"
+             WHERE agent = ?1 AND action = ?2 AND device = ?3 AND app = ?4 AND state = 'pending'
+             ORDER BY rowid"
         ))?;
-        let rows =
-            statement.query_map(params![ask.agent, ask.action.as_str()], approval_from_row)?;
+        let rows = statement.query_map(
+            params![
+                ask.agent,
+                ask.action.as_str(),
+                ask.device.as_str(),
+                ask.app.as_str()
+            ],
+            approval_from_row,
+        )?;
         rows.collect::<Result<Vec<Approval>, _>>()?
     };
     // The task's end time is written by the computer's clock (`end_task`); julianday reads
-    // RFC 3339 whatever its fractional digits.
+    // RFC 3339 whatever its fractional digits. Distinct questions only, and not this call's
+    // own: the same question asked again (a client started again) is not new to the person,
+    // so it is asked again rather than held back by its own earlier copies.
     let rest = time::Duration::try_from(UNANSWERED_REST).unwrap_or(time::Duration::ZERO);
     let cutoff = rfc3339(OffsetDateTime::now_utc() - rest);
     let (resting, first_end): (i64, Option<String>) = tx
         .prepare_cached(
-            "SELECT COUNT(*), MIN(t.ended_at) FROM approvals a JOIN tasks t ON t.id = a.task_id
-             WHERE a.agent = ?1 AND a.action = ?2 AND a.state = 'expired' AND a.answer IS NULL
-               AND julianday(t.ended_at) >= julianday(?3)",
+            "SELECT COUNT(DISTINCT a.detail), MIN(t.ended_at)
+             FROM approvals a JOIN tasks t ON t.id = a.task_id
+             WHERE a.agent = ?1 AND a.action = ?2 AND a.device = ?3 AND a.app = ?4
+               AND a.detail <> ?5 AND a.state = 'expired' AND a.answer IS NULL
+               AND julianday(t.ended_at) >= julianday(?6)",
         )?
-        .query_row(params![ask.agent, ask.action.as_str(), cutoff], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })?;
+        .query_row(
+            params![
+                ask.agent,
+                ask.action.as_str(),
+                ask.device.as_str(),
+                ask.app.as_str(),
+                ask.detail,
+                cutoff
+            ],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
     if waiting.len() + usize::try_from(resting).unwrap_or(usize::MAX) < MAX_PENDING_PER_ACTION {
         return Ok(None);
     }
@@ -1070,11 +1091,12 @@ impl Store {
 
     /// The pending approval for this call's task, agent, phone, app, action and detail, made
     /// now when there is none; one transaction, so concurrent calls (in any process) share one
-    /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this agent and action count
-    /// already, none is made ([`Asked::Capped`], [`Asked::Resting`]): the ones waiting in any
-    /// of its tasks, and the ones left unanswered when their task ended less than
-    /// [`UNANSWERED_REST`] ago, so neither many sessions nor ending and opening one again
-    /// raise more.
+    /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this agent and action about this
+    /// app on this phone count already, none is made ([`Asked::Capped`], [`Asked::Resting`]):
+    /// the ones waiting in any of its tasks, and the distinct ones left unanswered when their
+    /// task ended less than [`UNANSWERED_REST`] ago, so neither many sessions nor ending and
+    /// opening one again raise more. A question equal to one left unanswered so is asked again
+    /// (it is not new to the person, and a client started again must reach them).
     pub(crate) fn pending_or_create(
         &self,
         ask: &NewApproval<'_>,

@@ -11,7 +11,9 @@ use std::time::{Duration, SystemTime};
 
 use idevice::usbmuxd::UsbmuxdAddr;
 use phonelogs_driver::conformance::{Scenario, run_all};
-use phonelogs_driver::{AppId, AppLogger, CrashKind, DeviceId, ErrorKind, LogLevel, LogQuery};
+use phonelogs_driver::{
+    AppId, AppLogger, CrashKind, DeviceId, ErrorKind, LogLevel, LogLine, LogQuery,
+};
 use phonelogs_ios::sources::ProcessSource;
 use phonelogs_ios::{LockdownPhone, UsbmuxdBackend};
 use phonelogs_iossim::{App, IosSim, IosVersion, Level, Profile, Signing, SimPhone, Trust};
@@ -61,6 +63,39 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("timed out waiting for {what}");
+}
+
+/// The app's lines, read again every 50 ms (10 s at most) until `enough` holds of them: the
+/// follower delivers what the phone logs asynchronously.
+async fn lines_until(
+    driver: &LockdownPhone,
+    device: &DeviceId,
+    app: &AppId,
+    query: &LogQuery,
+    enough: impl Fn(&[LogLine]) -> bool,
+) -> Vec<LogLine> {
+    result_until(driver, device, app, query, |result| enough(&result.lines))
+        .await
+        .lines
+}
+
+/// The app's result, read again every 50 ms (10 s at most) until `done` holds of it; the last.
+async fn result_until(
+    driver: &LockdownPhone,
+    device: &DeviceId,
+    app: &AppId,
+    query: &LogQuery,
+    mut done: impl FnMut(&phonelogs_driver::LogResult) -> bool,
+) -> phonelogs_driver::LogResult {
+    let mut last = phonelogs_driver::LogResult::default();
+    for _ in 0..200 {
+        last = driver.app_logs(device, app, query).await.unwrap();
+        if done(&last) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    last
 }
 
 /// The scenario's apps on a phone: Crash Test (development build), a store app, Settings.
@@ -157,26 +192,15 @@ async fn the_driver_conforms_on_26_1_with_and_without_the_disk_image() {
     conforms_with_and_without_the_disk_image(IosVersion::V26_1).await;
 }
 
-/// Reads `app`'s lines until `done` holds of them (or 10 s pass); the last result.
+/// Reads `app`'s lines of the last minutes until `done` holds of them (or 10 s pass).
 async fn read_until(
     driver: &LockdownPhone,
     app: &AppId,
     since: time::OffsetDateTime,
-    mut done: impl FnMut(&phonelogs_driver::LogResult) -> bool,
+    done: impl FnMut(&phonelogs_driver::LogResult) -> bool,
 ) -> phonelogs_driver::LogResult {
-    let device = DeviceId::new(UDID);
-    let mut last = phonelogs_driver::LogResult::default();
-    for _ in 0..200 {
-        last = driver
-            .app_logs(&device, app, &LogQuery::since(since, 500))
-            .await
-            .unwrap();
-        if done(&last) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    last
+    let query = LogQuery::since(since, 500);
+    result_until(driver, &DeviceId::new(UDID), app, &query, done).await
 }
 
 fn texts(result: &phonelogs_driver::LogResult) -> Vec<&str> {
@@ -368,20 +392,14 @@ async fn conform_on(ios: IosVersion, ddi: bool) -> (Vec<String>, Option<ProcessS
         .iter()
         .filter(|l| level(l.level).is_some())
         .count();
-    for _ in 0..100 {
-        let got = driver
-            .app_logs(
-                &scenario.device,
-                &scenario.app.app,
-                &LogQuery::since(scenario.start, 500),
-            )
-            .await
-            .unwrap();
-        if got.lines.len() >= expected {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    lines_until(
+        &driver,
+        &scenario.device,
+        &scenario.app.app,
+        &LogQuery::since(scenario.start, 500),
+        |lines| lines.len() >= expected,
+    )
+    .await;
 
     // The crashes, with their pids and times (the second one a relaunch's).
     for crash in &scenario.app.crashes {
@@ -484,29 +502,21 @@ async fn only_the_apps_own_processes_and_reports_are_read() {
     ] {
         phone.log(p, Level::Error, Some(("test", "privacy")), text);
     }
-    let mut lines = Vec::new();
-    for _ in 0..100 {
-        lines = driver
-            .app_logs(&device, &app, &LogQuery::since(since, 100))
-            .await
-            .unwrap()
-            .lines;
-        if lines.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let query = LogQuery::since(since, 100);
+    let lines = lines_until(&driver, &device, &app, &query, |lines| lines.len() >= 2).await;
     let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
     assert!(
         texts.contains(&"app line") && texts.contains(&"widget line"),
         "{texts:?}"
     );
-    let example_lines = driver
-        .app_logs(&device, &example, &LogQuery::since(since, 100))
-        .await
-        .unwrap()
-        .lines;
-    assert!(example_lines.iter().any(|l| l.text == "example line"));
+    let example_lines = lines_until(&driver, &device, &example, &query, |lines| {
+        lines.iter().any(|l| l.text == "example line")
+    })
+    .await;
+    assert!(
+        example_lines.iter().any(|l| l.text == "example line"),
+        "{example_lines:?}"
+    );
     for line in lines.iter().chain(&example_lines) {
         assert!(!line.text.contains("SECRET"), "{line:?}");
     }
@@ -681,21 +691,17 @@ async fn a_stream_cut_mid_entry_is_reopened() {
     })
     .await;
     phone.log(pid, Level::Error, None, "after the cut");
-    let mut texts = Vec::new();
-    for _ in 0..100 {
-        texts = driver
-            .app_logs(&device, &app, &LogQuery::since(since, 10))
-            .await
-            .unwrap()
-            .lines
-            .into_iter()
-            .map(|l| l.text)
-            .collect();
-        if texts.iter().any(|t| t == "after the cut") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let texts: Vec<String> = lines_until(
+        &driver,
+        &device,
+        &app,
+        &LogQuery::since(since, 10),
+        |lines| lines.iter().any(|l| l.text == "after the cut"),
+    )
+    .await
+    .into_iter()
+    .map(|l| l.text)
+    .collect();
     assert!(texts.iter().any(|t| t == "after the cut"), "{texts:?}");
     assert!(
         !texts.iter().any(|t| t.contains("cut in half")),
