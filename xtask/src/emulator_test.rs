@@ -49,7 +49,7 @@ const SCREEN_WAIT: Duration = Duration::from_secs(30);
 
 /// The help text.
 pub const USAGE: &str = "\
-usage: cargo xtask emulator-test [--serial SERIAL | --sim [--android 10|14|16] | --sim-ios]
+usage: cargo xtask emulator-test [--serial SERIAL | --sim [--android 10|14|16] | --sim-ios [--ios V]]
                                  [--adb PATH] [--apks DIR] [--no-device-tests]
 
 Builds the Crash Test app (crashtest/build.sh, both builds), installs it on one device, launches
@@ -61,6 +61,8 @@ it, taps Crash and Hang, and runs the spec's device tests against it.
                     Crash Test's development and store builds, its widget, a crash and a
                     watchdog report, read by an agent's task and by the iOS driver
   --android N       the simulated phone's Android version (default 16)
+  --ios V           the simulated iPhone's iOS release: 16.7.10 (default), 17.2, 17.4, 18.6
+                    or 26.1 (`phonelogs sim --ios --ios-version V`)
   --adb PATH        the adb program (default: $ADB, else `adb` on PATH)
   --apks DIR        use DIR/crashtest-debug.apk and DIR/crashtest-release.apk (as
                     crashtest/check.sh DIR leaves them) instead of building them
@@ -81,6 +83,8 @@ pub struct Options {
     pub sim_ios: bool,
     /// `--android` for the simulated phone.
     pub android: String,
+    /// `--ios` for the simulated iPhone.
+    pub ios: String,
     /// `--adb`.
     pub adb: OsString,
     /// `--apks`: prebuilt APKs instead of building them.
@@ -97,6 +101,7 @@ impl Options {
             sim: false,
             sim_ios: false,
             android: "16".to_owned(),
+            ios: "16.7.10".to_owned(),
             adb: std::env::var_os("ADB").unwrap_or_else(|| OsString::from("adb")),
             apks: None,
             no_device_tests: false,
@@ -113,6 +118,7 @@ impl Options {
                 "--sim-ios" => options.sim_ios = true,
                 "--serial" | "-s" => options.serial = Some(value("--serial")?),
                 "--android" => options.android = value("--android")?,
+                "--ios" => options.ios = value("--ios")?,
                 "--adb" => options.adb = OsString::from(value("--adb")?),
                 "--apks" => options.apks = Some(PathBuf::from(value("--apks")?)),
                 "--no-device-tests" => options.no_device_tests = true,
@@ -126,6 +132,15 @@ impl Options {
             > 1
         {
             bail!("--sim, --sim-ios and --serial name different devices: pass one\n\n{USAGE}");
+        }
+        if !matches!(
+            options.ios.as_str(),
+            "16.7.10" | "17.2" | "17.4" | "18.6" | "26.1"
+        ) {
+            bail!(
+                "--ios must be 16.7.10, 17.2, 17.4, 18.6 or 26.1, not {}",
+                options.ios
+            );
         }
         if !matches!(options.android.as_str(), "10" | "14" | "16") {
             bail!("--android must be 10, 14 or 16, not {}", options.android);
@@ -209,7 +224,7 @@ impl Report {
 /// Runs the whole emulator test.
 pub fn run(options: Options) -> Result<ExitCode> {
     if options.sim_ios {
-        return crate::sim_ios::run(options.no_device_tests);
+        return crate::sim_ios::run(&options.ios, options.no_device_tests);
     }
     let workspace = workspace_root();
     let work = sim::target_dir(&workspace).join("emulator-test");
@@ -736,6 +751,10 @@ mod tests {
         assert!(options.sim);
         assert!(!options.sim_ios);
         assert!(parse(&["--sim-ios"]).unwrap().unwrap().sim_ios);
+        let on_26 = parse(&["--sim-ios", "--ios", "26.1"]).unwrap().unwrap();
+        assert_eq!(on_26.ios, "26.1");
+        assert_eq!(parse(&["--sim-ios"]).unwrap().unwrap().ios, "16.7.10");
+        assert!(parse(&["--sim-ios", "--ios", "15.0"]).is_err());
         assert_eq!(options.android, "10");
         assert_eq!(parse(&["--help"]).unwrap(), None);
     }

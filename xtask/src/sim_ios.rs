@@ -59,8 +59,9 @@ impl Build {
     }
 }
 
-/// Runs the iPhone test; `no_device_tests` only drives the phone.
-pub fn run(no_device_tests: bool) -> Result<ExitCode> {
+/// Runs the iPhone test on the simulated iPhone playing iOS `ios`; `no_device_tests` only
+/// drives the phone.
+pub fn run(ios: &str, no_device_tests: bool) -> Result<ExitCode> {
     let workspace = workspace_root();
     let work = sim::target_dir(&workspace).join("emulator-test-ios");
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
@@ -79,8 +80,8 @@ pub fn run(no_device_tests: bool) -> Result<ExitCode> {
         return Ok(report.close());
     };
     let phone = report.step(
-        "start the simulated iPhone (phonelogs sim --ios --control)",
-        || IosPhone::start(&programs.cli),
+        format!("start the simulated iPhone (phonelogs sim --ios --ios-version {ios} --control)"),
+        || IosPhone::start(&programs.cli, ios),
     );
     let Some(mut phone) = phone else {
         return Ok(report.close());
@@ -360,9 +361,17 @@ struct IosPhone {
 }
 
 impl IosPhone {
-    fn start(phonelogs: &Path) -> Result<Self> {
+    fn start(phonelogs: &Path, ios: &str) -> Result<Self> {
         let mut child = Command::new(phonelogs)
-            .args(["sim", "--ios", "--port", "0", "--control"])
+            .args([
+                "sim",
+                "--ios",
+                "--port",
+                "0",
+                "--control",
+                "--ios-version",
+                ios,
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -406,6 +415,17 @@ impl IosPhone {
             .context("phonelogs sim --ios said nothing (did it exit?)")
     }
 
+    /// The next answer to a command: lines naming an address (`RSD_ADDRESS=…`, which a
+    /// simulator with RSD prints after the usbmuxd line) are not answers.
+    fn next_answer(&mut self) -> Result<String> {
+        loop {
+            let line = self.next_line()?;
+            if !line.contains("_ADDRESS=") {
+                return Ok(line);
+            }
+        }
+    }
+
     /// Sends one control command and returns its answer; `error: …` is an error.
     fn command(&mut self, line: &str) -> Result<String> {
         let stdin = self
@@ -414,7 +434,7 @@ impl IosPhone {
             .context("the simulator's input is closed")?;
         writeln!(stdin, "{line}").context("writing to phonelogs sim --ios")?;
         stdin.flush()?;
-        let answer = self.next_line()?;
+        let answer = self.next_answer()?;
         if let Some(error) = answer.strip_prefix("error: ") {
             bail!("`{line}`: {error}");
         }
@@ -439,7 +459,7 @@ impl IosPhone {
                 .context("the simulator's input is closed")?;
             writeln!(stdin, "streamed {pid}")?;
             stdin.flush()?;
-            if self.next_line()? == "yes" {
+            if self.next_answer()? == "yes" {
                 return Ok(pid);
             }
             if Instant::now() > deadline {

@@ -188,7 +188,7 @@ impl Settings {
             Some(apps) => Some(parse_apps(&apps, "agent apps")?),
             None => named.and_then(|a| a.scope),
         };
-        let mut agent = Agent::new(name, mode);
+        let mut agent = Agent::named(name, mode).context("--agent (agent)")?;
         agent.scope = scope;
         let task_apps = args
             .task_apps
@@ -414,6 +414,33 @@ mod tests {
             .is_err()
         );
         assert!(toml::from_str::<FileConfig>("unknown_key = 1").is_err());
+    }
+
+    /// Issue 28, item 3: the name the history gives the person's own reads is no agent's,
+    /// whether it comes from `--agent`, the file's `agent`, a `[[policy.agents]]` entry or a
+    /// token file.
+    #[test]
+    fn no_agent_may_take_the_persons_name() {
+        let person = phonelogs_gateway::catalog::PERSON_READER;
+        let refused = |result: anyhow::Result<Settings>| {
+            let error = result.err().map(|e| format!("{e:#}")).unwrap_or_default();
+            assert!(error.contains("person"), "not refused: {error:?}");
+        };
+        let home = || env(&[("HOME", "/h")]);
+        refused(Settings::merge(
+            args(&["--agent", person]),
+            FileConfig::default(),
+            home(),
+        ));
+        let file: FileConfig = toml::from_str(&format!("agent = {person:?}")).unwrap();
+        refused(Settings::merge(args(&[]), file, home()));
+        let file: FileConfig = toml::from_str(&format!(
+            "[[policy.agents]]\nname = {person:?}\nmode = \"full\"\n"
+        ))
+        .unwrap();
+        refused(Settings::merge(args(&[]), file, home()));
+        let tokens = crate::http::parse_tokens(&format!("0123456789abcdef0123 {person}\n"));
+        assert!(tokens.is_err(), "{tokens:?}");
     }
 
     #[test]

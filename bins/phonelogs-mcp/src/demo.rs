@@ -25,17 +25,22 @@ pub struct Demo {
     pub devices: Vec<String>,
     /// Fills the fake phone once the task has started (`--demo=fake`).
     fill_fake: Option<Box<dyn FnOnce(time::OffsetDateTime) + Send>>,
+    /// The simulated phones' stories, played once the task has started.
+    stories: Vec<Box<dyn FnOnce() + Send>>,
     _android: Option<AndroidDemo>,
     _iphone: Option<IosDemo>,
 }
 
 impl Demo {
-    /// Stamps the fake phone's lines from `task_start` on, so that the task sees them without
-    /// a `since` however long opening the state took. The simulated phones play their story
-    /// in real time, after the session has started, and need nothing here.
+    /// Stamps the fake phone's lines from `task_start` on, and starts the simulated phones'
+    /// stories (in real time from now), so that the task sees them without a `since` however
+    /// long opening the state and building the gateway took.
     pub fn task_started(&mut self, task_start: time::OffsetDateTime) {
         if let Some(fill) = self.fill_fake.take() {
             fill(task_start);
+        }
+        for story in self.stories.drain(..) {
+            story();
         }
     }
 }
@@ -46,6 +51,7 @@ pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
         drivers: Vec::new(),
         devices: Vec::new(),
         fill_fake: None,
+        stories: Vec::new(),
         _android: None,
         _iphone: None,
     };
@@ -64,7 +70,10 @@ pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
         let android = AndroidDemo::start(phonelogs_adbsim::SimPhone::default_phone())
             .await
             .context("starting the demo's Android phone")?;
-        phonelogs_demo::play_android_story(android.phone().clone());
+        let phone = android.phone().clone();
+        demo.stories.push(Box::new(move || {
+            phonelogs_demo::play_android_story(phone);
+        }));
         demo.drivers.push(Arc::new(android.driver()));
         demo.devices.push(android.serial());
         demo._android = Some(android);
@@ -73,7 +82,10 @@ pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
         let iphone = IosDemo::start(phonelogs_iossim::SimPhone::default_phone())
             .await
             .context("starting the demo's iPhone")?;
-        phonelogs_demo::play_ios_story(iphone.phone().clone());
+        let phone = iphone.phone().clone();
+        demo.stories.push(Box::new(move || {
+            phonelogs_demo::play_ios_story(phone);
+        }));
         demo.drivers.push(Arc::new(iphone.driver()?));
         demo.devices.push(iphone.udid());
         demo._iphone = Some(iphone);

@@ -9,12 +9,18 @@
 //!   `--token-file` (or the one made at start); anything else gets 401, `WWW-Authenticate:
 //!   Bearer` and an empty body. The token names the agent, and the agent's mode and scope come
 //!   from the server's configuration, never from the request.
-//! - **isolation**: one rmcp service (and one session manager) per agent, so a session id shown
-//!   with another agent's token is unknown there (404). Each session is one gateway task, ended
-//!   when rmcp drops the session ([`session::HttpSession`]).
+//! - **who answers**: the client at the other end is the agent's own ([`ClientSeat::Agent`]):
+//!   it is never asked the person's questions, which wait for the person's side, unless the
+//!   token file marks that token `person` ([`ClientSeat::PersonNotAlways`]: asked, but never
+//!   "Always allow"). Decided here, once per token line.
+//! - **isolation**: one rmcp service (and one session manager) per agent and seat, so a session
+//!   id shown with another agent's token, or with the same agent's token of the other seat, is
+//!   unknown there (404). Each session is one gateway task, ended when rmcp drops the session
+//!   ([`session::HttpSession`]).
 //! - **limits**: the body is read here, at most [`MAX_BODY_BYTES`] (413) within the read timeout
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
-//!   at most `--http-max-sessions` sessions (503).
+//!   at most `--http-max-sessions` sessions in all and `--http-max-sessions-per-agent` per agent
+//!   (503), so one token cannot take every session.
 //! - **sessions only**: a request outside a session (the stateless 2026-07-28 form) would make
 //!   a new task per request, so an approval could never be carried to the retry; it gets 400
 //!   and the client falls back to `initialize` (the official SDKs do).
@@ -35,7 +41,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use phonelogs_gateway::{Gateway, TaskSpec};
-use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
+use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 use phonelogs_policy::{Agent, Policy};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -58,12 +64,14 @@ pub struct HttpArgs {
     /// Loopback only unless --allow-remote. Every request needs a bearer token.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
-    /// The bearer tokens, one a line, each optionally followed by a space and the name of the
-    /// agent it stands for (its mode and scope come from [policy] agents). Default: a random
-    /// token, written to a new file (mode 0600) in the state directory, its path printed.
+    /// The bearer tokens, one a line: `TOKEN`, `TOKEN AGENT` (the agent it stands for; its mode
+    /// and scope come from [policy] agents) or `TOKEN AGENT person` (a person sits at that
+    /// client: it may be asked, never for Always allow). Default: a random token, written to a
+    /// new file (mode 0600) in the state directory, its path printed.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub token_file: Option<PathBuf>,
-    /// Allow --http on an address other than loopback (needs --token-file).
+    /// Allow --http on an address other than loopback (needs --token-file, readable by you
+    /// only).
     #[arg(long, requires = "http")]
     pub allow_remote: bool,
     /// Another `Origin` allowed to call (scheme://host:port); repeatable. Default: the
@@ -83,6 +91,9 @@ pub struct HttpArgs {
     /// The most MCP sessions open at once.
     #[arg(long, value_name = "N", default_value_t = 64)]
     pub http_max_sessions: usize,
+    /// The most MCP sessions one agent may have open at once.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub http_max_sessions_per_agent: usize,
 }
 
 /// The HTTP settings, checked.
@@ -102,6 +113,8 @@ pub struct HttpSettings {
     pub read_timeout: Duration,
     /// The most sessions at once.
     pub max_sessions: usize,
+    /// The most sessions of one agent at once.
+    pub max_sessions_per_agent: usize,
 }
 
 impl HttpArgs {
@@ -121,8 +134,13 @@ impl HttpArgs {
                 bail!("--http {addr} with --allow-remote needs --token-file");
             }
         }
-        if self.http_max_sessions == 0 || self.http_read_timeout == 0 {
-            bail!("--http-max-sessions and --http-read-timeout must be at least 1");
+        if self.http_max_sessions == 0
+            || self.http_max_sessions_per_agent == 0
+            || self.http_read_timeout == 0
+        {
+            bail!(
+                "--http-max-sessions, --http-max-sessions-per-agent and --http-read-timeout must be at least 1"
+            );
         }
         Ok(Some(HttpSettings {
             addr,
@@ -132,11 +150,38 @@ impl HttpArgs {
             idle_timeout: Duration::from_secs(self.http_idle_timeout.max(1)),
             read_timeout: Duration::from_secs(self.http_read_timeout),
             max_sessions: self.http_max_sessions,
+            max_sessions_per_agent: self.http_max_sessions_per_agent,
         }))
     }
 }
 
-/// A token and the agent (an index into [`Server::agents`]) it stands for.
+/// One line of a token file: the token, the agent it names (none: `--agent`), and whether a
+/// person sits at its client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenLine {
+    /// The bearer token.
+    pub token: String,
+    /// The agent it stands for; `None` for the default agent.
+    pub agent: Option<String>,
+    /// Marked `person`: a person sits at that client.
+    pub person: bool,
+}
+
+impl TokenLine {
+    /// Who sits at this token's client: the one decision of who may answer over HTTP.
+    fn seat(&self) -> ClientSeat {
+        if self.person {
+            ClientSeat::PersonNotAlways
+        } else {
+            ClientSeat::Agent
+        }
+    }
+}
+
+/// The word that marks a token line's client as one a person sits at.
+pub const PERSON_MARK: &str = "person";
+
+/// A token and the agent service (an index into [`Server::agents`]) it stands for.
 struct Token {
     secret: String,
     agent: usize,
@@ -144,9 +189,10 @@ struct Token {
 
 type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
 
-/// One agent's service: its sessions are its own.
+/// One agent's service for one seat: its sessions are its own.
 struct AgentService {
     name: String,
+    seat: ClientSeat,
     service: Service,
     sessions: Arc<LocalSessionManager>,
 }
@@ -155,6 +201,7 @@ struct Server {
     tokens: Vec<Token>,
     agents: Vec<AgentService>,
     max_sessions: usize,
+    max_sessions_per_agent: usize,
     read_timeout: Duration,
     /// Held while a session opens, so the session cap is not passed by a race.
     opening: tokio::sync::Mutex<()>,
@@ -180,10 +227,7 @@ pub struct Serve {
 /// process is told to stop (SIGINT or SIGTERM), when a token file it made is removed: the
 /// token dies with the server, and no stale secret is left in the state directory.
 pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(settings.addr)
-        .await
-        .with_context(|| format!("listening on {}", settings.addr))?;
-    let bound = listener.local_addr().context("the bound address")?;
+    // The tokens first: a token file that may not be used stops the server before it listens.
     let mut made = None;
     let lines = match &settings.token_file {
         Some(path) => read_token_file(path)?,
@@ -194,9 +238,17 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
                 path.display()
             );
             made = Some(MadeToken(path));
-            vec![(token, None)]
+            vec![TokenLine {
+                token,
+                agent: None,
+                person: false,
+            }]
         }
     };
+    let listener = tokio::net::TcpListener::bind(settings.addr)
+        .await
+        .with_context(|| format!("listening on {}", settings.addr))?;
+    let bound = listener.local_addr().context("the bound address")?;
     let server = Arc::new(build(&serve, &settings, bound, lines));
     let names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
@@ -247,30 +299,34 @@ async fn stop_signal() -> &'static str {
     }
 }
 
-/// The agents of the token file, each with its own service.
+/// The agents of the token file, each with its own service per seat.
 fn build(
     serve: &Serve,
     settings: &HttpSettings,
     bound: SocketAddr,
-    lines: Vec<(String, Option<String>)>,
+    lines: Vec<TokenLine>,
 ) -> Server {
     let mut agents: Vec<AgentService> = Vec::new();
     let mut tokens = Vec::new();
     let config = rmcp_config(settings, bound);
-    for (secret, name) in lines {
-        let agent = match name {
-            Some(name) => agent_named(&name, &serve.default_agent, &serve.policy),
+    for line in lines {
+        let seat = line.seat();
+        let agent = match &line.agent {
+            Some(name) => agent_named(name, &serve.default_agent, &serve.policy),
             None => serve.default_agent.clone(),
         };
-        let index = match agents.iter().position(|a| a.name == agent.name) {
+        let index = match agents
+            .iter()
+            .position(|a| a.name == agent.name && a.seat == seat)
+        {
             Some(index) => index,
             None => {
-                agents.push(agent_service(serve, agent, settings, config.clone()));
+                agents.push(agent_service(serve, agent, seat, settings, config.clone()));
                 agents.len() - 1
             }
         };
         tokens.push(Token {
-            secret,
+            secret: line.token,
             agent: index,
         });
     }
@@ -278,6 +334,7 @@ fn build(
         tokens,
         agents,
         max_sessions: settings.max_sessions,
+        max_sessions_per_agent: settings.max_sessions_per_agent,
         read_timeout: settings.read_timeout,
         opening: tokio::sync::Mutex::new(()),
     }
@@ -296,6 +353,7 @@ fn agent_named(name: &str, default: &Agent, policy: &Policy) -> Agent {
 fn agent_service(
     serve: &Serve,
     agent: Agent,
+    seat: ClientSeat,
     settings: &HttpSettings,
     config: StreamableHttpServerConfig,
 ) -> AgentService {
@@ -305,7 +363,11 @@ fn agent_service(
         apps: serve.task_apps.clone(),
         devices: None,
     };
-    let (gateway, options) = (serve.gateway.clone(), serve.options.clone());
+    let gateway = serve.gateway.clone();
+    let options = ServerOptions {
+        client: seat,
+        ..serve.options.clone()
+    };
     let factory = move || {
         PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone())
             .map(HttpSession::new)
@@ -316,6 +378,7 @@ fn agent_service(
     let sessions = Arc::new(manager);
     AgentService {
         name,
+        seat,
         service: StreamableHttpService::new(factory, sessions.clone(), config),
         sessions,
     }
@@ -456,11 +519,16 @@ impl Server {
             ),
             Some(Outside::Opening) => {
                 let _opening = self.opening.lock().await;
-                if self.session_count().await >= self.max_sessions {
-                    let mut response = plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "Service Unavailable: too many MCP sessions are open\n",
-                    );
+                let (all, agents) = self.session_counts(&service.name).await;
+                let full = if all >= self.max_sessions {
+                    Some("Service Unavailable: too many MCP sessions are open\n")
+                } else if agents >= self.max_sessions_per_agent {
+                    Some("Service Unavailable: this agent has too many MCP sessions open\n")
+                } else {
+                    None
+                };
+                if let Some(text) = full {
+                    let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, text);
                     response
                         .headers_mut()
                         .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
@@ -497,12 +565,17 @@ impl Server {
         found
     }
 
-    async fn session_count(&self) -> usize {
-        let mut count = 0;
+    /// The sessions open in all, and those of the agent `name` (under either seat).
+    async fn session_counts(&self, name: &str) -> (usize, usize) {
+        let (mut all, mut agents) = (0, 0);
         for agent in &self.agents {
-            count += agent.sessions.sessions.read().await.len();
+            let open = agent.sessions.sessions.read().await.len();
+            all += open;
+            if agent.name == name {
+                agents += open;
+            }
         }
-        count
+        (all, agents)
     }
 }
 
@@ -566,9 +639,13 @@ fn same(given: &str, secret: &str) -> bool {
     diff == 0
 }
 
-/// The tokens of a token file: one a line (`TOKEN` or `TOKEN AGENT`); blank lines and lines
-/// starting with `#` are skipped.
-pub fn read_token_file(path: &Path) -> anyhow::Result<Vec<(String, Option<String>)>> {
+/// The tokens of a token file: one a line (`TOKEN`, `TOKEN AGENT` or `TOKEN AGENT person`);
+/// blank lines and lines starting with `#` are skipped.
+///
+/// The file is refused when others may write to it (they could add a token of their own) or
+/// read it (with a token they could call as its agent, from this host as from another, or
+/// answer questions as the person).
+pub fn read_token_file(path: &Path) -> anyhow::Result<Vec<TokenLine>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the token file {}", path.display()))?;
     let tokens = parse_tokens(&text)
@@ -576,48 +653,68 @@ pub fn read_token_file(path: &Path) -> anyhow::Result<Vec<(String, Option<String
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            tracing::warn!(path = %path.display(), "the token file is readable by others: chmod 600 it");
+        let mode = std::fs::metadata(path)
+            .with_context(|| format!("reading the token file {}", path.display()))?
+            .permissions()
+            .mode();
+        let shown = path.display();
+        if mode & 0o022 != 0 {
+            bail!(
+                "the token file {shown} can be written by other users (mode {:o}), who could add a token of their own: run `chmod 600 {shown}`",
+                mode & 0o777
+            );
+        }
+        // Every local user can reach a loopback port as well as a remote host can reach
+        // --allow-remote's: whoever reads a token calls as its agent, so the file is refused
+        // wherever the server listens.
+        if mode & 0o044 != 0 {
+            bail!(
+                "the token file {shown} can be read by other users (mode {:o}), who could call as its agents: run `chmod 600 {shown}`",
+                mode & 0o777
+            );
         }
     }
     Ok(tokens)
 }
 
 /// The parse of [`read_token_file`].
-pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<(String, Option<String>)>> {
-    let mut tokens: Vec<(String, Option<String>)> = Vec::new();
+pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<TokenLine>> {
+    let mut tokens: Vec<TokenLine> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (token, agent) = match line.split_once(char::is_whitespace) {
-            Some((token, agent)) => (token, Some(agent.trim().to_owned())),
-            None => (line, None),
+        let number = number + 1;
+        let mut words = line.split_whitespace();
+        let token = words.next().unwrap_or_default();
+        let agent = words.next().map(str::to_owned);
+        let person = match words.next() {
+            None => false,
+            Some(PERSON_MARK) => true,
+            Some(other) => bail!(
+                "line {number}: {other:?} after the agent's name: a line is TOKEN, TOKEN AGENT or TOKEN AGENT {PERSON_MARK} (an agent's name is one word)"
+            ),
         };
+        if let Some(extra) = words.next() {
+            bail!("line {number}: {extra:?} after {PERSON_MARK:?}: nothing may follow it");
+        }
         if token.chars().count() < MIN_TOKEN_CHARS || !token.chars().all(|c| c.is_ascii_graphic()) {
             bail!(
-                "line {}: a token must be at least {MIN_TOKEN_CHARS} visible ASCII characters",
-                number + 1
+                "line {number}: a token must be at least {MIN_TOKEN_CHARS} visible ASCII characters"
             );
         }
-        if agent.as_deref().is_some_and(str::is_empty) {
-            bail!("line {}: the agent name is empty", number + 1);
+        if let Some(agent) = &agent {
+            Agent::check_name(agent).with_context(|| format!("line {number}"))?;
         }
-        // The history names the person's own reads so; no agent may pass for the person.
-        if agent.as_deref() == Some(phonelogs_gateway::catalog::PERSON_READER) {
-            bail!(
-                "line {}: {:?} is the name the history gives the person's own reads",
-                number + 1,
-                phonelogs_gateway::catalog::PERSON_READER
-            );
+        if tokens.iter().any(|t| t.token == token) {
+            bail!("line {number}: the same token twice");
         }
-        if tokens.iter().any(|(t, _)| t == token) {
-            bail!("line {}: the same token twice", number + 1);
-        }
-        tokens.push((token.to_owned(), agent));
+        tokens.push(TokenLine {
+            token: token.to_owned(),
+            agent,
+            person,
+        });
     }
     if tokens.is_empty() {
         bail!("no token in it");
@@ -657,23 +754,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tokens_are_read_one_a_line_with_an_optional_agent() {
-        let tokens =
-            parse_tokens("# agents\n0123456789abcdef0123\n\nfedcba9876543210fedc ci-agent\n")
-                .unwrap();
+    fn tokens_are_read_one_a_line_with_an_optional_agent_and_person_mark() {
+        let tokens = parse_tokens(
+            "# agents\n0123456789abcdef0123\n\nfedcba9876543210fedc ci-agent\n\
+             aaaabbbbccccddddeeee alice person\n",
+        )
+        .unwrap();
+        let line = |token: &str, agent: Option<&str>, person| TokenLine {
+            token: token.to_owned(),
+            agent: agent.map(str::to_owned),
+            person,
+        };
         assert_eq!(
             tokens,
             vec![
-                ("0123456789abcdef0123".to_owned(), None),
-                (
-                    "fedcba9876543210fedc".to_owned(),
-                    Some("ci-agent".to_owned())
-                )
+                line("0123456789abcdef0123", None, false),
+                line("fedcba9876543210fedc", Some("ci-agent"), false),
+                line("aaaabbbbccccddddeeee", Some("alice"), true),
             ]
         );
+        assert_eq!(tokens[0].seat(), ClientSeat::Agent);
+        assert_eq!(tokens[2].seat(), ClientSeat::PersonNotAlways);
         assert!(parse_tokens("short\n").is_err());
         assert!(parse_tokens("0123456789abcdef0123\n0123456789abcdef0123 b\n").is_err());
         assert!(parse_tokens("# nothing\n").is_err());
+        assert!(parse_tokens("0123456789abcdef0123 my agent\n").is_err());
+        assert!(parse_tokens("0123456789abcdef0123 alice person x\n").is_err());
+    }
+
+    /// Issue 28, item 15: with --allow-remote, a token file others can read is refused (it
+    /// only warned); one others can write to is refused always, and so is a readable one that
+    /// marks a person's client.
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_others_can_read_or_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens");
+        let write = |text: &str, mode: u32| {
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let agent = "0123456789abcdef0123 ci-agent\n";
+        write(agent, 0o644);
+        let error = read_token_file(&path).unwrap_err().to_string();
+        assert!(error.contains("chmod 600"), "{error}");
+        write(agent, 0o640);
+        assert!(read_token_file(&path).is_err());
+        write(agent, 0o600);
+        assert!(read_token_file(&path).is_ok());
+        write(agent, 0o622);
+        assert!(read_token_file(&path).is_err());
+        write("0123456789abcdef0123 alice person\n", 0o640);
+        assert!(read_token_file(&path).is_err());
     }
 
     #[test]
@@ -693,6 +826,7 @@ mod tests {
             token_file: file.then(|| PathBuf::from("/t")),
             http_read_timeout: 30,
             http_max_sessions: 4,
+            http_max_sessions_per_agent: 2,
             ..HttpArgs::default()
         };
         assert!(
@@ -713,7 +847,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, token) = make_token_file(dir.path()).unwrap();
         assert_eq!(token.len(), 64);
-        assert_eq!(read_token_file(&path).unwrap(), vec![(token, None)]);
+        let lines = read_token_file(&path).unwrap();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            (lines[0].token.as_str(), &lines[0].agent),
+            (token.as_str(), &None)
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

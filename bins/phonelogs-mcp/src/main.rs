@@ -14,7 +14,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use phonelogs_gateway::{Gateway, TaskSpec};
-use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
+use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 
 use crate::config::{Args, Settings};
 
@@ -93,6 +93,11 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         demo = ?settings.demo,
         "phonelogs-mcp serving on stdio"
     );
+    // On stdio the client is the one the person started and sits at: its dialog is theirs.
+    let options = ServerOptions {
+        client: ClientSeat::Person,
+        ..options
+    };
     let server = PhoneLogsServer::new(gateway, task, options).context("starting the MCP server")?;
     if let Some(demo) = _demo.as_mut() {
         demo.task_started(server.session().started_at());

@@ -357,3 +357,127 @@ async fn a_request_outside_a_session_is_refused_and_the_session_cap_holds() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     third.initialize().await.unwrap();
 }
+
+/// Issue 28, item 16: one agent cannot take every session: past `--http-max-sessions-per-agent`
+/// its next `initialize` gets 503, while another agent still opens its own.
+#[tokio::test]
+async fn one_agent_cannot_take_every_session() {
+    let state = tempfile::tempdir().unwrap();
+    let server = two_agents(
+        state.path(),
+        &[
+            "--http-max-sessions",
+            "8",
+            "--http-max-sessions-per-agent",
+            "2",
+        ],
+    )
+    .await;
+    let mut alices = Vec::new();
+    for _ in 0..2 {
+        let mut alice = Mcp::new(server.addr, ALICE);
+        alice.initialize().await.unwrap();
+        alices.push(alice);
+    }
+    let mut third = Mcp::new(server.addr, ALICE);
+    let err = third.initialize().await.unwrap_err();
+    assert!(err.contains("503"), "{err}");
+    let mut bob = Mcp::new(server.addr, BOB);
+    bob.initialize().await.unwrap();
+    assert_eq!(alices[0].delete().await.unwrap(), 204);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    third.initialize().await.unwrap();
+}
+
+/// Issue 28, item 16 (left untested by the branch, said the review of h28a): the per-agent cap
+/// counts one agent's sessions under both seats (a plain token and one marked `person`), and
+/// a session that ends by its idle timeout, not only by DELETE, frees its place.
+#[tokio::test]
+async fn the_per_agent_cap_counts_both_seats_and_an_idle_session_frees_its_place() {
+    const ALICE_AT_DESK: &str = "alice-desk-0123456789abcdef01234";
+    let state = tempfile::tempdir().unwrap();
+    let file = token_file(
+        state.path(),
+        &[(ALICE, "alice"), (ALICE_AT_DESK, "alice person")],
+    );
+    let server = start(
+        state.path(),
+        &[
+            "--demo=fake",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            file.to_str().unwrap(),
+            "--http-max-sessions-per-agent",
+            "2",
+            "--http-idle-timeout",
+            "1",
+        ],
+        &[],
+    )
+    .await;
+    let mut open = Vec::new();
+    for token in [ALICE, ALICE_AT_DESK] {
+        let mut alice = Mcp::new(server.addr, token);
+        alice.initialize().await.unwrap();
+        open.push(alice);
+    }
+    for token in [ALICE, ALICE_AT_DESK] {
+        let err = Mcp::new(server.addr, token).initialize().await.unwrap_err();
+        assert!(err.contains("503"), "{err}");
+    }
+    // Left idle, both sessions end, and their places are free again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Mcp::new(server.addr, ALICE).initialize().await {
+            Ok(_) => break,
+            Err(err) => {
+                assert!(err.contains("503"), "{err}");
+                assert!(Instant::now() < deadline, "the idle sessions never ended");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
+/// Issue 28, item 15: a token file other users can read is refused at start (it only
+/// warned), before anything listens: serving other hosts, and on loopback too, which every
+/// local user can reach (found by the review of h28a).
+#[cfg(unix)]
+#[tokio::test]
+async fn a_token_file_others_can_read_is_refused_on_loopback_and_for_remote_serving() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let file = token_file(state.path(), &[(ALICE, "alice")]);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let remote: &[&str] = &["--http", "0.0.0.0:0", "--allow-remote"];
+    let loopback: &[&str] = &["--http", "127.0.0.1:0"];
+    for listen in [remote, loopback] {
+        let mut child = tokio::process::Command::new(http_support::BIN)
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--demo=fake")
+            .args(listen)
+            .arg("--token-file")
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stderr = String::new();
+        let mut pipe = child.stderr.take().unwrap();
+        let read =
+            tokio::time::timeout(Duration::from_secs(30), pipe.read_to_string(&mut stderr)).await;
+        let _ = child.kill().await;
+        assert!(
+            read.is_ok(),
+            "{listen:?}: the server kept running: {stderr}"
+        );
+        assert!(!stderr.contains("serving MCP"), "{listen:?}: {stderr}");
+        assert!(
+            stderr.contains("can be read by other users") && stderr.contains("chmod 600"),
+            "{listen:?}: {stderr}"
+        );
+    }
+}

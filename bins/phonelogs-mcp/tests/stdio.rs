@@ -220,8 +220,11 @@ async fn the_tool_list_has_every_tool_with_its_schema_and_annotations() {
             "approval_id",
             "cursor",
             "cut",
+            "error_code",
+            "folded",
             "left_out",
             "log",
+            "masked",
             "matched",
             "message",
             "reports",
@@ -272,7 +275,15 @@ async fn a_development_build_is_read_without_asking() {
     assert_eq!(out["status"], "ok", "{out}");
     assert_eq!(out["shown"], 5);
     let log = out["log"].as_str().unwrap();
-    assert_eq!(log.lines().count(), 5);
+    // Five lines, and the row that marks where the app's own lines show its process dying.
+    assert_eq!(log.lines().count(), 6, "{log}");
+    assert!(
+        log.lines()
+            .last()
+            .is_some_and(|l| l
+                .ends_with("── process 4242 died: FATAL EXCEPTION (its report: kind \"crashes\")")),
+        "{log}"
+    );
     assert_eq!(
         text(&result),
         format!("{}\n\n{log}", out["message"].as_str().unwrap()),

@@ -18,11 +18,10 @@ use std::time::Duration;
 
 use common::PrivateAdb;
 use phonelogs_adbsim::{DropBoxEntry, SimPhone};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::ClientHandler;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
@@ -36,23 +35,6 @@ const RETRACED: &str =
 struct AgentClient;
 
 impl ClientHandler for AgentClient {}
-
-type Client = RunningService<RoleClient, AgentClient>;
-
-async fn call(client: &Client, arguments: Value) -> (Value, String) {
-    let arguments = arguments.as_object().cloned().unwrap_or_default();
-    let result: CallToolResult = client
-        .call_tool(CallToolRequestParams::new("phone_logs").with_arguments(arguments))
-        .await
-        .unwrap();
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .collect();
-    (result.structured_content.unwrap_or(Value::Null), text)
-}
 
 /// The drop box entry Android writes for an uncaught exception (headers as in
 /// `testdata/android/dropbox/print-app-entries.txt`), with the release build's obfuscated
@@ -102,13 +84,14 @@ async fn an_obfuscated_crash_comes_back_deobfuscated_with_the_mapping_named() {
         .await
         .unwrap();
     // The task starts with the session; the crash comes after it.
-    let (first, _) = call(&client, json!({ "app": CRASH_TEST, "device": serial })).await;
+    let (first, _) =
+        common::phone_logs(&client, json!({ "app": CRASH_TEST, "device": serial })).await;
     assert_eq!(first["status"], "ok", "{first}");
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     let pid = phone.pid_of(CRASH_TEST).unwrap();
     phone.add_dropbox_entry(obfuscated_crash(&phone, pid));
 
-    let (out, text) = call(
+    let (out, text) = common::phone_logs(
         &client,
         json!({ "app": CRASH_TEST, "device": serial, "kind": "crashes" }),
     )

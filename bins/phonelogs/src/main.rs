@@ -7,6 +7,7 @@
 
 mod demo;
 mod doctor;
+mod doctor_ios;
 mod logs_cmd;
 mod phones;
 mod report;
@@ -274,7 +275,8 @@ enum ApprovalsCommand {
 
 #[derive(Debug, Subcommand)]
 enum RulesCommand {
-    /// The Always-allow entries (agent, device, app, when granted) and blocked apps.
+    /// The Always-allow entries (agent, device, app, when granted), blocked apps, and apps
+    /// whose secrets are shown unmasked.
     List {
         #[command(flatten)]
         state: StateArgs,
@@ -298,6 +300,21 @@ enum RulesCommand {
     },
     /// Remove a block rule.
     Unblock {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The package or bundle id.
+        app: String,
+    },
+    /// Show an app's secrets (tokens, passwords, keys, card numbers) to agents unmasked: only
+    /// you can do this, per app; `phonelogs rules mask APP` turns masking back on.
+    Unmask {
+        #[command(flatten)]
+        state: StateArgs,
+        /// The package or bundle id.
+        app: String,
+    },
+    /// Mask an app's secrets again (the default for every app).
+    Mask {
         #[command(flatten)]
         state: StateArgs,
         /// The package or bundle id.
@@ -499,7 +516,8 @@ async fn android_findings(
     findings
 }
 
-/// The iPhones of one usbmuxd.
+/// The iPhones of one usbmuxd: each one's trust state, then for a trusted one what decides
+/// which of its lines can be read (`doctor_ios`).
 async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<doctor::Finding> {
     use phonelogs_driver::{AppLogger, DeviceState};
     let mut findings = Vec::new();
@@ -521,6 +539,19 @@ async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<doctor::Finding
                     _ => "reconnect the iPhone".to_owned(),
                 }),
             });
+            if ok {
+                findings.extend(match ios.check_phone(&device.id).await {
+                    Ok(check) => doctor_ios::phone_findings(&device.id, &check),
+                    Err(error) => vec![doctor::Finding {
+                        check: format!("iPhone {}: services", device.id),
+                        ok: false,
+                        detail: error.to_string(),
+                        fix: Some(
+                            "unlock the iPhone, reconnect it, and run the doctor again".into(),
+                        ),
+                    }],
+                });
+            }
         }
     }
     findings
@@ -721,6 +752,12 @@ fn main() -> ExitCode {
         }
         Command::Rules(RulesCommand::Unblock { state, app }) => {
             store(state).and_then(|s| state::rules_block(&s, &app, false))
+        }
+        Command::Rules(RulesCommand::Unmask { state, app }) => {
+            store(state).and_then(|s| state::rules_unmask(&s, &app, true))
+        }
+        Command::Rules(RulesCommand::Mask { state, app }) => {
+            store(state).and_then(|s| state::rules_unmask(&s, &app, false))
         }
         Command::Devices { json, phones } => {
             runtime().and_then(|rt| rt.block_on(devices(json, phones)))

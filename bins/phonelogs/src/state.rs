@@ -199,8 +199,17 @@ pub fn history(
 pub fn rules_list(store: &Store, json: bool) -> Result<()> {
     let rules = store.rules()?;
     let blocked = store.blocked_apps()?;
+    let unmasked = store.unmasked_apps()?;
     if json {
-        return print_json(&serde_json::json!({ "always_allow": rules, "blocked": blocked }));
+        let unmasked: Vec<serde_json::Value> = unmasked
+            .iter()
+            .map(|(app, since)| serde_json::json!({ "app": app, "since": since }))
+            .collect();
+        return print_json(&serde_json::json!({
+            "always_allow": rules,
+            "blocked": blocked,
+            "unmasked": unmasked,
+        }));
     }
     if rules.is_empty() {
         println!("No Always-allow rules.");
@@ -225,6 +234,32 @@ pub fn rules_list(store: &Store, json: bool) -> Result<()> {
         for app in &blocked {
             println!("  {app}");
         }
+    }
+    if unmasked.is_empty() {
+        println!("Secrets are masked for every app.");
+    } else {
+        println!(
+            "Unmasked (agents see these apps' secrets; `phonelogs rules mask APP` undoes it):"
+        );
+        for (app, since) in &unmasked {
+            println!("  {app}  since {since}");
+        }
+    }
+    Ok(())
+}
+
+/// `phonelogs rules unmask|mask <APP>`: the person's choice, recorded in the history.
+pub fn rules_unmask(store: &Store, app: &str, unmask: bool) -> Result<()> {
+    let app = AppId::parse(app)?;
+    let via = phonelogs_gateway::AnsweredVia::CommandLine;
+    if unmask {
+        store.unmask_app(&app, via)?;
+        println!(
+            "Secrets in the logs and crash reports of {app} are now shown to agents unmasked. `phonelogs rules mask {app}` masks them again."
+        );
+    } else {
+        store.mask_app(&app, via)?;
+        println!("Secrets in the logs and crash reports of {app} are masked again.");
     }
     Ok(())
 }

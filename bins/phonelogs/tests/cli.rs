@@ -170,6 +170,100 @@ async fn always_allow_rules_are_listed_and_revoked_and_apps_blocked() {
     assert!(unblocked.status.success(), "{}", text(&unblocked.stderr));
 }
 
+/// Only the person unmasks an app's secrets, per app, with `phonelogs rules unmask`; it is
+/// listed, recorded in the history, and revoked with `phonelogs rules mask`. A running agent's
+/// next read follows each change.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_person_unmasks_an_apps_secrets_and_masks_them_again() {
+    const TOKEN: &str = "ghp_a1B2c3D4e5a1B2c3D4e5a1B2c3D4e5a1B2c3";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().to_str().expect("utf-8 path");
+    let phone = FakePhone::new();
+    let device = DeviceId::new("emulator-5554");
+    phone.add_device(&device, "Pixel");
+    let app = AppId::new("dev.example.debug");
+    phone.add_app(
+        &device,
+        FakeApp::new(app.clone())
+            .label("Debug")
+            .uid(10300)
+            .dev_build(true),
+    );
+    phone.add_logs(
+        &device,
+        &app,
+        [LogLine {
+            time: OffsetDateTime::now_utc() - time::Duration::seconds(5),
+            level: LogLevel::Info,
+            tag: "Net".into(),
+            text: format!("using {TOKEN}"),
+            pid: Some(1),
+            tid: Some(1),
+            uid: Some(10300),
+        }],
+    );
+    let gateway = Gateway::builder()
+        .driver(Arc::new(phone))
+        .state_dir(dir.path())
+        .build()
+        .expect("gateway");
+    let session = gateway.start_task(TaskSpec::new(Agent::new("cli-test-agent", Mode::Full)));
+    let read = async || {
+        let mut request = LogsRequest::new(app.as_str());
+        request.since = Some("1m".into());
+        session.logs(request).await
+    };
+    let masked = read().await;
+    assert_eq!(masked.status, Status::Ok, "{}", masked.message);
+    assert!(
+        masked.log.contains("using [redacted:github-pat]"),
+        "{}",
+        masked.log
+    );
+    assert_eq!(masked.masked, 1);
+
+    let unmasked = phonelogs(&["rules", "unmask", "--state-dir", state, app.as_str()]);
+    assert!(unmasked.status.success(), "{}", text(&unmasked.stderr));
+    let listed = phonelogs(&["rules", "list", "--state-dir", state, "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(json["unmasked"][0]["app"], app.as_str(), "{json}");
+    let shown = read().await;
+    assert!(shown.log.contains(TOKEN), "{}", shown.log);
+    assert!(
+        shown.message.contains("the person turned masking off"),
+        "{}",
+        shown.message
+    );
+
+    let masked_again = phonelogs(&["rules", "mask", "--state-dir", state, app.as_str()]);
+    assert!(
+        masked_again.status.success(),
+        "{}",
+        text(&masked_again.stderr)
+    );
+    assert!(!read().await.log.contains(TOKEN));
+    // Masking what is masked is an error; an app id with shell syntax is refused.
+    assert!(
+        !phonelogs(&["rules", "mask", "--state-dir", state, app.as_str()])
+            .status
+            .success()
+    );
+    assert!(
+        !phonelogs(&["rules", "unmask", "--state-dir", state, "x; rm -rf /"])
+            .status
+            .success()
+    );
+
+    let history = phonelogs(&["history", "--state-dir", state, "--json"]);
+    let steps = text(&history.stdout);
+    assert!(steps.contains("You turned off the masking of secrets in the logs of dev.example.debug (on the command line)"), "{steps}");
+    assert!(
+        steps.contains("You turned the masking of secrets back on for dev.example.debug"),
+        "{steps}"
+    );
+    assert!(!steps.contains(TOKEN), "the history holds no log text");
+}
+
 #[test]
 fn a_corrupt_state_database_is_a_clear_error_and_left_alone() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -882,6 +882,22 @@ impl SimPhone {
     /// Fills `buffer` with about `bytes` of lines from the given package's running process
     /// (growing the buffer if needed); used by throughput benchmarks.
     pub fn fill_log(&self, package: &str, buffer: Buffer, bytes: usize) -> Result<(), Error> {
+        self.fill_log_with(package, buffer, bytes, |index| {
+            format!(
+                "fill line {index:08}: the quick brown fox jumps over the lazy dog while logcat keeps up"
+            )
+        })
+    }
+
+    /// [`SimPhone::fill_log`] with the message of line `index` (from 0) given by `message`:
+    /// benchmarks that need secrets or repeats among the lines.
+    pub fn fill_log_with(
+        &self,
+        package: &str,
+        buffer: Buffer,
+        bytes: usize,
+        message: impl Fn(i128) -> String,
+    ) -> Result<(), Error> {
         let pid = self.ensure_running(package)?;
         let mut state = self.lock();
         let (uid, pid, tid) = {
@@ -898,9 +914,7 @@ impl SimPhone {
         let mut index: i128 = 0;
         let count_guess = (bytes / 120).max(1) as i128;
         while written < bytes {
-            let message = format!(
-                "fill line {index:08}: the quick brown fox jumps over the lazy dog while logcat keeps up"
-            );
+            let message = message(index);
             // A threadtime line without uid is 44 bytes plus the message: the smallest layout.
             written += 44 + message.len();
             let time = now - (count_guess - index).max(0) * 100_000;

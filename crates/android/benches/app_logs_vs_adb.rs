@@ -2,8 +2,11 @@
 //! side by side in one run, through a private real adb server and the simulated phone, twice:
 //! a phone holding 2 MiB of the app's lines, and a phone whose logcat ignores `--uid` holding
 //! the same plus 2 MiB of other apps' lines (so both commands carry 4 MiB and the driver drops
-//! half). The call asks for the newest 200 lines, the MCP tool's default. Prints the medians,
-//! the ratio, and how many adb round trips the first and a repeated call make.
+//! half). The call asks for the newest 200 lines, the MCP tool's default, and what it read is
+//! laid out as a `phone_logs` result (`phonelogs_gateway::present_lines`: secrets masked,
+//! repeats folded, process markers, the one cut); a line in 20 holds a JWT and one in 10
+//! repeats the line before, so masking and folding have work to do. Prints the medians, the
+//! ratio, and how many adb round trips the first and a repeated call make.
 //!
 //! Every round checks that the warm call repeats what the first one returned (its lines, the
 //! count of older ones, the phone's boot id and oldest line), not values that move with the
@@ -26,6 +29,20 @@ const DUMP_BYTES: usize = 2 * 1024 * 1024;
 /// The lines a call asks for: the MCP tool's default `limit`.
 const COUNT: usize = 200;
 const APP: &str = "dev.phonelogs.crashtest";
+/// A JWT made for this bench, not a real token.
+const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+
+/// Line `index` of the app: one in 10 repeats the line before, one in 20 holds a JWT.
+fn app_line(index: i128) -> String {
+    let index = if index % 10 == 1 { index - 1 } else { index };
+    if index % 20 == 0 {
+        format!("session {:08} refreshed, id_token {JWT}", index / 20)
+    } else {
+        format!(
+            "fill line {index:08}: the quick brown fox jumps over the lazy dog while logcat keeps up"
+        )
+    }
+}
 const OTHER_APP: &str = "com.spotify.music";
 
 /// What a warm call must repeat: the lines, how many older ones were left out, and the phone's
@@ -73,7 +90,7 @@ async fn run(adb: &Path) {
 
     let own = SimPhone::default_phone();
     own.set_noise_rate(0.0);
-    own.fill_log(APP, Buffer::Main, DUMP_BYTES)
+    own.fill_log_with(APP, Buffer::Main, DUMP_BYTES, app_line)
         .expect("the app runs");
     scenario("2 MiB of the app's lines", &own, port, &adb_cmd).await;
 
@@ -83,7 +100,7 @@ async fn run(adb: &Path) {
     // Room for both apps' lines: each fill only grows the buffer to its own size.
     mixed.set_buffer_size(Buffer::Main, 2 * DUMP_BYTES + 256 * 1024);
     mixed
-        .fill_log(APP, Buffer::Main, DUMP_BYTES)
+        .fill_log_with(APP, Buffer::Main, DUMP_BYTES, app_line)
         .expect("the app runs");
     mixed
         .fill_log(OTHER_APP, Buffer::Main, DUMP_BYTES)
@@ -95,6 +112,16 @@ async fn run(adb: &Path) {
         &adb_cmd,
     )
     .await;
+}
+
+/// What a `phone_logs` result shows of the lines read, at the default cap.
+fn present(lines: Vec<phonelogs_driver::LogLine>) -> phonelogs_gateway::RenderedLines {
+    phonelogs_gateway::present_lines(
+        lines,
+        time::UtcOffset::UTC,
+        phonelogs_gateway::MAX_RESULT_BYTES,
+        (true, true),
+    )
 }
 
 /// Serves `phone`, connects it to the adb server on `port`, and measures one scenario.
@@ -171,8 +198,11 @@ async fn scenario(
             .app_logs(&device, &app, &query)
             .await
             .expect("app_logs");
+        let shown = present(result.lines.clone());
         warm.push(start.elapsed());
         assert_eq!(repeatable(&result), repeatable(&first));
+        assert_eq!(shown.shown, COUNT);
+        assert!(shown.masked > 0 && shown.folded > 0);
 
         let start = Instant::now();
         let output = adb_cmd(&["-s", &serial, "shell", &bare_command]);
@@ -212,14 +242,22 @@ async fn scenario(
         first.omitted
     );
     println!("round trips: first app_logs call {first_trips}, repeated call {repeated_trips}");
-    println!("median of {rounds}: warm app_logs {warm:?}");
+    let shown = present(first.lines.clone());
+    println!(
+        "laid out: {} lines in {} rows, {} repeats folded, {} secrets masked",
+        shown.shown,
+        shown.views.len(),
+        shown.folded,
+        shown.masked
+    );
+    println!("median of {rounds}: warm app_logs, masked, folded and cut {warm:?}");
     println!("median of {rounds}: bare `adb -s SERIAL shell 'logcat -d …'` {cli:?}");
     println!("median of {rounds}: the same logcat through our client, no parsing {client_only:?}");
     println!(
         "median of {rounds}: a warm call's whole script through our client, no parsing {script_only:?}"
     );
     println!(
-        "ratio app_logs / adb shell = {:.2}x (goal: 1.0x or less)",
+        "ratio (app_logs, masked, folded and cut) / adb shell = {:.2}x (goal: 1.0x or less)",
         warm.as_secs_f64() / cli.as_secs_f64()
     );
     let _ = adb_cmd(&["disconnect", &serial]);

@@ -43,8 +43,9 @@ pub struct AdbConfig {
     pub max_output: usize,
     /// The `adb` program that starts a server; `None` looks for `adb` on `PATH`.
     pub adb_program: Option<PathBuf>,
-    /// This server stands for the local default one wherever it listens (a demo's own
-    /// simulated server), so its phones keep their bare serials ([`AdbConfig::is_local_default`]).
+    /// This server stands for the local default one wherever it listens (the one adb's own
+    /// settings name, [`AdbConfig::from_env`]; a demo's own simulated server), so its phones keep
+    /// their bare serials ([`AdbConfig::is_local_default`]).
     pub stands_for_default: bool,
 }
 
@@ -67,7 +68,10 @@ impl Default for AdbConfig {
 
 impl AdbConfig {
     /// The configuration adb's own tools use: `ADB_SERVER_SOCKET=tcp:host:port` (a remote server,
-    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037.
+    /// e.g. in a device farm), else `ANDROID_ADB_SERVER_PORT` on 127.0.0.1, else port 5037. When
+    /// it is on this machine, whatever its port, it is the local server `adb devices` lists, so
+    /// it stands for the default: its phones keep their bare serials, as `adb devices` shows
+    /// them ([`AdbConfig::stands_for_default`]); a remote one is a farm, named with its address.
     pub fn from_env() -> Self {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -80,6 +84,7 @@ impl AdbConfig {
                 Some((host, port)) => {
                     config.host = host;
                     config.port = port;
+                    config.stands_for_default = config.is_loopback();
                     return config;
                 }
                 None => tracing::warn!(%socket, "ADB_SERVER_SOCKET is not tcp:host:port; ignored"),
@@ -91,6 +96,7 @@ impl AdbConfig {
                 _ => tracing::warn!(%port, "ANDROID_ADB_SERVER_PORT is not a port; ignored"),
             }
         }
+        config.stands_for_default = true;
         config
     }
 
@@ -1041,6 +1047,9 @@ mod tests {
         let config =
             AdbConfig::from_vars(|name| (name == "ANDROID_ADB_SERVER_PORT").then(|| "5555".into()));
         assert_eq!(config.port, 5555);
+        // The local server adb's settings name is the one `adb devices` lists: it stands for
+        // the default, whatever its port.
+        assert!(config.is_local_default());
         let config = AdbConfig::from_vars(|name| match name {
             "ADB_SERVER_SOCKET" => Some("tcp:farm.example:7000".into()),
             "ANDROID_ADB_SERVER_PORT" => Some("5555".into()),
@@ -1114,6 +1123,10 @@ mod tests {
             (name == "ADB_SERVER_SOCKET").then(|| "tcp:farm:5037".into())
         });
         assert!(!farm.is_local_default());
+        let local = AdbConfig::from_vars(|name| {
+            (name == "ADB_SERVER_SOCKET").then(|| "tcp:localhost:5099".into())
+        });
+        assert!(local.is_local_default());
     }
 
     proptest::proptest! {

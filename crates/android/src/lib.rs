@@ -17,7 +17,8 @@
 //!   `data_app_anr`, checked against each tag's listing (`dumpsys dropbox <tag>`, which an
 //!   entry's text cannot forge) read first in the same shell, so text shaped like an entry
 //!   inside another app's compressed report is never taken for one (such entries are left out
-//!   and counted), matched by `UID:` (else `Process:`/`Package:`), ANRs cut to the app's own
+//!   and counted), matched by `UID:` (else the package list's first line; a header another app
+//!   can write never makes an entry the app's), ANRs cut to the app's own
 //!   threads, Java crashes the drop box dropped from the crash buffer (one per pid), local
 //!   times read with `date +%z` in the same shell;
 //! - development build: `DEBUGGABLE` in `dumpsys package <pkg>`; system app: `SYSTEM`.

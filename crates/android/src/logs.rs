@@ -2,7 +2,7 @@
 //! I/O here, so every rule is unit-tested on captured text).
 
 use phonelogs_crash::android::{PackageInfo, parse_dumpsys_package, parse_pm_list_packages};
-use phonelogs_crash::dropbox::{AppMatch, DropBoxEntryRef, checked_dropbox_entries};
+use phonelogs_crash::dropbox::{AppMatch, Attribution, DropBoxEntryRef, checked_dropbox_entries};
 use phonelogs_crash::logcat::{
     LogTime, LogcatHead, LogcatItem, UidFieldRef, UidFilter, epoch_uid_field, parse_line,
     parse_log_head, parse_log_line, split_lines, split_lines_rev,
@@ -289,10 +289,11 @@ pub(crate) fn has_foreign_lines(dump: &[u8], uids: &[u32]) -> bool {
 /// other uids' lines cost a comparison), only the `query.count` newest matching lines become
 /// [`LogLine`]s, and the older ones are read in place and counted without allocating: by their
 /// heads alone (`parse_log_head`: time, uid, level; times compared as integers), their tag and
-/// text neither read nor checked as UTF-8, unless a text filter needs them. That equals [`app_lines_eager`] (every line
-/// parsed, sorted by time, the newest kept) when no older line is newer than the oldest kept
-/// one, which holds for logcat's output (its buffers merged in time order); a dump that breaks
-/// it is read the eager way, so the result never depends on the order.
+/// text neither read nor checked as UTF-8, unless a text filter needs them. That equals
+/// [`app_lines_eager`] (every line parsed, sorted by time, the newest kept) when no older line
+/// is newer than the oldest kept one, which holds for logcat's output (its buffers merged in
+/// time order); a dump that breaks it is read the eager way, so the result never depends on the
+/// order.
 #[cfg(test)]
 pub(crate) fn app_lines(dump: &[u8], uids: &[u32], query: &LogQuery) -> LogResult {
     app_lines_and_foreign(dump, uids, query).0
@@ -349,8 +350,7 @@ pub(crate) fn app_lines_and_foreign(
             let Some((key, level, uid)) = wanted(head, uids, query, since, &instants) else {
                 continue;
             };
-            let filter = query.filter.as_deref();
-            if !filter.is_none_or(|f| line.tag.contains(f) || line.text.contains(f)) {
+            if !query.matches_text(line.tag, line.text) {
                 continue;
             }
             if lines.len() < query.count {
@@ -385,6 +385,8 @@ pub(crate) fn app_lines_and_foreign(
             lines,
             omitted,
             mark: None,
+            processes: Vec::new(),
+            notices: Vec::new(),
         },
         foreign,
     )
@@ -488,6 +490,8 @@ pub(crate) fn app_lines_eager(dump: &[u8], uids: &[u32], query: &LogQuery) -> Lo
         lines,
         omitted,
         mark: None,
+        processes: Vec::new(),
+        notices: Vec::new(),
     }
 }
 
@@ -613,8 +617,10 @@ pub(crate) struct Owner<'a> {
 /// `since`, at most `limit`.
 ///
 /// A drop box entry is the app's when its `UID:` is the app's uid. An entry with no `UID:`
-/// (Android 10) is matched by `Process:`/`Package:`, which a copy of the app in another user
-/// shares: when the package is installed for several users, such an entry is kept only when
+/// (Android 10) is matched by the first line of its package list
+/// ([`phonelogs_crash::dropbox::Attribution`]; an entry only a header another app can write
+/// names as the app's is left out and counted in `unconfirmed`), which a copy of the app in
+/// another user shares: when the package is installed for several users, such an entry is kept only when
 /// the `-v uid` lines of the same call (`evidence`: the crash buffer, and on such a phone the
 /// main buffer) show its pid logging as the app's uid around its time, and dropped when they
 /// show another uid; otherwise it is left out and counted in `unconfirmed`. Java crashes the
@@ -682,6 +688,7 @@ pub(crate) fn app_crashes(
     let mut reports: Vec<Report> = Vec::new();
     let mut unconfirmed: Vec<Report> = Vec::new();
     let mut unpinned = 0usize;
+    let mut ambiguous = 0usize;
     for read in dropbox {
         let checked = checked_dropbox_entries(read.listing, read.print, |entry| {
             claims_the_app(entry, owner, clock, since)
@@ -699,15 +706,21 @@ pub(crate) fn app_crashes(
             if !DROPBOX_TAGS.contains(&entry.tag) {
                 continue;
             }
-            // Only a `UID:` that parses decides by itself (`matches` falls back to the process
-            // and package names otherwise, which another user's copy shares).
-            let names_uid = entry
-                .header("UID")
-                .is_some_and(|value| value.trim().parse::<u32>().is_ok());
-            if !entry.matches(&AppMatch {
+            // Only a `UID:` the system printed decides by itself (the package list decides
+            // otherwise, which another user's copy shares).
+            let attribution = entry.attribution(&AppMatch {
                 uid: Some(uid),
                 package,
-            }) {
+            });
+            let names_uid = attribution == Attribution::Uid;
+            if attribution == Attribution::Ambiguous {
+                // Another app may have written the header naming the app: left out, counted.
+                if entry.report_time(clock).is_some_and(|time| time >= since) {
+                    ambiguous += 1;
+                }
+                continue;
+            }
+            if !attribution.is_apps() {
                 continue;
             }
             let Some(time) = entry.report_time(clock) else {
@@ -801,7 +814,13 @@ pub(crate) fn app_crashes(
             "drop box entries claiming the app are left out: the listing does not confirm where they start"
         );
     }
-    let unconfirmed = unconfirmed + unpinned;
+    if ambiguous > 0 {
+        tracing::info!(
+            ambiguous,
+            "drop box entries are left out: only a header another app can write names the app"
+        );
+    }
+    let unconfirmed = unconfirmed + unpinned + ambiguous;
     let mut out: Vec<CrashReport> = reports
         .into_iter()
         .filter_map(|report| {
@@ -841,7 +860,7 @@ fn claims_the_app(
         package: owner.package,
     };
     DROPBOX_TAGS.contains(&entry.tag)
-        && entry.matches(&app)
+        && entry.attribution(&app) != Attribution::Other
         && entry.report_time(clock).is_some_and(|time| time >= since)
 }
 
@@ -859,9 +878,7 @@ fn shown_from_the_crash_buffer(
         return false;
     }
     let time = entry.report_time(clock);
-    let pid = entry
-        .header("PID")
-        .and_then(|value| value.trim().parse::<u32>().ok());
+    let pid = entry.identity().pid;
     let near = |a: Option<OffsetDateTime>, window: time::Duration| matches!((a, time), (Some(a), Some(b)) if (a - b).abs() <= window);
     buffer_crashes.iter().any(|crash| {
         crash.time.is_some_and(|at| at >= since)
@@ -1337,6 +1354,63 @@ java.lang.IllegalStateException: CLONE-SECRET\n";
         assert_eq!(found.unconfirmed, 1);
     }
 
+    /// Android 10 prints no `UID:`: another app's entry whose `versionName` printed a second
+    /// `Package:` line (and a `UID:`) naming the app, or whose process takes the app's name, is
+    /// never the app's report; it is counted as left out. The app's own entry is read.
+    #[test]
+    fn an_android10_entry_named_the_apps_only_by_a_forgeable_header_is_left_out() {
+        let entry = |time: &str, process: &str, packages: &str, text: &str| {
+            let body = format!(
+                "Process: {process}\nFlags: 0x38c83e44\n{packages}Foreground: Yes\n\n{text}\n"
+            );
+            format!(
+                "========================================\n{time} data_app_crash (text, {} bytes)\n{body}\n",
+                body.len()
+            )
+        };
+        let print = format!(
+            "Drop box contents: 3 entries\n\n{}{}{}",
+            entry(
+                "2020-09-14 10:00:01",
+                "com.example.other",
+                "Package: com.example.other v7 (2.3)\nPackage: dev.phonelogs.crashtest v1 (1.0)\nUID: 10123\n",
+                "SECRET-VERSION-NAME",
+            ),
+            entry(
+                "2020-09-14 10:00:02",
+                "dev.phonelogs.crashtest",
+                "Package: com.example.other v7 (2.3)\n",
+                "SECRET-PROCESS-NAME",
+            ),
+            entry(
+                "2020-09-14 10:00:03",
+                "dev.phonelogs.crashtest",
+                "Package: dev.phonelogs.crashtest v1 (1.0)\n",
+                "GENUINE",
+            ),
+        );
+        let listing = listing_for(&print);
+        let found = app_crashes(
+            &[DropBoxRead {
+                listing: &listing,
+                print: &print,
+            }],
+            b"",
+            &[],
+            Owner {
+                package: "dev.phonelogs.crashtest",
+                uid: 10123,
+                other_users: false,
+            },
+            &PhoneClock::default(),
+            datetime!(2020-09-14 9:00 UTC),
+            10,
+        );
+        assert_eq!(found.reports.len(), 1, "{:#?}", found.reports);
+        assert!(found.reports[0].text.contains("GENUINE"));
+        assert_eq!(found.unconfirmed, 2);
+    }
+
     /// An unconfirmed `data_app_crash` entry of a crash the crash buffer shows is not counted as
     /// left out: by its `PID:` within `SAME_CRASH`, or without one, by its time within 10 s.
     #[test]
@@ -1623,13 +1697,18 @@ mod lazy_matches_eager {
                 if !DROPBOX_TAGS.contains(&entry.tag.as_str()) {
                     continue;
                 }
-                let names_uid = entry
-                    .header("UID")
-                    .is_some_and(|value| value.trim().parse::<u32>().is_ok());
-                if !entry.matches(&AppMatch {
+                let attribution = entry.attribution(&AppMatch {
                     uid: Some(uid),
                     package,
-                }) {
+                });
+                let names_uid = attribution == Attribution::Uid;
+                if attribution == Attribution::Ambiguous {
+                    if entry.report_time(clock).is_some_and(|time| time >= since) {
+                        unpinned += 1;
+                    }
+                    continue;
+                }
+                if !attribution.is_apps() {
                     continue;
                 }
                 // `to_report` fills the pid of Android 10 entries (no `PID:` header) from the

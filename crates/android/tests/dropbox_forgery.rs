@@ -10,7 +10,7 @@ mod common;
 use std::sync::Arc;
 
 use common::ThroughAdb;
-use phonelogs_adbsim::{DropBoxEntry, Package, Profile, SimPhone};
+use phonelogs_adbsim::{AndroidVersion, DropBoxEntry, Package, Profile, SimPhone};
 use phonelogs_android::AdbPhone;
 use phonelogs_driver::{AppId, AppLogger};
 use phonelogs_gateway::{Agent, Gateway, LogsKind, LogsRequest, Mode, Status, TaskSpec};
@@ -255,4 +255,68 @@ async fn previews_cut_inside_a_character_still_match_one_for_one() {
     assert_eq!(found.reports.len(), 1, "{texts:#?}");
     assert!(found.reports[0].text.contains("GENUINE-NON-ASCII"));
     assert_eq!(found.unconfirmed, 0);
+}
+
+/// Android 10 prints no `UID:`: another app whose `versionName` prints a `Package:` line of the
+/// app (`Package: <other> v1 (2.3)` then `Package: <app> v1 (1.0)`, as `dumpsys dropbox` prints
+/// the raw name) crashes. Through the real adb server the app's crashes never hold its report,
+/// and the message counts it as left out; the app's own crash is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_android10_crash_whose_version_name_prints_the_apps_package_line_is_never_the_apps() {
+    let phone = SimPhone::empty(Profile {
+        android: AndroidVersion::Android10,
+        ..Profile::default()
+    });
+    phone.set_noise_rate(0.0);
+    let mut app = Package::new(APP, APP_UID);
+    app.debuggable = true;
+    phone.install(app);
+    let mut other = Package::new(OTHER, OTHER_UID);
+    other.version_name = format!("2.3)\nPackage: {APP} v1 (1.0");
+    phone.install(other);
+    phone
+        .crash(
+            OTHER,
+            "java.lang.IllegalStateException",
+            "SECRET-OF-ANOTHER-APP",
+        )
+        .unwrap();
+    phone.advance_clock(30.0);
+    phone
+        .crash(APP, "java.lang.IllegalStateException", "GENUINE-CRASH")
+        .unwrap();
+    let Some(sim) = ThroughAdb::start(phone, |_| {}).await else {
+        return;
+    };
+    // The phone prints the forged line where the real package list is.
+    let print = sim.server.run(&[
+        "-s",
+        sim.device.as_str(),
+        "shell",
+        "dumpsys dropbox --print data_app_crash",
+    ]);
+    let print = String::from_utf8_lossy(&print.stdout).into_owned();
+    assert!(
+        print.contains(&format!(
+            "Package: {OTHER} v1 (2.3)\nPackage: {APP} v1 (1.0)\n"
+        )),
+        "{print}"
+    );
+    let since = OffsetDateTime::now_utc() - time::Duration::hours(1);
+    let found = sim
+        .driver
+        .app_crash_result(&sim.device, &AppId::new(APP), since, 10)
+        .await
+        .unwrap();
+    let texts: Vec<&str> = found.reports.iter().map(|r| r.text.as_str()).collect();
+    assert!(
+        found.reports.iter().all(|r| !r.text.contains("SECRET")),
+        "{texts:#?}"
+    );
+    assert_eq!(found.reports.len(), 1, "{texts:#?}");
+    assert!(
+        found.reports[0].text.contains("GENUINE-CRASH"),
+        "{texts:#?}"
+    );
+    assert_eq!(found.unconfirmed, 1);
 }

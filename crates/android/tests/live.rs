@@ -51,6 +51,8 @@ fn request(rig: &Rig, tag: &str) -> LogsRequest {
         device: Some(rig.sim.device.to_string()),
         since: Some("last".into()),
         filter: Some(tag.into()),
+        // Every line its own row: identical texts in a row would fold.
+        fold: Some(false),
         ..LogsRequest::new(CRASH_TEST)
     }
 }

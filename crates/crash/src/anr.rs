@@ -44,8 +44,37 @@ struct Section<'a> {
     first: usize,
     last: usize,
     /// Whether its own end line (`----- end <its pid> -----`) came before another section's
-    /// start.
+    /// start, or it is the trace's last section and the drop box cut the trace there
+    /// (see [`mark_cut_short`]).
     closed: bool,
+    /// Whether it is that last section, cut short by the drop box's size limit.
+    cut_short: bool,
+}
+
+/// The mark the drop box ends an entry with when it cut the entry's trace to its size limit:
+/// ActivityManagerService's `addErrorToDropBox` appends the trace with
+/// `FileUtils.readTextFile(file, maxDataFileSize, "\n\n[[TRUNCATED]]")` (see
+/// `testdata/android/dropbox/README.md`).
+const DROPBOX_TRUNCATED: &str = "[[TRUNCATED]]";
+
+/// Takes the trace's last section as ending where the trace ends when the drop box cut the
+/// trace there (its last line is [`DROPBOX_TRUNCATED`]): the drop box keeps a trace's first
+/// bytes, and the ANR'd process is dumped first, so a large app's own section is the one cut.
+/// Nothing can follow the last section, so it cannot run over another process's lines; a
+/// start forged in a header is always followed by the real sections, so it is never last.
+fn mark_cut_short(sections: &mut [Section<'_>], lines: &[&str]) {
+    let cut = lines
+        .iter()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .is_some_and(|line| line.trim() == DROPBOX_TRUNCATED);
+    if let Some(last) = sections.last_mut()
+        && cut
+        && !last.closed
+    {
+        last.closed = true;
+        last.cut_short = true;
+    }
 }
 
 /// Reads `----- pid N at TIME -----` into the pid and time, and whether it is a
@@ -110,7 +139,8 @@ fn is_section_end(line: &str, pid: Option<u32>) -> bool {
 /// ```
 pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
     let lines: Vec<&str> = trace.lines().collect();
-    let sections = read_sections(&lines);
+    let mut sections = read_sections(&lines);
+    mark_cut_short(&mut sections, &lines);
     // The subject: the first `Subject:` line outside the sections that end (a section that
     // never ends may be forged, and may have run over the real subject).
     let mut inside = sections.iter().filter(|section| section.closed).peekable();
@@ -154,6 +184,16 @@ pub fn cut_anr(trace: &str, target: AnrTarget<'_>) -> AnrCut {
         cut.warnings
             .push("no process section of the app in the trace".to_owned());
     }
+    if sections
+        .iter()
+        .zip(&kept)
+        .any(|(s, keep)| *keep && s.cut_short)
+    {
+        cut.warnings.push(
+            "the app's section was cut short by the drop box's size limit ([[TRUNCATED]])"
+                .to_owned(),
+        );
+    }
     let unclosed = sections.iter().filter(|section| !section.closed).count();
     if unclosed > 0 {
         cut.warnings.push(format!(
@@ -186,6 +226,7 @@ fn read_sections<'a>(lines: &[&'a str]) -> Vec<Section<'a>> {
                 first: at,
                 last: at,
                 closed: false,
+                cut_short: false,
             });
             open = true;
             continue;

@@ -1,5 +1,6 @@
 //! Reports from logcat's crash buffer (`logcat -b crash`): Java crashes (`FATAL EXCEPTION` and
-//! the same process's lines after it, one report per pid) and native crashes (`F libc` and the
+//! the same process's lines after it, one report per pid, as a stack trace: AndroidRuntime's
+//! messages alone, other tags' lines as `Tag: text`) and native crashes (`F libc` and the
 //! tombstone that crash_dump echoes as `F DEBUG` lines under its own pid).
 
 use crate::logcat::{LogcatLineRef, parse_log_line};
@@ -38,6 +39,12 @@ struct NativeDraft {
 /// assert_eq!(reports[0].kind, ReportKind::JavaCrash);
 /// assert_eq!(reports[0].pid, Some(23031));
 /// assert_eq!(reports[0].summary, "java.lang.IllegalStateException: boom");
+/// // A stack trace, not logcat's lines.
+/// assert_eq!(
+///     reports[0].text,
+///     "FATAL EXCEPTION: main\nProcess: com.example.app, PID: 23031\n\
+///      java.lang.IllegalStateException: boom\n\tat com.example.A.b(A.java:1)\n"
+/// );
 /// ```
 pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
     let mut java: Vec<JavaDraft> = Vec::new();
@@ -71,7 +78,9 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
                     pid: Some(line.pid),
                     process: String::new(),
                     summary: String::new(),
-                    text: format!("{raw}\n"),
+                    // A stack trace, as the drop box and Android Studio show it, not logcat's
+                    // `-v epoch -v uid` lines: the messages alone.
+                    text: format!("{}\n", line.text.trim_end_matches('\r')),
                     warnings: Vec::new(),
                 },
                 summary_pending: true,
@@ -84,9 +93,13 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             .and_then(|&index| java.get_mut(index))
             .filter(|draft| draft.open)
         {
-            push_line(&mut draft.report, raw);
             if line.tag == "AndroidRuntime" {
+                push_line(&mut draft.report, line.text.trim_end_matches('\r'));
                 read_java_line(draft, &line);
+            } else {
+                // The same process's other lines after the crash keep their tag.
+                let text = line.text.trim_end_matches('\r');
+                push_line(&mut draft.report, &format!("{}: {text}", line.tag));
             }
         }
         if line.tag == "libc" && line.text.starts_with("Fatal signal") {

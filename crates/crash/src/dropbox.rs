@@ -51,14 +51,74 @@ pub struct DropBoxEntry {
     pub body: String,
 }
 
-/// How to recognise an app's entries.
+/// How to recognise an app's entries; see [`Attribution`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AppMatch<'a> {
-    /// The app's uid. An entry with a `UID:` header matches by it alone.
+    /// The app's uid. An entry with a `UID:` header (where the system prints it) matches by it
+    /// alone.
     pub uid: Option<u32>,
-    /// The package name. Without a `UID:` header an entry matches when its `Process:` is the
-    /// package (or one of its `package:name` processes) or its `Package:` names it.
+    /// The package name. Without a `UID:` header an entry matches when the first line of the
+    /// package list names it.
     pub package: &'a str,
+}
+
+/// The keys AOSP `ActivityManagerService.appendDropBoxProcessHeaders` prints at the top of a
+/// `data_app_*` entry, before the package list: `SystemUptimeMs:` (~15), `Process:`, `PID:`
+/// and `UID:` (~12+), `Frozen:` (~14), `Timestamp:`, then `Flags: 0x…`, and right after it one
+/// `Package: <pkg>[ v<code>[ (<versionName>)]]` line per package of the process
+/// (shared/notes/android-formats.md §2; testdata/README.md cites the source). No app chooses
+/// their values (a process name is letters, digits, `_`, `.` and `:`), so none can hold a line
+/// break; a `versionName`, an activity's name or a subject (a broadcast's action) can, and they
+/// are all printed after the first `Package:` line.
+const PROCESS_KEYS: [&str; 7] = [
+    "SystemUptimeMs",
+    "Process",
+    "PID",
+    "UID",
+    "Frozen",
+    "Timestamp",
+    "Flags",
+];
+
+/// Who an entry says it is, read only where the system itself prints it: the leading run of
+/// [`PROCESS_KEYS`] lines (the first of each key), and the package list's first line when it
+/// follows that run's `Flags:` line. Any later `Package:` line may have been written by the
+/// `versionName` of the line before it, and any other line by an app.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryIdentity<'h> {
+    /// The `Process:` value.
+    pub process: Option<&'h str>,
+    /// The `PID:` value, when it is a number.
+    pub pid: Option<u32>,
+    /// The `UID:` value, when it is a number.
+    pub uid: Option<u32>,
+    /// The package the package list's first line names.
+    pub first_package: Option<&'h str>,
+}
+
+/// Whether an entry is an app's: [`DropBoxEntry::attribution`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attribution {
+    /// Its `UID:` (printed before the package list) is the app's uid.
+    Uid,
+    /// It has no such `UID:` (Android 11 and older) and the package list's first line names
+    /// the app.
+    Package,
+    /// Its headers do not name the app.
+    Other,
+    /// Only a header another app can write names the app: a later `Package:` line (the line
+    /// before may have printed it from its `versionName`; a process hosting several packages
+    /// prints several lines too, so the two cannot be told apart), a `Process:` of the app's
+    /// name (any app may name its process so), or a `UID:`, `Process:` or `Package:` line
+    /// after the process headers. Never the app's; a reader counts it as left out.
+    Ambiguous,
+}
+
+impl Attribution {
+    /// Whether the entry is the app's.
+    pub fn is_apps(self) -> bool {
+        matches!(self, Attribution::Uid | Attribution::Package)
+    }
 }
 
 impl DropBoxEntry {
@@ -84,17 +144,45 @@ impl DropBoxEntry {
         }
     }
 
-    /// Whether the entry is the app's: by `UID:` when the entry has one (a phone before
-    /// Android ~12 prints none), else by `Process:` or `Package:`.
+    /// Whether the entry is the app's: [`Attribution::is_apps`] of [`DropBoxEntry::attribution`].
     pub fn matches(&self, app: &AppMatch<'_>) -> bool {
-        matches_app(
-            || {
-                self.headers
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.as_str()))
-            },
-            app,
-        )
+        self.attribution(app).is_apps()
+    }
+
+    /// Whose the entry is: by the `UID:` the system printed when the entry has one (a phone
+    /// before Android ~12 prints none), else by the first line of its package list; see
+    /// [`Attribution`].
+    ///
+    /// ```
+    /// use phonelogs_crash::dropbox::{parse_dropbox, AppMatch, Attribution};
+    /// // Android 10 prints no `UID:`; another app's `versionName` printed a second line.
+    /// let dump = "\
+    /// ========================================
+    /// 2020-09-14 10:02:41 data_app_crash (text, 130 bytes)
+    /// Process: com.example.other
+    /// Flags: 0x38c83e44
+    /// Package: com.example.other v7 (2.3)
+    /// Package: com.example.app v1 (1.0)
+    /// UID: 10127
+    ///
+    /// java.lang.IllegalStateException: boom
+    /// ";
+    /// let app = AppMatch { uid: Some(10127), package: "com.example.app" };
+    /// assert_eq!(parse_dropbox(dump)[0].attribution(&app), Attribution::Ambiguous);
+    /// ```
+    pub fn attribution(&self, app: &AppMatch<'_>) -> Attribution {
+        attribution(self.header_pairs(), app)
+    }
+
+    /// Who the entry says it is, from the headers the system prints: [`EntryIdentity`].
+    pub fn identity(&self) -> EntryIdentity<'_> {
+        read_identity(self.header_pairs()).0
+    }
+
+    fn header_pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
     }
 
     /// When the entry's report happened: its `Timestamp:` header (Android ~15), else the entry
@@ -136,15 +224,15 @@ impl DropBoxEntry {
         }
     }
 
-    /// The `PID:` header's value, when the entry has a readable one.
+    /// The `PID:` header's value, when the system printed a readable one.
     fn header_pid(&self) -> Option<u32> {
-        self.header("PID").and_then(|v| v.trim().parse().ok())
+        self.identity().pid
     }
 
     /// The ANR body cut to the app's own sections: by `pid` when known, else by the entry's
     /// `Process:` (the first section when there is none).
     fn anr_cut(&self, pid: Option<u32>) -> AnrCut {
-        let process = self.header("Process").map(str::trim).unwrap_or("");
+        let process = self.identity().process.unwrap_or("");
         cut_anr(
             &self.body,
             AnrTarget {
@@ -165,8 +253,9 @@ impl DropBoxEntry {
         if time.is_none() {
             warnings.push(format!("unreadable entry time {:?}", self.time));
         }
-        let mut pid = self.header_pid();
-        let process = self.header("Process").unwrap_or("").trim().to_owned();
+        let identity = self.identity();
+        let mut pid = identity.pid;
+        let process = identity.process.unwrap_or("").to_owned();
         match self.contents {
             EntryContents::ContentsLost => {
                 warnings.push("the phone lost the entry's contents".into())
@@ -234,31 +323,86 @@ impl DropBoxEntry {
     }
 }
 
-/// Whether headers (`(key, value)` pairs, in order) are the app's; see [`DropBoxEntry::matches`].
-/// It takes a function that gives the headers again, so owned and in-place entries share it.
-fn matches_app<'h, I>(headers: impl Fn() -> I, app: &AppMatch<'_>) -> bool
+/// The identity of headers (`(key, value)` pairs, in order), and the headers after the part
+/// it is read from (which any app may have written); see [`EntryIdentity`].
+fn read_identity<'h, I>(headers: I) -> (EntryIdentity<'h>, std::iter::Peekable<I>)
 where
     I: Iterator<Item = (&'h str, &'h str)>,
 {
-    let first = |key: &str| headers().find(|(name, _)| *name == key).map(|(_, v)| v);
-    if let Some(uid) = first("UID").and_then(|v| v.trim().parse::<u32>().ok()) {
-        return app.uid == Some(uid);
+    let mut identity = EntryIdentity::default();
+    let mut headers = headers.peekable();
+    let (mut process, mut pid, mut uid) = (None, None, None);
+    let mut last = None;
+    while let Some(&(key, value)) = headers.peek() {
+        if !PROCESS_KEYS.contains(&key) {
+            break;
+        }
+        match key {
+            "Process" => {
+                process.get_or_insert(value);
+            }
+            "PID" => {
+                pid.get_or_insert(value);
+            }
+            "UID" => {
+                uid.get_or_insert(value);
+            }
+            _ => {}
+        }
+        last = Some(key);
+        headers.next();
+    }
+    identity.process = process.map(str::trim).filter(|name| !name.is_empty());
+    identity.pid = pid.and_then(|value| value.trim().parse().ok());
+    identity.uid = uid.and_then(|value| value.trim().parse().ok());
+    if last == Some("Flags")
+        && let Some(&("Package", value)) = headers.peek()
+    {
+        identity.first_package = value.split_whitespace().next();
+        headers.next();
+    }
+    (identity, headers)
+}
+
+/// Whose headers (`(key, value)` pairs, in order) are; see [`DropBoxEntry::attribution`].
+fn attribution<'h>(
+    headers: impl Iterator<Item = (&'h str, &'h str)>,
+    app: &AppMatch<'_>,
+) -> Attribution {
+    let (identity, rest) = read_identity(headers);
+    if let Some(uid) = identity.uid {
+        return if app.uid == Some(uid) {
+            Attribution::Uid
+        } else {
+            Attribution::Other
+        };
     }
     if app.package.is_empty() {
-        return false;
+        return Attribution::Other;
     }
-    let process_matches = first("Process").is_some_and(|process| {
+    if identity.first_package == Some(app.package) {
+        return Attribution::Package;
+    }
+    let is_apps_process = |process: &str| {
         let process = process.trim();
         process == app.package
             || process
                 .strip_prefix(app.package)
                 .is_some_and(|rest| rest.starts_with(':'))
-    });
-    // `Package: <pkg> v<code> (<name>)`; several packages give several lines.
-    let package_matches = headers().any(|(name, value)| {
-        name == "Package" && value.split_whitespace().next() == Some(app.package)
-    });
-    process_matches || package_matches
+    };
+    // Any other header naming the app is a claim no reader can check.
+    let claims = identity.process.is_some_and(is_apps_process)
+        || rest.into_iter().any(|(key, value)| match key {
+            "Package" => value.split_whitespace().next() == Some(app.package),
+            "Process" => is_apps_process(value),
+            "UID" => app.uid.is_some() && value.trim().parse::<u32>().ok() == app.uid,
+            _ => false,
+        });
+    if claims {
+        Attribution::Ambiguous
+    } else {
+        Attribution::Other
+    }
 }
 
 /// A report's time from an entry's `Timestamp:` header, else its printed local time.
@@ -307,7 +451,17 @@ impl<'a> DropBoxEntryRef<'a> {
 
     /// Whether the entry is the app's, as [`DropBoxEntry::matches`] decides.
     pub fn matches(&self, app: &AppMatch<'_>) -> bool {
-        matches_app(|| self.headers(), app)
+        self.attribution(app).is_apps()
+    }
+
+    /// Whose the entry is, as [`DropBoxEntry::attribution`] decides.
+    pub fn attribution(&self, app: &AppMatch<'_>) -> Attribution {
+        attribution(self.headers(), app)
+    }
+
+    /// Who the entry says it is, as [`DropBoxEntry::identity`] reads it.
+    pub fn identity(&self) -> EntryIdentity<'a> {
+        read_identity(self.headers()).0
     }
 
     /// The time its report has, as [`DropBoxEntry::report_time`] gives it.
@@ -2046,34 +2200,107 @@ mod tests {
     }
 
     #[test]
-    fn match_without_uid_by_process_or_package() {
-        let entry = DropBoxEntry {
-            time: "2026-11-30 10:00:00".into(),
-            tag: "data_app_crash".into(),
-            contents: EntryContents::Text {
-                compressed: false,
-                bytes: 1,
-            },
-            headers: vec![
-                ("Process".into(), "com.example.app:remote".into()),
-                ("Package".into(), "com.example.app v3 (1.2)".into()),
-            ],
-            body: String::new(),
-        };
-        assert!(entry.matches(&AppMatch {
+    fn match_without_uid_by_the_package_lists_first_line() {
+        let app = AppMatch {
             uid: None,
-            package: "com.example.app"
-        }));
-        assert!(!entry.matches(&AppMatch {
+            package: "com.example.app",
+        };
+        let entry = |headers: &[(&str, &str)]| entry("data_app_crash", headers, "");
+        let real = [
+            ("Process", "com.example.app:remote"),
+            ("Flags", "0x38c83e44"),
+            ("Package", "com.example.app v3 (1.2)"),
+            ("Package", "com.example.helper v3 (1.2)"),
+        ];
+        assert_eq!(entry(&real).attribution(&app), Attribution::Package);
+        assert!(!entry(&real).matches(&AppMatch {
             uid: None,
             package: "com.example"
         }));
-        let mut with_uid = entry.clone();
-        with_uid.headers.push(("UID".into(), "10200".into()));
-        assert!(!with_uid.matches(&AppMatch {
+        // With a `UID:` where the system prints it, the uid decides alone.
+        let mut with_uid = real.to_vec();
+        with_uid.insert(1, ("UID", "10200"));
+        let with_uid = entry(&with_uid);
+        assert_eq!(
+            with_uid.attribution(&AppMatch {
+                uid: Some(10127),
+                package: "com.example.app"
+            }),
+            Attribution::Other
+        );
+        assert_eq!(
+            with_uid.attribution(&AppMatch {
+                uid: Some(10200),
+                package: "com.example.nothing"
+            }),
+            Attribution::Uid
+        );
+        // The app on a later line (a process hosting several packages, or a line another
+        // package's `versionName` printed), a process of the app's name (any app may take
+        // it), and headers after the package list naming it: ambiguous, never the app's.
+        let ambiguous: [&[(&str, &str)]; 6] = [
+            &[
+                ("Process", "com.example.other"),
+                ("Flags", "0x0"),
+                ("Package", "com.example.other v1 (1.0"),
+                ("Package", "com.example.app v1 (x)"),
+            ],
+            &[
+                ("Process", "com.example.app"),
+                ("Flags", "0x0"),
+                ("Package", "com.example.other v1 (1.0)"),
+            ],
+            &[
+                ("Process", "com.example.other"),
+                ("Flags", "0x0"),
+                ("Package", "com.example.other v1 (1.0"),
+                ("UID", "10127"),
+            ],
+            &[
+                ("Process", "com.example.other"),
+                ("Flags", "0x0"),
+                ("Package", "com.example.other v1 (1.0"),
+                ("Process", "com.example.app"),
+            ],
+            // No `Flags:` right before it: not the package list the system prints.
+            &[
+                ("Process", "com.example.app"),
+                ("Package", "com.example.app"),
+            ],
+            &[
+                ("Process", "com.example.other"),
+                ("Flags", "0x0"),
+                ("Foreground", "Yes"),
+                ("Package", "com.example.app"),
+            ],
+        ];
+        let app = AppMatch {
             uid: Some(10127),
-            package: "com.example.app"
-        }));
+            package: "com.example.app",
+        };
+        for headers in ambiguous {
+            assert_eq!(
+                entry(headers).attribution(&app),
+                Attribution::Ambiguous,
+                "{headers:?}"
+            );
+        }
+        // A `UID:` or `PID:` after the process headers is never read as one.
+        let forged = entry(&[
+            ("Process", "com.example.app"),
+            ("Flags", "0x0"),
+            ("Package", "com.example.app v1 (1.0"),
+            ("UID", "10300"),
+            ("PID", "1230"),
+        ]);
+        assert_eq!(forged.attribution(&app), Attribution::Package);
+        assert_eq!(forged.identity().uid, None);
+        assert_eq!(forged.identity().pid, None);
+        // Nothing names the app.
+        assert_eq!(
+            entry(&[("Process", "x"), ("Flags", "0x0"), ("Package", "x v1")]).attribution(&app),
+            Attribution::Other
+        );
     }
 
     fn entry(tag: &str, headers: &[(&str, &str)], body: &str) -> DropBoxEntry {

@@ -3,14 +3,17 @@
 //! - os_trace entries per second from the simulated iPhone (`phonelogs-iossim`, over loopback
 //!   usbmuxd and the os_trace_relay service, as over USB) through the iOS driver's follower,
 //!   counted until the follower holds all of them, and the follower's memory at 20,000 lines
-//!   (its cap);
+//!   (its cap): on iOS 16.7 (lockdown's stream), and on iOS 26.1 twice: lockdown's stream with
+//!   the process list from CoreDevice, and the stream itself through the CoreDevice tunnel
+//!   (RSD's `com.apple.os_trace_relay.shim.remote` over the userspace IPv6/TCP stack), which
+//!   the driver takes when lockdown's stream stays silent (the fault is injected for it);
 //! - for comparison, lines per second of a `logcat -d` dump of the same number of the app's
 //!   lines from the simulated Android phone (`phonelogs-adbsim`, its adb host-protocol front)
 //!   through the Android driver's `app_logs`.
 //!
 //! Run: `cargo bench -p phonelogs-demo --bench follower_vs_logcat` (release; needs no adb and
-//! no iPhone tools). Prints each run and the medians; `docs/iossim.md` keeps the figures.
-//! `cargo test --benches` (CI) makes one run of each.
+//! no iPhone tools). Prints each run and the medians; `docs/iossim.md` and `docs/ios.md` keep the
+//! figures. `cargo test --benches` (CI) makes one run of each.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -19,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use phonelogs_driver::{AppId, AppLogger, DeviceId, LogQuery};
 use phonelogs_ios::{LockdownPhone, UsbmuxdBackend};
-use phonelogs_iossim::{IosSim, Level, SimPhone};
+use phonelogs_iossim::{Fault, IosSim, IosVersion, Level, SimPhone};
 
 const RUNS: usize = 5;
 const LINES: usize = 20_000;
@@ -43,10 +46,23 @@ fn median(mut samples: Vec<f64>) -> f64 {
     samples[samples.len() / 2]
 }
 
-/// One run: a fresh phone and driver, the follower started, 20,000 entries logged as fast as
-/// the phone takes them; returns entries per second and the follower's bytes at the end.
-async fn ios_run() -> (f64, usize) {
-    let phone = SimPhone::default_phone();
+/// Where the follower's stream goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// os_trace_relay over lockdown.
+    Lockdown,
+    /// os_trace_relay's RemoteXPC shim through the CoreDevice tunnel.
+    Tunnel,
+}
+
+/// One run: a fresh phone of release `ios` and driver, the follower started (its stream through
+/// `path`), 20,000 entries logged as fast as the phone takes them; returns entries per second
+/// and the follower's bytes at the end.
+async fn ios_run(ios: IosVersion, path: Path) -> (f64, usize) {
+    let phone = SimPhone::default_phone_on(ios);
+    if path == Path::Tunnel {
+        phone.inject_fault(Fault::SilentLockdownOsTrace);
+    }
     let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
     let addr = sim.tcp_addr().unwrap();
     let driver = LockdownPhone::new(Arc::new(UsbmuxdBackend::with_addr(
@@ -60,7 +76,21 @@ async fn ios_run() -> (f64, usize) {
         .app_logs(&device, &app, &LogQuery::since(since, 1))
         .await
         .unwrap();
-    while !phone.streamed_pids().contains(&i64::from(pid)) {
+    // Through the tunnel: lockdown's stream stays silent for 5 s, then the follower opens
+    // the shim's, the second stream of the pid.
+    let streams = if path == Path::Tunnel { 2 } else { 1 };
+    let opened = Instant::now();
+    while phone
+        .streamed_pids()
+        .iter()
+        .filter(|p| **p == i64::from(pid))
+        .count()
+        < streams
+    {
+        assert!(
+            opened.elapsed() < Duration::from_secs(30),
+            "no stream through {path:?}"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let before = driver.follower_status(&device, &app).unwrap().kept;
@@ -125,16 +155,30 @@ fn main() {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let mut rates = Vec::new();
-        let mut memories = Vec::new();
-        for run in 0..runs() {
-            let (rate, memory) = ios_run().await;
-            println!(
-                "iPhone run {run}: {rate:.0} os_trace entries/s through the follower; follower memory at {LINES} lines: {:.2} MiB",
-                memory as f64 / (1024.0 * 1024.0)
-            );
-            rates.push(rate);
-            memories.push(memory as f64);
+        let mut iphones = Vec::new();
+        for (ios, path) in [
+            (IosVersion::V16_7_10, Path::Lockdown),
+            (IosVersion::V26_1, Path::Lockdown),
+            (IosVersion::V26_1, Path::Tunnel),
+        ] {
+            let mut rates = Vec::new();
+            let mut memories = Vec::new();
+            for run in 0..runs() {
+                let (rate, memory) = ios_run(ios, path).await;
+                println!(
+                    "iPhone {} {path:?} run {run}: {rate:.0} os_trace entries/s through the follower; follower memory at {LINES} lines: {:.2} MiB",
+                    ios.product_version(),
+                    memory as f64 / (1024.0 * 1024.0)
+                );
+                rates.push(rate);
+                memories.push(memory as f64);
+            }
+            iphones.push(format!(
+                "iPhone {} {path:?} {:.0} os_trace entries/s through the follower, follower memory at {LINES} lines {:.2} MiB",
+                ios.product_version(),
+                median(rates),
+                median(memories) / (1024.0 * 1024.0)
+            ));
         }
 
         let phone = phonelogs_adbsim::SimPhone::default_phone();
@@ -153,9 +197,8 @@ fn main() {
             byte_rates.push(mib);
         }
         println!(
-            "median: iPhone {:.0} os_trace entries/s through the follower, follower memory at {LINES} lines {:.2} MiB; Android {:.0} lines/s ({:.1} MiB/s) of a logcat dump through app_logs",
-            median(rates),
-            median(memories) / (1024.0 * 1024.0),
+            "median: {}; Android {:.0} lines/s ({:.1} MiB/s) of a logcat dump through app_logs",
+            iphones.join("; "),
             median(line_rates),
             median(byte_rates),
         );

@@ -374,6 +374,38 @@ pub async fn check_logs_are_the_apps_own(
     Ok(())
 }
 
+/// Never a silent empty answer: a read that returns no line of an app that logged lines since
+/// the start carries a notice that says why (lines could not be read, or the app is not
+/// running); and no notice repeats a line of another app or of the system.
+pub async fn check_no_silent_empty_answer(
+    logger: &dyn AppLogger,
+    scenario: &Scenario,
+) -> CheckResult {
+    const CHECK: &str = "no_silent_empty_answer";
+    let query = LogQuery::since(scenario.start, 500);
+    let result = logger
+        .app_logs(&scenario.device, &scenario.app.app, &query)
+        .await
+        .map_err(|e| driver_error(CHECK, "app_logs", e))?;
+    let explained = result
+        .notices
+        .iter()
+        .any(|n| n.lines_may_be_missing() || *n == crate::LogNotice::NotRunning);
+    ensure!(
+        CHECK,
+        !result.lines.is_empty() || scenario.app.lines.is_empty() || explained,
+        "no line of an app that logged {} lines, and no notice saying why",
+        scenario.app.lines.len()
+    );
+    let said = format!("{:?}", result.notices);
+    ensure!(
+        CHECK,
+        !said.contains(OTHER_MARKER) && !said.contains(SYSTEM_MARKER),
+        "a notice holds another app's or the system's text: {said}"
+    );
+    Ok(())
+}
+
 /// A count keeps the newest lines, shown oldest first, and says how many were left out.
 pub async fn check_count_keeps_newest(logger: &dyn AppLogger, scenario: &Scenario) -> CheckResult {
     const CHECK: &str = "count_keeps_newest";
@@ -986,6 +1018,7 @@ pub async fn run_all(logger: &dyn AppLogger, scenario: &Scenario) -> Vec<Failure
     let results = [
         check_devices(logger, scenario).await,
         check_logs_are_the_apps_own(logger, scenario).await,
+        check_no_silent_empty_answer(logger, scenario).await,
         check_count_keeps_newest(logger, scenario).await,
         check_level_and_filter(logger, scenario).await,
         check_since(logger, scenario).await,

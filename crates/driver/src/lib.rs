@@ -49,7 +49,8 @@ pub use error::{BoxError, Error, ErrorKind, Result};
 pub use live::LineStream;
 pub use types::{
     AppId, AppInfo, Capabilities, CrashKind, CrashReport, CrashResult, DeviceId, DeviceInfo,
-    DeviceState, LogLevel, LogLine, LogQuery, LogResult, PhoneMark, Platform,
+    DeviceState, LogLevel, LogLine, LogNotice, LogQuery, LogResult, PhoneMark, Platform,
+    ProcessSpan,
 };
 
 use async_trait::async_trait;

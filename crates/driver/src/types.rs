@@ -229,10 +229,14 @@ impl LogQuery {
     pub fn matches(&self, line: &LogLine) -> bool {
         line.time >= self.since
             && self.level.is_none_or(|level| line.level >= level)
-            && self
-                .filter
-                .as_deref()
-                .is_none_or(|f| line.tag.contains(f) || line.text.contains(f))
+            && self.matches_text(&line.tag, &line.text)
+    }
+
+    /// Whether a line's tag or text holds the query's text filter (always, without one).
+    pub fn matches_text(&self, tag: &str, text: &str) -> bool {
+        self.filter
+            .as_deref()
+            .is_none_or(|f| tag.contains(f) || text.contains(f))
     }
 }
 
@@ -266,6 +270,92 @@ pub struct LogResult {
     /// What the read learned about the phone's boot and clock, when the driver can tell.
     #[serde(default)]
     pub mark: Option<PhoneMark>,
+    /// What the driver knows of the app's processes that logged these lines, beyond the lines
+    /// themselves (an iPhone follower knows each one's executable, and when the phone ended
+    /// its stream with the process); empty when it knows nothing more.
+    #[serde(default)]
+    pub processes: Vec<ProcessSpan>,
+    /// What the agent must be told with these lines so that a short or empty result is never
+    /// read as "the app logged nothing" when that is not so: lines that could not be read and
+    /// why, an app that runs no process now, values the phone hid. Empty when there is nothing
+    /// to say. The gateway renders them into the result's message.
+    #[serde(default)]
+    pub notices: Vec<LogNotice>,
+}
+
+/// One of the app's processes as the driver knows it: for the result's process markers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSpan {
+    /// Its pid.
+    pub pid: u32,
+    /// Its name (the executable, or the process name), when the driver knows it.
+    pub name: Option<String>,
+    /// Whether it ended: the phone closed its log stream because the process was gone.
+    pub ended: bool,
+}
+
+/// Something a driver learned while reading an app's lines that the agent must be told with
+/// them ([`LogResult::notices`]). Drivers fill in the platform's cause and fix; the gateway
+/// decides the wording around them, once, in its catalog.
+///
+/// ```
+/// use phonelogs_driver::LogNotice;
+///
+/// let notice = LogNotice::Unreadable {
+///     cause: "the phone is locked".into(),
+///     fix: "unlock it and keep it unlocked while its logs are read".into(),
+/// };
+/// assert!(notice.lines_may_be_missing());
+/// assert!(!LogNotice::NotRunning.lines_may_be_missing());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LogNotice {
+    /// The driver cannot find the app's processes now, so none of its new lines can be read:
+    /// the lines returned (if any) are those read before. `cause` says why, `fix` what a
+    /// person can do about it; both are plain sentence fragments, without a final stop.
+    Unreadable {
+        /// Why the app's lines cannot be read, e.g. "the iPhone's processes could not be
+        /// listed (the phone is locked)".
+        cause: String,
+        /// What a person can do, e.g. "unlock the iPhone".
+        fix: String,
+    },
+    /// The lines of some of the app's processes cannot be read (`part`, e.g. "its extensions
+    /// (widgets, share extensions)"), while the others' are.
+    PartlyUnreadable {
+        /// Which of the app's processes, as people name them.
+        part: String,
+        /// Why.
+        cause: String,
+        /// What a person can do.
+        fix: String,
+    },
+    /// The app runs no process on the phone now, so no new line of it can come until it is
+    /// launched: an empty result is then the truth, not a failure.
+    NotRunning,
+    /// The phone shows some values in the app's lines as `marker` (an iPhone's `<private>`):
+    /// the app's code or build hides them. The gateway says so only when a line shown holds
+    /// the marker, and counts those lines.
+    Redacted {
+        /// The text standing for a hidden value, e.g. `<private>`.
+        marker: String,
+        /// Why the phone hides them.
+        why: String,
+        /// What the app's developer can change so that they show.
+        fix: String,
+    },
+}
+
+impl LogNotice {
+    /// Whether the notice means some of the app's lines could not be read.
+    pub fn lines_may_be_missing(&self) -> bool {
+        matches!(
+            self,
+            LogNotice::Unreadable { .. } | LogNotice::PartlyUnreadable { .. }
+        )
+    }
 }
 
 /// The kind of a crash report.

@@ -54,8 +54,8 @@ use phonelogs_driver::conformance::{Scenario, ScenarioApp};
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, CrashReport,
     DeviceId, DeviceInfo, DeviceState, Error, ExitRecord, JdwpProcessList, LogLine, LogListener,
-    LogQuery, LogResult, NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner, Result,
-    SetDebugAppResult, TombstoneCapture, check_pid,
+    LogNotice, LogQuery, LogResult, NativeBacktrace, Platform, ProcessExitHistory, ProcessOwner,
+    Result, SetDebugAppResult, TombstoneCapture, check_pid,
 };
 use time::OffsetDateTime;
 
@@ -187,6 +187,8 @@ struct FakeDevice {
     processes: BTreeMap<i64, (u32, String)>,
     /// What the live reads need: every line in the order it was added, the boot, the clock.
     live: live::LiveDevice,
+    /// What `app_logs` tells with an app's lines ([`FakePhone::set_log_notices`]).
+    notices: HashMap<AppId, Vec<LogNotice>>,
 }
 
 /// How many calls [`FakePhone::calls`] remembers; older ones are forgotten.
@@ -362,6 +364,14 @@ impl FakePhone {
         {
             entry.version = version.map(str::to_owned);
         }
+    }
+
+    /// Makes `app_logs` tell `notices` with the app's lines (an iPhone whose processes cannot be
+    /// listed, an app that is not running), as a real driver does; empty to stop.
+    pub fn set_log_notices(&self, device: &DeviceId, app: &AppId, notices: Vec<LogNotice>) {
+        let mut state = self.lock();
+        let entry = state.devices.entry(device.clone()).or_default();
+        entry.notices.insert(app.clone(), notices);
     }
 
     /// Makes `app_logs` return every line of the device, like a logcat that ignores `--uid`.
@@ -644,6 +654,8 @@ impl AppLogger for FakePhone {
                 lines: matching[omitted..].to_vec(),
                 omitted,
                 mark: Some(entry.live.mark(&entry.lines)),
+                processes: Vec::new(),
+                notices: entry.notices.get(app).cloned().unwrap_or_default(),
             })
         })?;
         if self.listener {

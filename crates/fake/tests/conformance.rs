@@ -150,3 +150,66 @@ async fn the_suite_catches_a_fake_that_says_it_listens_but_cannot_stop() {
     assert!(failed.contains(&"listener"), "{failures:#?}");
     assert!(failed.contains(&"debugger"), "{failures:#?}");
 }
+
+/// A driver that loses the app's lines and says nothing (the iPhone driver before issue 27,
+/// on a phone whose processes it could not list) fails the suite; the same driver saying why
+/// with a notice passes that check.
+#[tokio::test]
+async fn the_suite_catches_a_silent_empty_answer() {
+    struct Silent {
+        phone: FakePhone,
+        notices: Vec<phonelogs_driver::LogNotice>,
+    }
+    #[async_trait]
+    impl AppLogger for Silent {
+        fn capabilities(&self) -> Capabilities {
+            self.phone.capabilities()
+        }
+        async fn devices(&self) -> Result<Vec<DeviceInfo>> {
+            self.phone.devices().await
+        }
+        async fn app_info(&self, device: &DeviceId, app: &AppId) -> Result<AppInfo> {
+            self.phone.app_info(device, app).await
+        }
+        async fn app_logs(&self, _: &DeviceId, _: &AppId, _: &LogQuery) -> Result<LogResult> {
+            Ok(LogResult {
+                notices: self.notices.clone(),
+                ..LogResult::default()
+            })
+        }
+        async fn app_crashes(
+            &self,
+            device: &DeviceId,
+            app: &AppId,
+            since: OffsetDateTime,
+            limit: usize,
+        ) -> Result<Vec<CrashReport>> {
+            self.phone.app_crashes(device, app, since, limit).await
+        }
+        async fn dev_build(&self, device: &DeviceId, app: &AppId) -> Result<bool> {
+            self.phone.dev_build(device, app).await
+        }
+    }
+    let scenario = scenario();
+    let silent = Silent {
+        phone: FakePhone::with_scenario(&scenario),
+        notices: Vec::new(),
+    };
+    let failures = conformance::check_no_silent_empty_answer(&silent, &scenario).await;
+    assert_eq!(
+        failures.err().map(|f| f.check),
+        Some("no_silent_empty_answer")
+    );
+    let said = Silent {
+        phone: FakePhone::with_scenario(&scenario),
+        notices: vec![phonelogs_driver::LogNotice::Unreadable {
+            cause: "the phone is locked".into(),
+            fix: "unlock it".into(),
+        }],
+    };
+    assert!(
+        conformance::check_no_silent_empty_answer(&said, &scenario)
+            .await
+            .is_ok()
+    );
+}

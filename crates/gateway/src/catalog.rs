@@ -4,6 +4,7 @@
 //!
 //! Rule names come from [`phonelogs_policy::names`], so a decision and its text agree.
 
+use phonelogs_driver::LogNotice;
 use phonelogs_policy::{Action, Rule, ScopeReason};
 
 pub use phonelogs_policy::names;
@@ -191,6 +192,22 @@ pub fn pending_message(question: &str, approval_id: &str) -> String {
     )
 }
 
+/// The message of a call whose question is not asked yet: as many questions of its kind as an
+/// agent may have (`waiting`) wait for the person already, in any of its tasks.
+pub fn pending_capped(question: &str, waiting: usize, oldest: &str, approval_id: &str) -> String {
+    format!(
+        "Not asked yet: \u{201c}{question}\u{201d}. {waiting} questions of this kind from this agent already wait for a person (in this session or another of yours), the first \u{201c}{oldest}\u{201d} (approval_id \"{approval_id}\"). Only a person can answer them, in your client's dialog or on their own side; tell them they are waiting. Once they have answered, call again with the same arguments and no approval_id to ask this one."
+    )
+}
+
+/// The message of a call the question cap stopped when the questions counting toward it were
+/// left unanswered when their sessions ended (`until`: when the first stops counting).
+pub fn questions_resting(question: &str, count: usize, until: &str) -> String {
+    format!(
+        "Not asked: \u{201c}{question}\u{201d}. {count} questions of this kind from this agent were left unanswered when its sessions ended, and count as waiting for a while so that reconnecting does not ask the person again and again. Call again after {until}."
+    )
+}
+
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
     denied_action_message(Action::Logs, rule, label)
@@ -234,6 +251,35 @@ pub fn lines_message(shown: usize, label: &str, left_out: usize, cut: usize) -> 
         message.push_str(&format!(" {cut} lines longer than 2,000 bytes were cut."));
     }
     message
+}
+
+/// A driver's notice about a read of `label`'s lines ([`phonelogs_driver::LogNotice`]), as a
+/// sentence of the message: why lines may be missing and what fixes it, that the app is not
+/// running, or why values show as `<private>`. `marked` is how many of the lines shown hold a
+/// [`LogNotice::Redacted`] marker; that notice says nothing when none does, so its count is
+/// always of what is shown.
+pub fn log_notice(notice: &LogNotice, label: &str, marked: usize) -> Option<String> {
+    match notice {
+        LogNotice::Unreadable { cause, fix } => Some(format!(
+            "New lines of {label} cannot be read now: {cause}. To fix it: {fix}."
+        )),
+        LogNotice::PartlyUnreadable { part, cause, fix } => Some(format!(
+            "Lines of the {part} of {label} cannot be read: {cause}. To read them: {fix}."
+        )),
+        LogNotice::NotRunning => Some(format!(
+            "{label} is not running on the phone now, so no new line of it can come: launch it, then read again."
+        )),
+        LogNotice::Redacted { marker, why, fix } => match marked {
+            0 => None,
+            1 => Some(format!(
+                "1 of the lines shown holds {marker}: {why}. To show those values: {fix}."
+            )),
+            n => Some(format!(
+                "{n} of the lines shown hold {marker}: {why}. To show those values: {fix}."
+            )),
+        },
+        _ => None,
+    }
 }
 
 /// The message of a read of crash reports: how many are shown (each with its heading), how
@@ -307,6 +353,30 @@ pub fn level_error(given: &str) -> String {
 /// The error for an unknown kind.
 pub fn kind_error(given: &str) -> String {
     format!("kind {given:?} is not a kind: use logs or crashes.")
+}
+
+/// The error for a `filter` or `exclude` longer than `max` bytes.
+pub fn pattern_too_long(argument: &str, max: usize) -> String {
+    format!("invalid argument: {argument} is longer than {max} bytes; use a shorter pattern.")
+}
+
+/// The error for a `/…/` pattern that is not a regular expression phonelogs accepts.
+pub fn pattern_error(argument: &str, given: &str, error: &str) -> String {
+    let error = error.replace('\n', " ");
+    let error = error.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!(
+        "invalid argument: {argument} {given:?} is not a regular expression phonelogs accepts (Rust regex syntax, no look-around or backreferences, within its size limits): {error}"
+    )
+}
+
+/// The error for a `tag` list that names more than `max` tags.
+pub fn too_many_tags(given: usize, max: usize) -> String {
+    format!("invalid argument: tag lists {given} tags; list at most {max}.")
+}
+
+/// The error for a tag in `tag` longer than `max` bytes.
+pub fn tag_too_long(given: usize, max: usize) -> String {
+    format!("invalid argument: a tag in tag is {given} bytes long; tags are at most {max}.")
 }
 
 /// The error for an approval used outside the call it was made for.
@@ -531,17 +601,19 @@ pub fn bad_local_path(local_path: &str, why: &str) -> String {
 }
 
 /// What a crashes message adds when the driver left reports out because it could not confirm
-/// they are this copy's of the app: an Android 10 phone where another user has the app too, or
-/// a drop box entry that cannot be told apart from text inside another app's compressed report.
+/// they are this copy's of the app: an Android 10 phone where another user has the app too, a
+/// drop box entry that names the app only in a header another app can write (its
+/// `versionName`, its process name), or one that cannot be told apart from text inside another
+/// app's compressed report.
 /// Nothing when none was left out.
 pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
     match unconfirmed {
         0 => None,
         1 => Some(format!(
-            "1 crash report was left out: the phone could not confirm it is {label}'s own (it may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
+            "1 crash report was left out: the phone could not confirm it is {label}'s own (it may be the app's copy in another user's profile, another app's report naming it where that app chose the text, or text shaped like a report inside another app's)."
         )),
         n => Some(format!(
-            "{n} crash reports were left out: the phone could not confirm they are {label}'s own (they may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
+            "{n} crash reports were left out: the phone could not confirm they are {label}'s own (they may be the app's copy in another user's profile, another app's report naming it where that app chose the text, or text shaped like a report inside another app's)."
         )),
     }
 }
@@ -549,7 +621,8 @@ pub fn unconfirmed_reports(unconfirmed: usize, label: &str) -> Option<String> {
 // --- Live reads: cursors and waits. ---
 
 /// The agent name the history records for the person's own reads (`phonelogs logs`).
-pub const PERSON_READER: &str = "you (phonelogs logs)";
+/// No agent may take it (`phonelogs_policy::Agent::check_name`).
+pub const PERSON_READER: &str = phonelogs_policy::names::PERSON;
 
 /// The error for a cursor this task was never given (another task's, or altered).
 pub fn cursor_unknown() -> String {
@@ -654,6 +727,72 @@ pub fn step_person_read(count: usize, label: &str) -> String {
     )
 }
 
+// --- What a result shows besides the lines: folds, masks, process markers. ---
+
+/// The sentence for repeats folded into rows: `lines` log lines shown as `rows` rows.
+pub fn folded_sentence(repeats: usize) -> Option<String> {
+    (repeats > 0).then(|| {
+        format!(
+            "{} folded into the line before (shown as \u{201c}(\u{d7}N until \u{2026})\u{201d}; fold: false shows each).",
+            plural(repeats, "repeat was", "repeats were")
+        )
+    })
+}
+
+/// The sentence for the secrets masked in what is shown.
+pub fn masked_sentence(count: usize) -> Option<String> {
+    (count > 0).then(|| {
+        format!(
+            "{} in what is shown {} masked as [redacted:KIND] (only the person can turn masking off).",
+            plural(count, "secret", "secrets"),
+            if count == 1 { "was" } else { "were" }
+        )
+    })
+}
+
+/// The sentence for an app whose secrets the person chose to show.
+pub fn unmasked_sentence(label: &str) -> String {
+    format!("Secrets are not masked: the person turned masking off for {label}.")
+}
+
+/// The sentence, once per result, for reports whose frames look obfuscated or unsymbolicated
+/// while no symbols directory is set.
+pub fn no_symbols_sentence(reports: usize) -> Option<String> {
+    (reports > 0).then(|| {
+        format!(
+            "No symbols directory: {} obfuscated or unsymbolicated frames of the app; the person can file the build's mapping or libraries (phonelogs symbols add) and start the server with --symbols DIR.",
+            plural(reports, "report shows", "reports show")
+        )
+    })
+}
+
+/// The history step of the person turning masking off for an app.
+pub fn step_unmasked(app: &str, via: crate::AnsweredVia) -> String {
+    format!(
+        "You turned off the masking of secrets in the logs of {app}{}",
+        via_words(via)
+    )
+}
+
+/// The history step of the person turning masking back on for an app.
+pub fn step_masked(app: &str, via: crate::AnsweredVia) -> String {
+    format!(
+        "You turned the masking of secrets back on for {app}{}",
+        via_words(via)
+    )
+}
+
+fn via_words(via: crate::AnsweredVia) -> &'static str {
+    match via {
+        crate::AnsweredVia::CommandLine => " (on the command line)",
+        crate::AnsweredVia::Page => " (on your page)",
+        crate::AnsweredVia::ClientDialog => " (in a client's dialog)",
+    }
+}
+
+/// The agent the history names for the person's own settings (masking).
+pub const PERSON_SETTINGS: &str = "you";
+
 fn plural(count: usize, one: &str, many: &str) -> String {
     if count == 1 {
         format!("1 {one}")
@@ -672,7 +811,7 @@ mod tests {
         assert_eq!(
             unconfirmed_reports(1, "Example").as_deref(),
             Some(
-                "1 crash report was left out: the phone could not confirm it is Example's own (it may be the app's copy in another user's profile, or text shaped like a report inside another app's)."
+                "1 crash report was left out: the phone could not confirm it is Example's own (it may be the app's copy in another user's profile, another app's report naming it where that app chose the text, or text shaped like a report inside another app's)."
             )
         );
         assert!(

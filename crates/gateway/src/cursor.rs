@@ -37,7 +37,7 @@ pub(crate) struct Position {
     /// the phone's order.
     pub(crate) seen: Vec<u64>,
     /// The filter and level of the read, so a read with others does not claim lost lines.
-    pub(crate) query: (Option<String>, Option<LogLevel>),
+    pub(crate) query: (String, Option<LogLevel>),
     /// What the read learned of the phone.
     pub(crate) mark: Option<PhoneMark>,
     /// When the read was made, on the computer's monotonic clock.
@@ -96,7 +96,7 @@ impl Position {
     pub(crate) fn after<L: Placed>(
         lines: &[L],
         since: OffsetDateTime,
-        query: (Option<String>, Option<LogLevel>),
+        query: (String, Option<LogLevel>),
         mark: Option<PhoneMark>,
     ) -> Position {
         let (time, seen) = match lines.last() {
@@ -149,7 +149,7 @@ impl Position {
     pub(crate) fn skip_seen<L: Placed>(
         &self,
         lines: Vec<L>,
-        query_key: &(Option<String>, Option<LogLevel>),
+        query_key: &(String, Option<LogLevel>),
     ) -> (Vec<L>, bool) {
         let same_query = *query_key == self.query;
         let at_place: Vec<usize> = lines
@@ -363,7 +363,7 @@ mod tests {
         }
     }
 
-    const Q: (Option<String>, Option<LogLevel>) = (None, None);
+    const Q: (String, Option<LogLevel>) = (String::new(), None);
 
     #[test]
     fn lines_sharing_a_millisecond_are_neither_repeated_nor_skipped() {

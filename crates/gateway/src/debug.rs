@@ -26,7 +26,7 @@ use crate::owner::Dumped;
 use crate::permission::{Ask, Gate, Refusal};
 use crate::session::{Session, Target};
 use crate::tombstone_file::{check_destination, check_local_path, write_tombstone};
-use crate::types::{Status, StepArgs};
+use crate::types::{Status, StepArgs, agent_text};
 
 /// The most pids of a JDWP listing resolved to their packages.
 const MAX_JDWP_NAMED: usize = 64;
@@ -39,17 +39,23 @@ impl Session {
             return DebugResponse::error(ErrorCode::PolicyDenied, catalog::task_ended());
         }
         let tool = request.tool();
+        // What the call was aimed at, as the agent wrote it: into the history only bounded.
         let subject = match &request {
             DebugRequest::GetProcessExitHistory { package, .. }
-            | DebugRequest::SetDebugApp { package, .. } => package.trim().to_owned(),
+            | DebugRequest::SetDebugApp { package, .. } => agent_text(package.trim()),
             DebugRequest::CaptureNativeBacktrace { pid, .. }
             | DebugRequest::CaptureNativeTombstone { pid, .. } => format!("pid {pid}"),
             DebugRequest::ClearDebugApp { serial } | DebugRequest::ListJdwpProcesses { serial } => {
-                serial.trim().to_owned()
+                agent_text(serial.trim())
             }
         };
         let before = self.steps_recorded();
-        let response = self.debug_call(request).await;
+        let mut response = self.debug_call(request).await;
+        // Within their bound whatever they quote, as `phone_logs`' message is.
+        response.message = crate::render::bounded_message(response.message);
+        if let Some(error) = response.error.as_mut() {
+            error.message = crate::render::bounded_message(std::mem::take(&mut error.message));
+        }
         // Every call is a history step: a call that failed before any step was written gets one
         // now, naming the tool and what it was aimed at, never what it read.
         if self.steps_recorded() == before {
@@ -136,10 +142,12 @@ impl Session {
         let (debugger, target) = self
             .package_target(serial, &app, &ask, approval_id.as_deref(), args)
             .await?;
-        let history = debugger
+        let mut history = debugger
             .process_exit_history(&target.device, &app)
             .await
             .map_err(|error| self.debug_failed(args, &target, error))?;
+        // `data.serial` is the serial the caller passed, as the spec's examples show it.
+        history.serial = serial.to_owned();
         self.record_used(args, &target);
         let newest = history
             .records
@@ -178,10 +186,11 @@ impl Session {
         let (debugger, target) = self
             .package_target(serial, &app, &ask, approval_id.as_deref(), args)
             .await?;
-        let result = debugger
+        let mut result = debugger
             .set_debug_app(&target.device, &app, wait_for_debugger, persistent)
             .await
             .map_err(|error| self.debug_failed(args, &target, error))?;
+        result.serial = serial.to_owned();
         self.record_used(args, &target);
         let message = catalog::set_debug_app_message(
             &result.package,
@@ -201,14 +210,15 @@ impl Session {
         args: &StepArgs,
     ) -> Result<DebugResponse, DebugResponse> {
         // It names no app: the agent's mode is all there is to decide.
-        if let Some(response) = self.check_mode(Action::SetDebugApp, serial, args) {
+        if let Some(response) = self.check_mode(Action::SetDebugApp, &agent_text(serial), args) {
             return Err(DebugResponse::from_gate(response));
         }
         let (index, device) = self.debug_device(serial).await?;
         let debugger = self.debugger_of(index, &args.kind)?;
-        let result = debugger.clear_debug_app(&device).await.map_err(|error| {
+        let mut result = debugger.clear_debug_app(&device).await.map_err(|error| {
             DebugResponse::error(ErrorCode::from_driver(&error), error.to_string())
         })?;
+        result.serial = serial.to_owned();
         self.record(
             args,
             Some(&device),
@@ -243,7 +253,7 @@ impl Session {
             catalog::step_debug(&args.kind, device.as_str()),
         );
         let listing = JdwpListing {
-            serial: result.serial,
+            serial: serial.to_owned(),
             count: result.count,
             pids: result.pids,
             packages,
@@ -290,15 +300,18 @@ impl Session {
             return Err(refused);
         }
         self.record_used(args, &target);
+        backtrace.serial = serial.to_owned();
         // Symbols before the cut, which measures the text they wrote.
         let symbols = self.symbolicate_dump(&target, &mut backtrace.text);
         // The one cut of this result: the text to the gateway's cap (less the `symbols` field,
         // JSON-escaped), said in the message and in `text_cut`, so nothing after the gateway
         // shortens it again.
-        let room = self
-            .gateway()
-            .result_cap()
-            .saturating_sub(crate::render::symbols_field_cost(&symbols.heading));
+        let room = self.gateway().result_cap().saturating_sub(
+            symbols
+                .heading
+                .as_deref()
+                .map_or(0, crate::render::symbols_field_cost),
+        );
         let cut = crate::render::cap_backtrace_text(&mut backtrace, room);
         let mut message = catalog::backtrace_message(cut);
         symbols.add_to(&mut message);
@@ -364,7 +377,7 @@ impl Session {
         self.record_used(args, &target);
         let path = written.display().to_string();
         let tombstone = phonelogs_driver::NativeTombstone {
-            serial: capture.serial,
+            serial: serial.to_owned(),
             pid: capture.pid,
             process_name: capture.process_name,
             abi: capture.abi,
@@ -445,7 +458,7 @@ impl Session {
         let target = Target::new(index, device, info);
         match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok((debugger, target)),
-            Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
+            Gate::Stop(response) => Err(DebugResponse::from_gate(*response)),
         }
     }
 

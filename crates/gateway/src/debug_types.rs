@@ -208,8 +208,10 @@ pub struct BacktraceData {
     pub text_cut: bool,
     /// What symbols did for the text's frames, in the words of a crash report's heading: the
     /// files used (`library com.example.app/7/native/<build id>/libfoo.so (2 frames)`) or why
-    /// none matched (`no symbols directory`, …).
-    pub symbols: String,
+    /// none matched; without a symbols directory, `no symbols directory` only where the dump's
+    /// frames of the app look unsymbolicated, else left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<String>,
 }
 
 /// `capture_native_tombstone`'s data: the spec's fields, and what symbols did for the frames of
@@ -221,7 +223,8 @@ pub struct TombstoneData {
     #[serde(flatten)]
     pub tombstone: NativeTombstone,
     /// As [`BacktraceData::symbols`].
-    pub symbols: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbols: Option<String>,
 }
 
 /// The data of an `approval_pending` answer.

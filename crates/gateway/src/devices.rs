@@ -3,15 +3,15 @@
 //!
 //! Naming is decided here, once: a driver may say where its phones come from
 //! ([`AppLogger::source`]: an adb server's `host:port`, a usbmuxd address) and whether that is
-//! the local default ([`AppLogger::source_is_default`]: adb's server on this machine's port
-//! 5037, the platform's usbmuxd socket). A phone is named with its source, `host:port/serial`,
-//! whenever its source is not the local default, even when it is the only one, and every
-//! phone of a platform with two or more sources is (several adb servers, several usbmuxd
-//! addresses), always, not only when two sources show the same serial. So a name means one
-//! phone whichever servers are configured and whichever are up: an approval or an
+//! the local default ([`AppLogger::source_is_default`]: the local adb server adb's own settings name,
+//! `ANDROID_ADB_SERVER_PORT` / `ADB_SERVER_SOCKET` or this machine's port 5037; the platform's
+//! usbmuxd socket). The local default's phones keep their bare serials, as `adb devices` shows
+//! them, whatever other sources are configured; every other source's phone is named
+//! `host:port/serial`, always, not only when two sources show the same serial. So a name means
+//! one phone whichever servers are configured and whichever are up: an approval or an
 //! Always-allow rule given for the local `emulator-5554` never covers a farm's
-//! `emulator-5554`, nor one server's phone its namesake on another while the first is down.
-//! Only the default set-up (one local adb server, the platform's usbmuxd) keeps bare ids.
+//! `farm:5037/emulator-5554`, nor one farm's phone its namesake on another while the first is
+//! down. (Two sources that both claim to be the default are both named with their source.)
 //!
 //! A bare serial (in a call, or in a task's list of phones) is taken for a qualified phone
 //! only when it is known to be unique: exactly one source shows it **and no source of that
@@ -362,7 +362,17 @@ fn namings(sources: &[SourceOf]) -> Vec<Naming> {
                 .filter(|(s, dup)| s.platform == this.platform && s.source.is_some() && !**dup)
                 .count()
                 > 1;
-            if this.default && !several {
+            // The local default's phones keep the bare serials `adb devices` shows, beside any
+            // other server's (always `source/serial`); several defaults (two usbmuxd sockets
+            // that both claim it) are told apart by their sources.
+            let several_defaults = several
+                && sources
+                    .iter()
+                    .zip(&duplicate)
+                    .filter(|(s, dup)| s.platform == this.platform && s.default && !**dup)
+                    .count()
+                    > 1;
+            if this.default && !several_defaults {
                 Naming::Bare
             } else {
                 Naming::Qualified(source.clone())
@@ -387,10 +397,22 @@ fn warn_duplicate(source: &SourceOf) {
     }
 }
 
-/// The phones one source listed, named by `naming`; an id holding a `/` or a line end is
-/// dropped (with a warning): a serial or UDID never holds one, and such an id could pass for
-/// another phone's qualified name, or end a line of the list. A phone's model and state are
-/// shown on one line ([`crate::lines::one_line`]).
+/// The longest serial a phone or farm may list (bytes). adb's are far shorter: a USB serial, an
+/// emulator's `emulator-5554`, a network phone's `host:port`, a wireless-debugging mDNS name of
+/// about 60; an iPhone's UDID is 40 or 25.
+pub(crate) const MAX_SERIAL_BYTES: usize = 128;
+
+/// Whether a serial a phone or farm lists may be used: it goes into the person's questions and
+/// the history, so it is short and holds nothing that could make them read as something else
+/// (`lines::misleads`), nor the `/` that qualifies a farm's phones.
+fn plain_serial(serial: &str) -> bool {
+    serial.len() <= MAX_SERIAL_BYTES && !serial.contains(|c| c == '/' || crate::lines::misleads(c))
+}
+
+/// The phones one source listed, named by `naming`; an id [`plain_serial`] refuses is dropped
+/// (with a warning): a serial or UDID never holds a `/` (such an id could pass for another
+/// phone's qualified name) nor a line end or mark, nor is that long. A phone's model and state
+/// are shown on one line ([`crate::lines::one_line`]).
 fn named(
     devices: Vec<DeviceInfo>,
     naming: &Naming,
@@ -400,12 +422,9 @@ fn named(
     devices
         .into_iter()
         .filter(|info| {
-            let plain = !info
-                .id
-                .as_str()
-                .contains(|c| c == '/' || crate::lines::is_line_end(c));
+            let plain = plain_serial(info.id.as_str());
             if !plain {
-                tracing::warn!(id = ?info.id, source = ?source, "a listed device id holds a '/' or a line end; left out");
+                tracing::warn!(id = ?info.id, source = ?source, "a listed device id is longer than {MAX_SERIAL_BYTES} bytes or holds a '/', a control, a line end or an invisible or bidirectional mark; left out");
             }
             plain
         })
@@ -987,7 +1006,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn only_the_local_default_keeps_bare_names() {
+    async fn only_the_local_defaults_phones_keep_bare_names_even_beside_farms() {
         let local = Source::new(
             Platform::Android,
             "127.0.0.1:5037",
@@ -1007,15 +1026,23 @@ mod tests {
             names(&gateway(&[&farm, &remote])).await,
             ["10.0.0.9:27015/00008030-AAAA", "farm:5037/emulator-5554"]
         );
-        // The local default beside a farm: every phone of the platform is qualified.
+        // The local default beside a farm: its phones keep the bare serials `adb devices`
+        // shows; the farm's carry the farm's name, so neither covers the other.
+        let both = gateway(&[&local, &farm, &usb]);
         assert_eq!(
-            names(&gateway(&[&local, &farm, &usb])).await,
-            [
-                "00008030-AAAA",
-                "127.0.0.1:5037/emulator-5554",
-                "farm:5037/emulator-5554"
-            ]
+            names(&both).await,
+            ["00008030-AAAA", "emulator-5554", "farm:5037/emulator-5554"]
         );
+        let session = both.start_task(task(None));
+        for wanted in ["emulator-5554", "127.0.0.1:5037/emulator-5554"] {
+            let (_, name) = session.find_device(Some(wanted), false).await.unwrap();
+            assert_eq!(name.as_str(), "emulator-5554", "{wanted}");
+        }
+        let (_, name) = session
+            .find_device(Some("farm:5037/emulator-5554"), false)
+            .await
+            .unwrap();
+        assert_eq!(name.as_str(), "farm:5037/emulator-5554");
         // A bare serial still finds the one farm phone, under its qualified name.
         let gateway = gateway(&[&farm]);
         let session = gateway.start_task(task(None));
@@ -1047,6 +1074,35 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(driver, 1, "the hostile phone was taken for the iPhone");
+    }
+
+    /// A serial is named in the person's question ("… on {phone}?") and kept in the history:
+    /// one a hostile phone or farm lists with a mark that turns text around, a line end, or
+    /// any length is left out, so no call can reach it (found by the review of h28a).
+    #[tokio::test]
+    async fn a_listed_serial_that_is_too_long_or_holds_a_misleading_mark_is_dropped() {
+        let long = "x".repeat(super::MAX_SERIAL_BYTES + 1);
+        let fit = "y".repeat(super::MAX_SERIAL_BYTES);
+        let local = Source::new(
+            Platform::Android,
+            "127.0.0.1:5037",
+            true,
+            &[
+                "emulator-5554",
+                "emu\u{202e}4555-rotalume",
+                "emu\u{2028}Allow always",
+                "emu\u{200b}5554",
+                "emu\u{1b}[2J",
+                &long,
+                &fit,
+            ],
+        );
+        let gateway = gateway(&[&local]);
+        assert_eq!(names(&gateway).await, ["emulator-5554", fit.as_str()]);
+        let session = gateway.start_task(task(None));
+        for hidden in ["emu\u{202e}4555-rotalume", long.as_str()] {
+            assert!(session.find_device(Some(hidden), false).await.is_err());
+        }
     }
 
     #[tokio::test]

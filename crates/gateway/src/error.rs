@@ -57,6 +57,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The state directory is open to other users (others may write to it, or another user
+    /// owns it): whoever can write there can answer questions for the person, so it is not
+    /// used, and left as it is. The message says how to fix it.
+    #[error("the state directory {path} {why}; phonelogs will not use it")]
+    StateDirOpen {
+        /// The directory.
+        path: PathBuf,
+        /// What is wrong, and the command that fixes it.
+        why: String,
+    },
     /// A database operation failed.
     #[error("the state database failed: {0}")]
     Database(#[from] rusqlite::Error),
@@ -75,6 +85,9 @@ pub enum Error {
     /// The app was not blocked.
     #[error("{0} is not blocked")]
     NotBlocked(String),
+    /// The app's secrets were masked already (masking was not turned off for it).
+    #[error("secrets are masked for {0} already")]
+    NotUnmasked(String),
     /// An argument that cannot be right.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -254,6 +254,9 @@ impl GatewayBuilder {
                 self.result_cap
             )));
         }
+        // The secret rules are compiled once per process, here rather than inside the first
+        // call that shows or matches a line.
+        let _ = crate::mask::masker();
         let symbols = match &self.symbols_dir {
             Some(dir) => Some(phonelogs_symbols::SymbolsDir::open(dir).map_err(|error| {
                 Error::InvalidArgument(format!("the symbols directory cannot be used: {error}"))

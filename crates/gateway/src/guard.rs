@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, ConfirmingReader,
     CrashReport, CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream,
-    LogListener, LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result,
-    SetDebugAppResult, TombstoneCapture,
+    LogListener, LogNotice, LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner,
+    Result, SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
 
@@ -90,10 +90,15 @@ impl GuardedLogger {
         lines.sort_by_key(|line| line.time);
         let extra = lines.len().saturating_sub(query.count);
         lines.drain(..extra);
+        // What the driver says of processes is used only for those whose lines passed.
+        let mut processes = result.processes;
+        processes.retain(|span| lines.iter().any(|line| line.pid == Some(span.pid)));
         Ok(LogResult {
             lines,
             omitted: result.omitted + extra,
             mark: result.mark,
+            processes,
+            notices: result.notices.into_iter().map(one_line_notice).collect(),
         })
     }
 
@@ -216,10 +221,6 @@ impl LineStream for CheckedStream {
 /// A driver's error with its text on one line ([`crate::lines::one_line`]): the text can be
 /// what a phone or a farm's adb server said, and it reaches the agent in a message.
 fn one_line_error(error: Error) -> Error {
-    let line = |text: String| match crate::lines::one_line(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(line) => line,
-    };
     match error {
         Error::NotFound(text) => Error::NotFound(line(text)),
         Error::Unsupported(text) => Error::Unsupported(line(text)),
@@ -238,6 +239,35 @@ fn one_line_error(error: Error) -> Error {
             source,
         },
         other => other,
+    }
+}
+
+/// A driver's notice with its texts on one line: a cause can hold what a phone said.
+fn one_line_notice(notice: LogNotice) -> LogNotice {
+    match notice {
+        LogNotice::Unreadable { cause, fix } => LogNotice::Unreadable {
+            cause: line(cause),
+            fix: line(fix),
+        },
+        LogNotice::PartlyUnreadable { part, cause, fix } => LogNotice::PartlyUnreadable {
+            part: line(part),
+            cause: line(cause),
+            fix: line(fix),
+        },
+        LogNotice::Redacted { marker, why, fix } => LogNotice::Redacted {
+            marker: line(marker),
+            why: line(why),
+            fix: line(fix),
+        },
+        other => other,
+    }
+}
+
+/// `text` on one line ([`crate::lines::one_line`]), reusing its allocation when it is already.
+fn line(text: String) -> String {
+    match crate::lines::one_line(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(line) => line,
     }
 }
 

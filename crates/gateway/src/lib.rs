@@ -89,9 +89,12 @@ mod id;
 mod lines;
 mod live;
 mod logs;
+pub mod mask;
 mod owner;
 mod permission;
 mod render;
+mod rows;
+mod select;
 mod session;
 pub mod since;
 mod store;
@@ -111,17 +114,23 @@ pub use live::{LiveHooks, WAIT_TIMEOUTS, WaitProgress};
 pub use logs::{CRASH_LIMITS, LOG_LIMITS};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
 pub use render::{
-    LineView, MAX_LINE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, Occurrences, ReportView, TextShown,
-    heading_cost, json_escaped_len,
+    LineView, MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, Occurrences,
+    ProcessEvent, ProcessMarker, RenderedLines, ReportView, TextShown, heading_cost,
+    json_escaped_len, present_lines,
 };
+pub use select::{MAX_PATTERN_BYTES, MAX_TAGS};
 pub use session::Session;
-pub use store::{BUSY_TIMEOUT, DB_FILE, STATE_DIR_ENV, Store, default_state_dir};
+pub use store::{
+    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, STATE_DIR_ENV, Store, UNANSWERED_REST,
+    default_state_dir,
+};
 /// The token that ends a wait ([`LiveHooks::cancel`]), re-exported so callers need not name
 /// `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    Action, Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, LogsKind,
-    LogsRequest, LogsResponse, Status, StepArgs,
+    AGENT_TEXT_BYTES, AGENT_TEXT_CUT, Action, Answer, AnsweredVia, Approval, ApprovalState,
+    HistoryFilter, HistoryStep, LogsErrorCode, LogsKind, LogsRequest, LogsResponse, Status,
+    StepArgs, agent_text,
 };
 
 pub(crate) use id::new_id;

@@ -13,21 +13,57 @@ use std::borrow::Cow;
 use phonelogs_driver::LogLine;
 
 /// Whether `c` ends a line for some reader of a result: `\n` and `\r` (`\r\n` is one end), VT
-/// and FF (line ends to C's `isspace` and Python's `splitlines`), NEL (U+0085) and the
-/// LINE and PARAGRAPH SEPARATORs (U+2028, U+2029: line ends to Unicode, JavaScript and most
-/// renderers). Every one of them splits a message into lines and leaves one-line fields, so
-/// none can start what looks like another line to a model or a renderer.
+/// and FF (line ends to C's `isspace` and Python's `splitlines`), FS, GS and RS (U+001C to
+/// U+001E: line ends to Python's `str.splitlines`, `'a\x1cb'.splitlines() == ['a', 'b']`),
+/// NEL (U+0085) and the LINE and PARAGRAPH SEPARATORs (U+2028, U+2029: line ends to Unicode,
+/// JavaScript and most renderers). Every one of them splits a message into lines and leaves
+/// one-line fields, so none can start what looks like another line to a model or a renderer.
 pub(crate) fn is_line_end(c: char) -> bool {
     matches!(
         c,
-        '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+        '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{1C}'
+            ..='\u{1E}' | '\u{85}' | '\u{2028}' | '\u{2029}'
     )
+}
+
+/// `text` as a rendered log line shows it: on one line ([`one_line`]), and every other control
+/// character but tab (ESC above all, C0, DEL and C1) written out visibly as `\xNN`, so an
+/// app's message cannot move the cursor, erase a line, set a title or write the clipboard in
+/// the terminal of a person who prints the log (`phonelogs logs`), and the agent reads the
+/// same text the person sees. The one place log text is made safe to show.
+pub(crate) fn shown(text: &str) -> Cow<'_, str> {
+    let text = one_line(text);
+    if !text.contains(|c: char| c.is_control() && c != '\t') {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() && c != '\t' {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `c` can make a text read as something else where it is shown: a control character,
+/// a line end ([`is_line_end`]), or a mark that turns text around or hides in it (the
+/// bidirectional overrides and isolates, zero-width characters). A text from elsewhere (an
+/// app's label, what the agent wrote) never shows one to the person.
+pub(crate) fn misleads(c: char) -> bool {
+    c.is_control()
+        || is_line_end(c)
+        || matches!(c, '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }
 
 /// Whether `text` holds a line end; a scan of its bytes for the first byte of one.
 fn has_line_end(text: &str) -> bool {
-    // `\n`, VT, FF, `\r` are 0x0A to 0x0D; NEL starts with 0xC2, the separators with 0xE2.
-    text.bytes().any(|b| matches!(b, 0x0A..=0x0D | 0xC2 | 0xE2)) && text.contains(is_line_end)
+    // `\n`, VT, FF, `\r` are 0x0A to 0x0D, FS, GS, RS 0x1C to 0x1E; NEL starts with 0xC2,
+    // the separators with 0xE2.
+    text.bytes()
+        .any(|b| matches!(b, 0x0A..=0x0D | 0x1C..=0x1E | 0xC2 | 0xE2))
+        && text.contains(is_line_end)
 }
 
 /// The lines of `text`, split at every line end (`\r\n` once), without the empty piece after

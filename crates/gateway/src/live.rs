@@ -113,9 +113,23 @@ impl Wait {
     }
 }
 
-/// Whether `piece` holds the awaited text, as `filter` matches: in its tag or its text.
-pub(crate) fn holds_piece(piece: &Piece<'_>, text: &str) -> bool {
-    piece.line.tag.contains(text) || piece.text.contains(text)
+/// Whether a line with this tag and (masked) text holds the awaited text, as `filter`
+/// matches: in its tag or its text.
+pub(crate) fn holds(tag: &str, shown: &str, text: &str) -> bool {
+    tag.contains(text) || shown.contains(text)
+}
+
+/// The first of `pieces` that holds the awaited text, matched as the agent would see the line
+/// (masked when `masker` is given: a wait cannot probe a secret either).
+pub(crate) fn first_holding(
+    pieces: &[Piece<'_>],
+    masker: Option<&crate::mask::Masker>,
+    text: &str,
+) -> Option<usize> {
+    crate::select::shown_texts(pieces, masker)
+        .iter()
+        .zip(pieces)
+        .position(|(shown, piece)| holds(&piece.line.tag, shown, text))
 }
 
 /// How a wait ended.
@@ -249,10 +263,16 @@ impl Held {
         held
     }
 
-    /// Takes `fresh` lines up to the first that holds `text` (`true` when one does); only the
-    /// newest `keep` of them are made into lines.
-    fn take(&mut self, fresh: &[Piece<'_>], text: &str) -> bool {
-        let matched = fresh.iter().position(|piece| holds_piece(piece, text));
+    /// Takes `fresh` lines up to the first that holds `text` as the agent would see it (masked
+    /// when `masker` is given), `true` when one does; only the newest `keep` of them are made
+    /// into lines.
+    fn take(
+        &mut self,
+        fresh: &[Piece<'_>],
+        text: &str,
+        masker: Option<&crate::mask::Masker>,
+    ) -> bool {
+        let matched = first_holding(fresh, masker, text);
         let upto = matched.map_or(fresh.len(), |at| at + 1);
         let from = upto.saturating_sub(self.keep);
         self.taken += upto;
@@ -369,8 +389,8 @@ async fn follow_lines(
         let streamed = matches!(next, Next::Line(_));
         let messages = next_messages(on, next, &query, polled.time).await?;
         let fresh = match streamed {
-            true => fresh_pieces(&messages, &mut after),
-            false => fresh_polled(&messages, &query, &mut polled),
+            true => fresh_pieces(on, &messages, &mut after),
+            false => fresh_polled(on, &messages, &query, &mut polled),
         };
         // A line that comes after the task ended or the person blocked the app is not shown.
         if !fresh.is_empty() && !(on.allowed)() {
@@ -379,7 +399,7 @@ async fn follow_lines(
         recheck
             .before_taking(on, &fresh, held.read() + fresh.len())
             .await?;
-        if held.take(&fresh, &wait.text) {
+        if held.take(&fresh, &wait.text, on.masker) {
             return Ok(Ending::Matched);
         }
     }
@@ -387,8 +407,9 @@ async fn follow_lines(
 
 /// The new lines of a streamed message, split one per line of text first (the cursor's lines
 /// are the split ones), borrowed: only those held are copied.
-fn fresh_pieces<'m>(messages: &'m [LogLine], after: &mut After) -> Vec<Piece<'m>> {
-    pieces(messages)
+fn fresh_pieces<'m>(on: &On<'_>, messages: &'m [LogLine], after: &mut After) -> Vec<Piece<'m>> {
+    on.selection
+        .sift(pieces(messages), on.masker)
         .into_iter()
         .filter(|piece| after.is_new(piece))
         .collect()
@@ -397,12 +418,13 @@ fn fresh_pieces<'m>(messages: &'m [LogLine], after: &mut After) -> Vec<Piece<'m>
 /// The lines a re-read found after `polled` (split as [`fresh_pieces`] splits), and `polled`
 /// moved after them.
 fn fresh_polled<'m>(
+    on: &On<'_>,
     messages: &'m [LogLine],
     query: &LogQuery,
     polled: &mut Position,
 ) -> Vec<Piece<'m>> {
-    let key = (query.filter.clone(), query.level);
-    let (fresh, _) = polled.skip_seen(pieces(messages), &key);
+    let key = (on.selection.key().to_owned(), query.level);
+    let (fresh, _) = polled.skip_seen(on.selection.sift(pieces(messages), on.masker), &key);
     *polled = polled.advanced(&fresh);
     fresh
 }
@@ -440,6 +462,10 @@ pub(crate) struct On<'a> {
     /// Whether the read is still allowed: checked every second, so a wait ends when its task
     /// ends or the person blocks the app while it waits.
     pub(crate) allowed: &'a (dyn Fn() -> bool + Send + Sync),
+    /// The lines a wait keeps (`filter`, `exclude`, `tag`), judged on their masked text.
+    pub(crate) selection: &'a crate::select::Selection,
+    /// The masker, `None` when the person turned masking off for the app.
+    pub(crate) masker: Option<&'a crate::mask::Masker>,
 }
 
 enum Next {

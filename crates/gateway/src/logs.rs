@@ -1,15 +1,19 @@
 //! The whole `phone_logs` call: the arguments, the policy from the app's id, the phone and the
 //! person, the read, and the layout within the result cap.
 
-use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogQuery};
+use phonelogs_driver::{AppId, AppLogger, ErrorKind, LogLevel, LogLine, LogNotice, LogQuery};
 use phonelogs_policy::Action;
 use time::OffsetDateTime;
 
 use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
-use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, holds_piece, wait_for_line};
+use crate::lines::Piece;
+use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, first_holding, wait_for_line};
+use crate::mask::Masker;
 use crate::permission::{Ask, Gate};
-use crate::render::render_lines;
+use crate::render::{LineView, RenderedLines, render_rows};
+use crate::rows::{RowOptions, rows};
+use crate::select::Selection;
 use crate::session::{Session, Target, driver_error_status};
 use crate::since::{SincePlace, parse_since, since_place};
 use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
@@ -29,7 +33,11 @@ pub(crate) struct LogsCall {
     pub(crate) since: OffsetDateTime,
     /// `since: "last"` or `"cursor:<value>"`.
     pub(crate) place: Option<SincePlace>,
-    pub(crate) filter: Option<String>,
+    /// `filter`, `exclude` and `tag`, applied here to the masked lines (never by the driver,
+    /// which would match the raw text).
+    pub(crate) selection: Selection,
+    /// Whether repeats are folded.
+    pub(crate) fold: bool,
     pub(crate) wait: Option<Wait>,
     /// Kind crashes: the seconds of the app's lines to add under each report.
     pub(crate) context: Option<u32>,
@@ -50,6 +58,15 @@ impl Session {
     /// [`Session::logs`] with hooks for a wait (`wait_for`): progress about once a second, and a
     /// cancellation that ends the wait at once with what came.
     pub async fn logs_live(&self, request: LogsRequest, hooks: &LiveHooks) -> LogsResponse {
+        let mut response = self.logs_call(request, hooks).await;
+        // Every message and rule within its bound, whatever it quotes: the result's size is
+        // the cap plus these (what the MCP server declares to clients).
+        response.message = crate::render::bounded_message(response.message);
+        response.rule = response.rule.as_deref().map(crate::render::heading_part);
+        response
+    }
+
+    async fn logs_call(&self, request: LogsRequest, hooks: &LiveHooks) -> LogsResponse {
         let call = match self.prepare(&request) {
             Ok(call) => call,
             Err(response) => return *response,
@@ -81,14 +98,6 @@ impl Session {
     /// Checks the call's arguments and the policy from the app's id, before anything touches a
     /// phone.
     fn prepare(&self, request: &LogsRequest) -> Result<LogsCall, Box<LogsResponse>> {
-        let args = StepArgs {
-            app: request.app.trim().to_owned(),
-            kind: request.kind.as_str().to_owned(),
-            since: request.since.clone(),
-            filter: request.filter.clone(),
-            level: request.level.clone(),
-            limit: request.limit,
-        };
         if self.ended() {
             return Err(Box::new(LogsResponse::bare(
                 Status::Error,
@@ -97,15 +106,24 @@ impl Session {
         }
         let app = AppId::parse(&request.app)
             .map_err(|error| Box::new(LogsResponse::bare(Status::Error, error.to_string())))?;
+        let level = level_of(request);
+        let place = since_place(request.since.as_deref());
+        let since = match place {
+            Some(_) => Ok(self.started_at()),
+            None => parse_since(
+                request.since.as_deref(),
+                self.gateway().now(),
+                self.gateway().local_offset(),
+                self.started_at(),
+            ),
+        };
+        let args = step_args(request, place.as_ref(), &since, &level);
         let fail = |message: String| {
-            Box::new(self.failed(&args, None, app.as_str(), Status::Error, message))
+            let mut response = self.failed(&args, None, app.as_str(), Status::Error, message);
+            response.error_code = Some(crate::types::LogsErrorCode::InvalidArgument);
+            Box::new(response)
         };
-        let level = match request.level.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(text) => {
-                Some(LogLevel::from_name(text).ok_or_else(|| fail(catalog::level_error(text)))?)
-            }
-        };
+        let level = level.map_err(fail)?;
         let (default_limit, max_limit) = match request.kind {
             LogsKind::Logs => LOG_LIMITS,
             LogsKind::Crashes => CRASH_LIMITS,
@@ -118,21 +136,17 @@ impl Session {
                 max_limit,
             )));
         }
-        let place = since_place(request.since.as_deref());
         if place.is_some() && request.kind == LogsKind::Crashes {
             return Err(fail(catalog::place_for_crashes()));
         }
-        let since = match place {
-            Some(_) => self.started_at(),
-            None => parse_since(
-                request.since.as_deref(),
-                self.gateway().now(),
-                self.gateway().local_offset(),
-                self.started_at(),
-            )
-            .map_err(fail)?,
-        };
+        let since = since.map_err(fail)?;
         let wait = wait_of(request).map_err(fail)?;
+        let selection = Selection::parse(
+            request.filter.as_deref(),
+            request.exclude.as_deref(),
+            request.tag.as_deref(),
+        )
+        .map_err(fail)?;
         let context = crate::symbols::context_of(request).map_err(fail)?;
         // The policy first, from the app's id alone: an agent that may not read this app gets
         // the same answer whether it is installed or not, and no phone is asked anything.
@@ -147,7 +161,8 @@ impl Session {
             limit: limit as usize,
             since,
             place,
-            filter: request.filter.clone().filter(|f| !f.is_empty()),
+            selection,
+            fold: request.fold.unwrap_or(true),
             wait,
             context,
             approval_id: request.approval_id.clone(),
@@ -188,7 +203,7 @@ impl Session {
         if !target.held {
             match self.permit(&target, &ask, approval_id, &call.args).await {
                 Gate::Go => {}
-                Gate::Stop(response) => return Err(Box::new(response)),
+                Gate::Stop(response) => return Err(response),
             }
         }
         if !self.mark_read(&target).await {
@@ -217,24 +232,25 @@ impl Session {
                 return Ok(self.failed(&call.args, device, &target.label, Status::Error, message));
             }
         };
-        let key = (call.filter.clone(), call.level);
+        let key = (call.selection.key().to_owned(), call.level);
+        let masker = self.masker(&target.info.app);
         // Phones print lines to the millisecond (logcat's `-v epoch`), while a task starts at
         // any nanosecond: a line of the task's first millisecond would print as before it.
         // Compare at the lines' resolution.
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
-        let mut query = LogQuery::since(since, call.limit);
-        query.level = call.level;
-        query.filter = call.filter.clone();
+        let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
-        let result = driver
+        let mut result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
+        let notices = std::mem::take(&mut result.notices);
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
         // the lines the agent sees. Borrowed first: only the lines that can be shown are copied.
-        let mut pieces = crate::lines::pieces(&result.lines);
+        let pieces = crate::lines::pieces(&result.lines);
+        let mut pieces = call.selection.sift(pieces, masker);
         let mut notes = Vec::new();
         if let Some(start) = &start {
             let (kept, gone) = start.skip_seen(pieces, &key);
@@ -248,51 +264,54 @@ impl Session {
             );
         }
         // An awaited line already read ends the wait at once (the lines after it are left for
-        // the next call); waiting for any line (an empty text), the lines already there are it.
+        // the next call).
         let wait = call.wait.as_ref();
-        let found = wait.and_then(|wait| match wait.text.is_empty() {
-            true => pieces.len().checked_sub(1),
-            false => pieces.iter().position(|p| holds_piece(p, &wait.text)),
-        });
+        let found = wait.and_then(|wait| awaited_at(&pieces, wait, masker));
         if let Some(at) = found {
             pieces.truncate(at + 1);
         }
         let place = match &start {
             Some(start) => start.advanced(&pieces),
-            None => Position::after(&pieces, since, key.clone(), None),
+            None => Position::after(&pieces, since, key, None),
         };
         let over = pieces.len().saturating_sub(call.limit);
         let lines: Vec<LogLine> = pieces[over..].iter().map(|p| p.to_line()).collect();
         drop(pieces);
-        let mut omitted = result.omitted + over;
-        let (lines, place, ending) = match (wait, found) {
+        let mut read = ReadLines {
+            lines,
+            omitted: result.omitted + over,
+            processes: std::mem::take(&mut result.processes),
+            notices,
+            masker,
+        };
+        let (place, ending) = match (wait, found) {
             (Some(wait), None) => {
-                let mut held = Held::new(lines, call.limit);
-                let ending = self
-                    .wait_lines(target, hooks, &query, &place, &mut held, wait)
+                let (how, place) = self
+                    .wait_lines(target, call, hooks, (&query, &place), &mut read, wait)
                     .await?;
-                let (lines, dropped, taken) = held.finish();
-                omitted += dropped;
-                let place = place.advanced(&lines[lines.len() - taken..]);
-                (lines, place, Some(ending))
+                (place, Some(how))
             }
-            (Some(_), Some(_)) => (lines, place, Some(Ending::Matched)),
-            (None, _) => (lines, place, None),
+            (Some(_), Some(_)) => (place, Some(Ending::Matched)),
+            (None, _) => (place, None),
         };
         let place = place.marked(result.mark.clone(), read_at);
-        Ok(self.lay_out_lines(target, call, lines, omitted, place, notes, ending))
+        Ok(self.lay_out_lines(target, call, read, place, notes, ending))
     }
 
-    /// Waits for the awaited line after `place`.
+    /// Waits for new lines after `place` until one holds the awaited text, holding the newest
+    /// `limit` of the read's and the wait's lines in `read` (the older ones counted as left
+    /// out); the ending, and the place after the lines the wait took.
     async fn wait_lines(
         &self,
         target: &Target,
+        call: &LogsCall,
         hooks: &LiveHooks,
-        query: &LogQuery,
-        place: &Position,
-        held: &mut Held,
+        (query, place): (&LogQuery, &Position),
+        read: &mut ReadLines<'_>,
         wait: &Wait,
-    ) -> Result<Ending, phonelogs_driver::Error> {
+    ) -> Result<(Ending, Position), phonelogs_driver::Error> {
+        let masker = read.masker;
+        let mut held = Held::new(std::mem::take(&mut read.lines), call.limit);
         let allowed = || self.still_allowed(&target.info.app);
         let on = On {
             driver: self.driver(target.driver_index),
@@ -301,35 +320,52 @@ impl Session {
             wait,
             hooks,
             allowed: &allowed,
+            selection: &call.selection,
+            masker,
         };
-        wait_for_line(&on, query, place, held).await
+        let ending = wait_for_line(&on, query, place, &mut held).await;
+        let (lines, dropped, taken) = held.finish();
+        read.omitted += dropped;
+        let place = place.advanced(&lines[lines.len() - taken..]);
+        read.lines = lines;
+        Ok((ending?, place))
     }
 
-    /// Keeps the newest `limit` lines, renders them within the cap (the one cut), records the
-    /// step, and gives out the cursor after the last line shown.
-    #[allow(clippy::too_many_arguments)]
+    /// Builds the rows of the newest `limit` lines the read kept (masked, with process markers
+    /// and repeats folded), renders them within the cap (the one cut), records the step, and
+    /// gives out the cursor after the last line shown.
     fn lay_out_lines(
         &self,
         target: &Target,
         call: &LogsCall,
-        mut lines: Vec<LogLine>,
-        omitted: usize,
+        read: ReadLines<'_>,
         place: Position,
         mut notes: Vec<String>,
         ending: Option<Ending>,
     ) -> LogsResponse {
-        let over_limit = lines.len().saturating_sub(call.limit);
-        lines.drain(..over_limit);
+        // The read kept the newest `limit` lines and counted the older ones in `omitted`.
+        let ReadLines {
+            lines,
+            omitted,
+            processes,
+            notices,
+            masker,
+        } = read;
         let lines = self.symbolicated_lines(target, lines, &mut notes);
-        let rendered = render_lines(
-            &lines,
+        let options = RowOptions {
+            masker,
+            fold: call.fold,
+            processes: &processes,
+        };
+        let rendered = render_rows(
+            &rows(lines, options),
             self.gateway().local_offset(),
             self.gateway().result_cap(),
         );
         // The driver's count (the limit), the split's and the cap's, so the message's count is
         // of every older line the agent does not see.
-        let left_out = omitted + over_limit + rendered.left_out;
-        let shown = rendered.views.len();
+        let left_out = omitted + rendered.left_out;
+        let shown = rendered.shown;
         let step = if self.is_person() {
             catalog::step_person_read(shown, &target.label)
         } else {
@@ -337,7 +373,8 @@ impl Session {
         };
         self.record(&call.args, Some(&target.device), Status::Ok, step);
         let mut message = catalog::lines_message(shown, &target.label, left_out, rendered.cut);
-        for note in notes {
+        // Why lines may be missing comes right after the count, before the cursor's notes.
+        for note in said_after_count(&notices, &rendered, notes, masker, &target.label) {
             message.push(' ');
             message.push_str(&note);
         }
@@ -364,6 +401,9 @@ impl Session {
             shown,
             left_out,
             cut: rendered.cut,
+            folded: rendered.folded,
+            masked: rendered.masked,
+            error_code: None,
             cursor: Some(cursor),
             matched: ending.map(|how| how == Ending::Matched),
         }
@@ -410,6 +450,8 @@ impl Session {
                 wait,
                 hooks,
                 allowed: &allowed,
+                selection: &call.selection,
+                masker: None,
             };
             let (last, how) =
                 crate::live::wait_for_report(&on, call.since, call.limit, result).await?;
@@ -417,10 +459,17 @@ impl Session {
             ending = Some(how);
         }
         let cap = self.gateway().result_cap();
+        let masker = self.masker(&target.info.app);
         let laid = self
-            .symbolicated_reports(target, call.context, result.reports)
+            .symbolicated_reports(target, call.context, result.reports, masker)
             .await?;
         let mut message = laid.message(&target.label, cap);
+        message.push(' ');
+        message.push_str(&match masker {
+            Some(_) => catalog::masked_sentence(laid.masked).unwrap_or_default(),
+            None => catalog::unmasked_sentence(&target.label),
+        });
+        let mut message = message.trim_end().to_owned();
         let (rendered, shown) = (laid.rendered, laid.shown);
         // Reports the driver could not confirm as the app's own (not its copy in another user)
         // are left out, and the message says how many.
@@ -453,6 +502,9 @@ impl Session {
             shown,
             left_out: laid.left_out,
             cut: rendered.cut,
+            folded: 0,
+            masked: laid.masked,
+            error_code: None,
             cursor: None,
             matched: ending.map(|how| how == crate::live::Ending::Matched),
         })
@@ -467,6 +519,122 @@ impl Session {
         let (status, message) = driver_error_status(&error, &target.info.app, &target.device);
         self.failed(args, Some(&target.device), &target.label, status, message)
     }
+}
+
+/// What the driver is asked for: lines since `since` of the call's level. The selection is
+/// applied by the gateway, to the masked lines, so when there is one the driver reads every
+/// line of the level (a count would apply before it).
+fn query_of(call: &LogsCall, since: OffsetDateTime) -> LogQuery {
+    let count = if call.selection.keeps_all() {
+        call.limit
+    } else {
+        usize::MAX
+    };
+    let mut query = LogQuery::since(since, count);
+    query.level = call.level;
+    query
+}
+
+/// What a read of lines brought, for the layout.
+struct ReadLines<'a> {
+    lines: Vec<LogLine>,
+    /// Older lines the driver left out for the count.
+    omitted: usize,
+    /// What the driver knows of the app's processes, for the markers.
+    processes: Vec<phonelogs_driver::ProcessSpan>,
+    /// What the driver says the agent must be told with the lines.
+    notices: Vec<LogNotice>,
+    /// The masker, `None` when the person turned masking off for the app.
+    masker: Option<&'a Masker>,
+}
+
+/// Which of the lines read is the awaited one: the first holding the text as the agent would
+/// see it (masked, as a filter matches), or, waiting for any line (an empty text), the last.
+fn awaited_at(pieces: &[Piece<'_>], wait: &Wait, masker: Option<&Masker>) -> Option<usize> {
+    match wait.text.is_empty() {
+        true => pieces.len().checked_sub(1),
+        false => first_holding(pieces, masker, &wait.text),
+    }
+}
+
+/// The level a request names (`None` for none), or why it names none.
+fn level_of(request: &LogsRequest) -> Result<Option<LogLevel>, String> {
+    match request.level.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => LogLevel::from_name(text)
+            .map(Some)
+            .ok_or_else(|| catalog::level_error(text)),
+    }
+}
+
+/// What the history keeps of a request: what the call read it as, never the agent's words
+/// for it (the level's name, the time or place `since` meant); only `filter`, `exclude` and
+/// `tag` are the agent's own text, masked and bounded.
+fn step_args(
+    request: &LogsRequest,
+    place: Option<&SincePlace>,
+    since: &Result<OffsetDateTime, String>,
+    level: &Result<Option<LogLevel>, String>,
+) -> StepArgs {
+    let bounded = |text: &Option<String>| text.as_deref().map(StepArgs::bounded);
+    StepArgs {
+        app: request.app.trim().to_owned(),
+        kind: request.kind.as_str().to_owned(),
+        since: history_since(request.since.as_deref(), place, since),
+        filter: bounded(&request.filter),
+        exclude: bounded(&request.exclude),
+        tags: request
+            .tag
+            .as_ref()
+            .filter(|tags| !tags.is_empty())
+            .map(|tags| StepArgs::bounded(&tags.join(", "))),
+        level: level.as_ref().map_or_else(
+            |_| Some(HISTORY_INVALID.to_owned()),
+            |level| level.map(|level| level.name().to_owned()),
+        ),
+        limit: request.limit,
+    }
+}
+
+/// The driver's notices as sentences of the message: why some of the app's lines may be
+/// missing and what fixes it, that it is not running, why some shown values read `<private>`
+/// (counted over the log lines the rows shown stand for, their texts masked as shown; a
+/// process marker row stands for none).
+fn notice_sentences(notices: &[LogNotice], shown: &[LineView], label: &str) -> Vec<String> {
+    notices
+        .iter()
+        .filter_map(|notice| {
+            let marked = match notice {
+                LogNotice::Redacted { marker, .. } => shown
+                    .iter()
+                    .filter(|row| row.marker.is_none() && row.text.contains(marker.as_str()))
+                    .map(|row| row.lines)
+                    .sum(),
+                _ => 0,
+            };
+            catalog::log_notice(notice, label, marked)
+        })
+        .collect()
+}
+
+/// The sentences after the count: the driver's notices (why lines may be missing), then the
+/// cursor's and symbols' notes, then what the rows did (repeats folded, secrets masked, or that
+/// the person turned masking off).
+fn said_after_count(
+    notices: &[LogNotice],
+    rendered: &RenderedLines,
+    notes: Vec<String>,
+    masker: Option<&Masker>,
+    label: &str,
+) -> Vec<String> {
+    let mut said = notice_sentences(notices, &rendered.views, label);
+    said.extend(notes);
+    said.extend(catalog::folded_sentence(rendered.folded));
+    said.extend(match masker {
+        Some(_) => catalog::masked_sentence(rendered.masked),
+        None => Some(catalog::unmasked_sentence(label)),
+    });
+    said
 }
 
 /// The wait a request asks for: `wait_for` with `timeout` (seconds, 10 by default, 60 at most).
@@ -497,4 +665,28 @@ fn whole_ms(time: OffsetDateTime) -> OffsetDateTime {
     let nanos = time.nanosecond();
     time.replace_nanosecond(nanos - nanos % 1_000_000)
         .unwrap_or(time)
+}
+
+/// What the history keeps for a value the agent gave that was not a valid one: a fixed mark,
+/// never the agent's text.
+pub(crate) const HISTORY_INVALID: &str = "(invalid)";
+
+/// `since` as the history keeps it: `last`, `cursor` (not its value), the time it was read as
+/// (RFC 3339, UTC), [`HISTORY_INVALID`], or nothing when the agent gave none.
+fn history_since(
+    given: Option<&str>,
+    place: Option<&SincePlace>,
+    since: &Result<OffsetDateTime, String>,
+) -> Option<String> {
+    given.map(str::trim).filter(|text| !text.is_empty())?;
+    Some(match (place, since) {
+        (Some(SincePlace::Last), _) => "last".to_owned(),
+        (Some(SincePlace::Cursor(_)), _) => "cursor".to_owned(),
+        // A time near the ends of the calendar has no UTC form (it would overflow): kept as read.
+        (None, Ok(time)) => crate::store::rfc3339(
+            time.checked_to_offset(time::UtcOffset::UTC)
+                .unwrap_or(*time),
+        ),
+        (None, Err(_)) => HISTORY_INVALID.to_owned(),
+    })
 }

@@ -40,7 +40,7 @@ impl Session {
         let target = self.pid_target(index, &device, &owner, ask, args).await?;
         match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok((debugger, target, owner)),
-            Gate::Stop(response) => Err(DebugResponse::from_gate(response)),
+            Gate::Stop(response) => Err(DebugResponse::from_gate(*response)),
         }
     }
 

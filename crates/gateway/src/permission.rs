@@ -26,13 +26,20 @@ use phonelogs_policy::{Action, Decision, ScopeReason};
 
 use crate::catalog::{self, Subject};
 use crate::session::{Session, Target};
-use crate::store::NewApproval;
+use crate::store::{Asked, NewApproval};
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 
 /// The outcome of the permission steps: go ahead, or answer with this response.
 pub(crate) enum Gate {
     Go,
-    Stop(LogsResponse),
+    Stop(Box<LogsResponse>),
+}
+
+impl Gate {
+    /// Stop with the response of a question still waiting for the person.
+    fn waiting(approval_id: &str, question: &str) -> Gate {
+        Gate::Stop(Box::new(pending(approval_id, question)))
+    }
 }
 
 /// Where step 3 stands before its effects: refused by the phone's word, allowed at once, an
@@ -222,12 +229,12 @@ impl Session {
         let result = match self.verdict(target, ask.action, approval_id) {
             Verdict::Refused(refusal) => Err(refusal),
             Verdict::Go => Ok(Gate::Go),
-            Verdict::PickUp(approval_id) => self.pick_up(target, ask, approval_id),
+            Verdict::PickUp(approval_id) => self.pick_up(target, ask, approval_id, args),
             Verdict::GrantOrAsk => self.grant_or_ask(target, ask, args),
         };
         match result {
             Ok(gate) => gate,
-            Err(refusal) => Gate::Stop(self.refuse(args, device, refusal)),
+            Err(refusal) => Gate::Stop(Box::new(self.refuse(args, device, refusal))),
         }
     }
 
@@ -270,8 +277,16 @@ impl Session {
         }
     }
 
-    /// The answer an `approval_id` carries, for exactly this call.
-    fn pick_up(&self, target: &Target, ask: &Ask<'_>, approval_id: &str) -> Result<Gate, Refusal> {
+    /// The answer an `approval_id` carries, for exactly this call. An id of another question of
+    /// this task and action (the oldest waiting one, which a call past the cap was given) holds
+    /// this call while it waits; once it is answered, this call asks its own question.
+    fn pick_up(
+        &self,
+        target: &Target,
+        ask: &Ask<'_>,
+        approval_id: &str,
+        args: &StepArgs,
+    ) -> Result<Gate, Refusal> {
         let store = &self.gateway().inner.store;
         let label = target.label.as_str();
         let action = ask.action;
@@ -286,22 +301,33 @@ impl Session {
             Err(error) => return Err(Refusal::error(catalog::state_unreadable(&error), label)),
         };
         let mismatch = || Refusal::error(catalog::approval_mismatch(approval_id), label);
+        // A call the cap stopped was given the agent's oldest waiting question, which may be
+        // another of its tasks': while it waits, that is what this call is told again.
+        if approval.task_id != self.task_id()
+            && approval.agent == self.spec().agent.name
+            && approval.action == Some(action)
+            && approval.state == ApprovalState::Pending
+        {
+            return Ok(Gate::waiting(&approval.id, &approval.question));
+        }
         if approval.task_id != self.task_id()
             || approval.agent != self.spec().agent.name
-            || approval.device != target.device.as_str()
-            || approval.app != target.info.app.as_str()
             || approval.action != Some(action)
         {
             return Err(mismatch());
         }
         let broad = matches!(approval.answer, Some(Answer::Task | Answer::Always));
-        if approval.detail != ask.detail && !broad {
-            return Err(mismatch());
+        let this_call = approval.device == target.device.as_str()
+            && approval.app == target.info.app.as_str()
+            && (approval.detail == ask.detail || broad);
+        if !this_call {
+            return match approval.state {
+                ApprovalState::Pending => Ok(Gate::waiting(&approval.id, &approval.question)),
+                _ => self.grant_or_ask(target, ask, args),
+            };
         }
         match (approval.state, approval.answer) {
-            (ApprovalState::Pending, _) => {
-                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
-            }
+            (ApprovalState::Pending, _) => Ok(Gate::waiting(&approval.id, &approval.question)),
             (ApprovalState::Expired, _) => Err(Refusal::error(
                 catalog::approval_expired(approval_id),
                 label,
@@ -370,17 +396,34 @@ impl Session {
             self.gateway().now(),
         );
         match asked {
-            Ok((approval, created)) => {
-                if created {
-                    self.record(
-                        args,
-                        Some(&target.device),
-                        Status::ApprovalPending,
-                        catalog::step_waiting_for(&approval.question),
-                    );
-                }
-                Ok(Gate::Stop(pending(&approval.id, &approval.question)))
+            Ok(Asked::New(approval)) => {
+                self.record(
+                    args,
+                    Some(&target.device),
+                    Status::ApprovalPending,
+                    catalog::step_waiting_for(&approval.question),
+                );
+                Ok(Gate::waiting(&approval.id, &approval.question))
             }
+            Ok(Asked::Shared(approval)) => Ok(Gate::waiting(&approval.id, &approval.question)),
+            Ok(Asked::Capped(oldest)) => {
+                let mut response = pending(&oldest.id, &oldest.question);
+                response.message = catalog::pending_capped(
+                    &question,
+                    crate::store::MAX_PENDING_PER_ACTION,
+                    &oldest.question,
+                    &oldest.id,
+                );
+                Ok(Gate::Stop(Box::new(response)))
+            }
+            Ok(Asked::Resting(until)) => Err(Refusal::error(
+                catalog::questions_resting(
+                    &question,
+                    crate::store::MAX_PENDING_PER_ACTION,
+                    &crate::store::rfc3339(until),
+                ),
+                label,
+            )),
             Err(error) => Err(Refusal::error(catalog::state_unreadable(&error), label)),
         }
     }

@@ -16,7 +16,10 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::lines::{is_line_end, one_line};
+use crate::lines::{is_line_end, one_line, shown};
+use crate::mask::Masker;
+use crate::rows::Row;
+pub use crate::rows::{ProcessEvent, ProcessMarker};
 
 /// The default result cap, the spec's 64 KB: the most a result's log may hold, measured as
 /// JSON-escaped bytes (see the module's docs).
@@ -24,6 +27,11 @@ pub const MAX_RESULT_BYTES: usize = 64 * 1024;
 /// The smallest result cap a gateway accepts: below it a single long line or a few report
 /// headings would no longer fit.
 pub const MIN_RESULT_CAP: usize = 4 * 1024;
+/// The most a result's message may hold, as JSON-escaped bytes: a longer one (it can quote an
+/// agent's own argument back, or name many symbol files) is cut with a mark, so a result's size
+/// is bounded by the cap plus this and its keys (what `_meta["anthropic/maxResultSizeChars"]`
+/// declares), and an error's text stays well under 10,000 characters.
+pub const MAX_MESSAGE_BYTES: usize = 4_000;
 /// The most one rendered line may hold.
 pub const MAX_LINE_BYTES: usize = 2_000;
 /// Tags longer than this are cut, so the text always has room.
@@ -67,21 +75,32 @@ fn escaped_prefix(text: &str, max: usize) -> &str {
     text
 }
 
-/// One line as the agent sees it.
+/// One row as the agent sees it: a line (standing for any repeats folded into it), or a
+/// process marker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineView {
     /// The time on the computer's clock, `15:04:05.123`.
     pub time: String,
     /// The level's name (`verbose` … `fatal`).
     pub level: String,
-    /// The tag (cut to 256 bytes).
+    /// The tag (cut to 256 bytes); empty for a marker.
     pub tag: String,
-    /// The text, cut so that the whole line stays within 2,000 bytes.
+    /// The text (its secrets masked), cut so that the whole row stays within 2,000 bytes; for
+    /// a marker, the marker's text.
     pub text: String,
     /// The process that logged it, when known.
     pub pid: Option<u32>,
-    /// Whether the text was cut to keep the line within 2,000 bytes.
+    /// Whether the text was cut to keep the row within 2,000 bytes.
     pub cut: bool,
+    /// How many log lines the row stands for: 1, more when consecutive repeats were folded
+    /// into it, 0 for a process marker.
+    pub lines: usize,
+    /// With folded repeats: when the last one was logged, `15:04:09.871`.
+    pub until: Option<String>,
+    /// How many secrets were masked in the lines the row stands for.
+    pub masked: usize,
+    /// For a process marker: what it marks.
+    pub marker: Option<ProcessMarker>,
 }
 
 /// How much of a report's text a result shows.
@@ -135,9 +154,12 @@ pub struct ReportView {
     /// The reports of this fingerprint in the result, this one (the newest, whose text is
     /// shown) included.
     pub occurrences: Option<Occurrences>,
-    /// Which symbol files were used, or why none matched ("no symbols directory", …), cut to
-    /// 300 bytes.
+    /// Which symbol files were used, or why none matched, cut to 300 bytes; `None` without a
+    /// symbols directory (the message says so once, where frames look obfuscated or
+    /// unsymbolicated).
     pub symbols: Option<String>,
+    /// How many secrets were masked in its process, summary and text.
+    pub masked: usize,
 }
 
 /// The reports one heading stands for: those of one fingerprint in the result.
@@ -160,7 +182,8 @@ pub(crate) struct HeadingExtras {
     pub(crate) fingerprint: String,
     pub(crate) blamed_frame: Option<String>,
     pub(crate) occurrences: Occurrences,
-    pub(crate) symbols: String,
+    /// `None` without a symbols directory.
+    pub(crate) symbols: Option<String>,
     /// `Java crash ×3 (first 10:02:11, last 10:04:40) IllegalStateException at … · …`.
     pub(crate) detail: String,
 }
@@ -175,7 +198,7 @@ impl HeadingExtras {
     /// The extras with every part cut to what a heading holds.
     pub(crate) fn cut_to_heading(mut self) -> HeadingExtras {
         self.blamed_frame = self.blamed_frame.as_deref().map(heading_part);
-        self.symbols = heading_part(&self.symbols);
+        self.symbols = self.symbols.as_deref().map(heading_part);
         self.detail = cut_marked(&one_line(&self.detail), MAX_DETAIL_BYTES).0;
         self
     }
@@ -183,6 +206,15 @@ impl HeadingExtras {
 
 /// The most the line under a heading (group, fingerprint, symbols) may hold.
 const MAX_DETAIL_BYTES: usize = 1_000;
+
+/// A message within [`MAX_MESSAGE_BYTES`] JSON-escaped bytes: itself, or its start with a mark.
+pub(crate) fn bounded_message(message: String) -> String {
+    if json_escaped_len(&message) <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let piece = escaped_prefix(&message, MAX_MESSAGE_BYTES - CUT_MARK.len());
+    format!("{piece}{CUT_MARK}")
+}
 
 /// The largest prefix of `text` of at most `max` bytes that ends on a UTF-8 boundary.
 pub fn cut_utf8(text: &str, max: usize) -> &str {
@@ -259,80 +291,188 @@ pub(crate) fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
 
 /// Renders one line: `15:04:05.123 Tag: text`, at most 2,000 bytes.
 pub fn render_line(line: &LogLine, local: UtcOffset) -> (String, LineView) {
+    let (prefix, text, suffix, view) = line_parts(line, local, "");
+    (format!("{prefix}{text}{suffix}"), view)
+}
+
+/// A line's rendered parts: `15:04:05.123 Tag: `, the text cut so that the whole row stays
+/// within 2,000 bytes with `suffix` (a fold's `(×37 until …)`), and the suffix.
+fn line_parts(
+    line: &LogLine,
+    local: UtcOffset,
+    suffix: &str,
+) -> (String, String, String, LineView) {
     let time = clock(line.time, local);
-    let (tag, _) = cut_marked(&one_line(&line.tag), MAX_TAG_BYTES);
-    let prefix_len = time.len() + 1 + tag.len() + 2;
+    let (tag, _) = cut_marked(&shown(&line.tag), MAX_TAG_BYTES);
+    let prefix = format!("{time} {tag}: ");
     // The split made every line one line already; a caller that did not split still gets one.
-    let (text, cut) = cut_marked(&one_line(&line.text), MAX_LINE_BYTES - prefix_len);
-    let rendered = format!("{time} {tag}: {text}");
+    let (text, cut) = cut_marked(
+        &shown(&line.text),
+        MAX_LINE_BYTES - prefix.len() - suffix.len(),
+    );
     let view = LineView {
         time,
         level: line.level.name().to_owned(),
         tag,
-        text,
+        text: text.clone(),
         pid: line.pid,
         cut,
+        lines: 1,
+        until: None,
+        masked: 0,
+        marker: None,
     };
-    (rendered, view)
+    (prefix, text, suffix.to_owned(), view)
 }
 
-/// Lines laid out within the cap.
+/// A row's rendered parts (see [`line_parts`]): a line with its fold, or a marker
+/// (`15:04:05.123 ── process 4711 started`).
+fn row_parts(row: &Row, local: UtcOffset) -> (String, String, String, LineView) {
+    if let Some(marker) = &row.marker {
+        let time = clock(row.line.time, local);
+        let prefix = format!("{time} ");
+        // A name the phone gave (an executable, a process) is cut as a heading's parts are.
+        let marker = ProcessMarker {
+            process: marker.process.as_deref().map(heading_part),
+            ..marker.clone()
+        };
+        let text = marker.text();
+        let view = LineView {
+            time,
+            level: row.line.level.name().to_owned(),
+            tag: String::new(),
+            text: text.clone(),
+            pid: row.line.pid,
+            cut: false,
+            lines: 0,
+            until: None,
+            masked: 0,
+            marker: Some(marker),
+        };
+        return (prefix, text, String::new(), view);
+    }
+    let until = row.until.map(|t| clock(t, local));
+    let suffix = match (&until, row.count) {
+        (Some(until), count) if count > 1 => format!(" (\u{d7}{count} until {until})"),
+        _ => String::new(),
+    };
+    let (prefix, text, suffix, mut view) = line_parts(&row.line, local, &suffix);
+    view.lines = row.count;
+    view.until = until.filter(|_| row.count > 1);
+    view.masked = row.masked;
+    (prefix, text, suffix, view)
+}
+
+/// Rows laid out within the cap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderedLines {
-    /// The log: one rendered line each, oldest first, each ending in `\n`.
+    /// The log: one rendered row each, oldest first, each ending in `\n`.
     pub log: String,
-    /// The lines shown, oldest first.
+    /// The rows shown, oldest first.
     pub views: Vec<LineView>,
-    /// How many older lines the cap left out.
+    /// How many log lines the rows shown stand for.
+    pub shown: usize,
+    /// How many older log lines the cap left out.
     pub left_out: usize,
-    /// How many of the lines shown were cut at 2,000 bytes.
+    /// How many of the log lines shown were cut at 2,000 bytes.
     pub cut: usize,
+    /// How many of the lines shown are repeats folded into the row before.
+    pub folded: usize,
+    /// How many secrets were masked in the lines shown.
+    pub masked: usize,
 }
 
-/// Renders lines (oldest first) within `cap` JSON-escaped bytes: the newest are kept, shown
-/// oldest first, and the older ones that did not fit are counted.
+/// Renders lines (oldest first) within `cap` JSON-escaped bytes, each its own row.
+#[cfg(test)]
 pub fn render_lines(lines: &[LogLine], local: UtcOffset, cap: usize) -> RenderedLines {
-    let mut rendered: Vec<(String, LineView)> =
-        lines.iter().map(|l| render_line(l, local)).collect();
+    let rows: Vec<Row> = lines
+        .iter()
+        .map(|line| Row {
+            line: line.clone(),
+            count: 1,
+            until: None,
+            masked: 0,
+            marker: None,
+        })
+        .collect();
+    render_rows(&rows, local, cap)
+}
+
+/// What a logs result shows of `lines` (the app's own, oldest first, each one line of text):
+/// masked (unless `mask` is false: the person unmasked the app), with process markers, repeats
+/// folded when `fold`, laid out within `cap` JSON-escaped bytes on the computer's clock
+/// (`local`). The steps of `Session::logs` after the read, for embedders and benchmarks.
+pub fn present_lines(
+    lines: Vec<LogLine>,
+    local: time::UtcOffset,
+    cap: usize,
+    (mask, fold): (bool, bool),
+) -> RenderedLines {
+    let lines: Vec<LogLine> = crate::lines::pieces(&lines)
+        .into_iter()
+        .map(crate::lines::Piece::to_line)
+        .collect();
+    let options = crate::rows::RowOptions {
+        masker: mask.then(crate::mask::masker),
+        fold,
+        processes: &[],
+    };
+    render_rows(&crate::rows::rows(lines, options), local, cap)
+}
+
+/// Renders rows (oldest first) within `cap` JSON-escaped bytes: the newest are kept, shown
+/// oldest first, and the log lines of the older rows that did not fit are counted.
+pub(crate) fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> RenderedLines {
+    let mut rendered: Vec<(String, String, String, LineView)> =
+        rows.iter().map(|row| row_parts(row, local)).collect();
+    let cost = |(prefix, text, suffix, _): &(String, String, String, LineView)| {
+        // The row and its newline, which JSON writes as `\n`.
+        json_escaped_len(prefix) + json_escaped_len(text) + json_escaped_len(suffix) + 2
+    };
     let mut total = 0usize;
     let mut keep_from = rendered.len();
-    for (index, (text, _)) in rendered.iter().enumerate().rev() {
-        // The line and its newline, which JSON writes as `\n`.
-        let cost = json_escaped_len(text) + 2;
+    for (index, parts) in rendered.iter().enumerate().rev() {
+        let cost = cost(parts);
         if total + cost > cap {
             break;
         }
         total += cost;
         keep_from = index;
     }
-    // A cap so small that not even the newest line fits whole (a 2,000-byte line of control
-    // characters escapes to six times that) still shows the newest line, cut to fit.
+    // A cap so small that not even the newest row fits whole (a 2,000-byte line of control
+    // characters escapes to six times that) still shows the newest row, cut to fit.
     if keep_from == rendered.len()
-        && let Some((text, view)) = rendered.last_mut()
+        && let Some((prefix, text, suffix, view)) = rendered.last_mut()
     {
-        let prefix = text.len() - view.text.len();
-        let room = cap.saturating_sub(2 + json_escaped_len(&text[..prefix]) + CUT_MARK.len());
-        let piece = escaped_prefix(&view.text, room).to_owned();
+        let fixed = 2 + json_escaped_len(prefix) + json_escaped_len(suffix) + CUT_MARK.len();
+        let piece = escaped_prefix(text, cap.saturating_sub(fixed)).to_owned();
         if !piece.is_empty() {
-            view.text = format!("{piece}{CUT_MARK}");
+            *text = format!("{piece}{CUT_MARK}");
+            view.text = text.clone();
             view.cut = true;
-            *text = format!("{}{}", &text[..prefix], view.text);
             keep_from -= 1;
         }
     }
+    let left_out = rows[..keep_from].iter().map(|r| r.count).sum();
     let mut log = String::with_capacity(total);
     let mut views = Vec::with_capacity(rendered.len() - keep_from);
-    for (text, view) in rendered.into_iter().skip(keep_from) {
+    for (prefix, text, suffix, view) in rendered.into_iter().skip(keep_from) {
+        log.push_str(&prefix);
         log.push_str(&text);
+        log.push_str(&suffix);
         log.push('\n');
         views.push(view);
     }
-    let cut = views.iter().filter(|v| v.cut).count();
+    let shown: usize = views.iter().map(|v| v.lines).sum();
+    let line_rows = views.iter().filter(|v| v.marker.is_none()).count();
     RenderedLines {
         log,
+        shown,
+        left_out,
+        cut: views.iter().filter(|v| v.cut).map(|v| v.lines).sum(),
+        folded: shown - line_rows,
+        masked: views.iter().map(|v| v.masked).sum(),
         views,
-        left_out: keep_from,
-        cut,
     }
 }
 
@@ -424,7 +564,38 @@ pub struct RenderedReports {
 /// every heading and first line fits are the oldest reports left out, and counted.
 #[cfg(test)]
 pub fn render_reports(reports: &[CrashReport], cap: usize) -> RenderedReports {
-    render_reports_with(reports, &[], cap)
+    render_reports_with(reports, &[], cap, None)
+}
+
+/// A report and its heading's extras with their secrets masked, and how many there were: the
+/// process, the summary, the text, and the blamed frame and line under the heading.
+fn mask_report(
+    report: &CrashReport,
+    extras: Option<&HeadingExtras>,
+    masker: Option<&Masker>,
+) -> (CrashReport, Option<HeadingExtras>, usize) {
+    let (mut report, mut extras) = (report.clone(), extras.cloned());
+    let Some(masker) = masker else {
+        return (report, extras, 0);
+    };
+    let mut count = 0;
+    let mut mask = |text: &mut String| {
+        let masked = masker.text(text);
+        count += masked.count;
+        if let std::borrow::Cow::Owned(new) = masked.text {
+            *text = new;
+        }
+    };
+    mask(&mut report.process);
+    mask(&mut report.summary);
+    mask(&mut report.text);
+    if let Some(extras) = extras.as_mut() {
+        mask(&mut extras.detail);
+        if let Some(frame) = extras.blamed_frame.as_mut() {
+            mask(frame);
+        }
+    }
+    (report, extras, count)
 }
 
 /// A report's heading line (and the line under it, with extras), its view with its first line
@@ -453,7 +624,8 @@ fn prepare_report(
         fingerprint: extras.map(|e| e.fingerprint.clone()),
         blamed_frame: extras.and_then(|e| e.blamed_frame.clone()),
         occurrences: extras.map(|e| e.occurrences.clone()),
-        symbols: extras.map(|e| e.symbols.clone()),
+        symbols: extras.and_then(|e| e.symbols.clone()),
+        masked: 0,
     };
     let fixed = json_escaped_len(&line) + SECTION_NEWLINES + heading_cost(&view);
     view.text = first_line(&report.text);
@@ -466,10 +638,17 @@ pub(crate) fn render_reports_with(
     reports: &[CrashReport],
     extras: &[HeadingExtras],
     cap: usize,
+    masker: Option<&Masker>,
 ) -> RenderedReports {
+    let masked: Vec<(CrashReport, Option<HeadingExtras>, usize)> = reports
+        .iter()
+        .enumerate()
+        .map(|(index, report)| mask_report(report, extras.get(index), masker))
+        .collect();
     let mut prepared = Vec::with_capacity(reports.len());
-    for (index, report) in reports.iter().enumerate() {
-        let (line, view, fixed) = prepare_report(report, extras.get(index));
+    for (report, extras, count) in &masked {
+        let (line, mut view, fixed) = prepare_report(report, extras.as_ref());
+        view.masked = *count;
         prepared.push((report, line, view, fixed));
     }
     // Newest first, the reports whose heading and first line fit; the rest are left out.
@@ -626,6 +805,7 @@ mod tests {
             views,
             left_out,
             cut,
+            ..
         } = render_lines(&lines, offset!(UTC), MAX_RESULT_BYTES);
         assert!(json_escaped_len(&log) <= MAX_RESULT_BYTES);
         assert_eq!(views.len() + left_out, 200);
@@ -650,9 +830,12 @@ mod tests {
 
     #[test]
     fn the_newest_line_is_shown_cut_when_not_even_it_fits_whole() {
-        let lines = vec![line("older"), line(&"\u{1}".repeat(1_900))];
-        let rendered = render_lines(&lines, offset!(UTC), MIN_RESULT_CAP);
-        assert!(json_escaped_len(&rendered.log) <= MIN_RESULT_CAP);
+        // Controls are shown as `\xNN`, so the widest JSON escape left is a quote's two bytes:
+        // a 2,000-byte line of quotes fits the smallest client cap, and does not fit 3 KB.
+        let cap = 3 * 1024;
+        let lines = vec![line("older"), line(&"\"".repeat(1_900))];
+        let rendered = render_lines(&lines, offset!(UTC), cap);
+        assert!(json_escaped_len(&rendered.log) <= cap);
         assert_eq!(
             (rendered.views.len(), rendered.left_out, rendered.cut),
             (1, 1, 1)
@@ -691,6 +874,7 @@ mod tests {
             blamed_frame: None,
             occurrences: None,
             symbols: None,
+            masked: 0,
         };
         let json = serde_json::json!({
             "kind": view.kind, "time": view.time, "pid": view.pid, "process": view.process,

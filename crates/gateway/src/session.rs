@@ -91,10 +91,7 @@ const MAX_LABEL_CHARS: usize = 80;
 pub(crate) fn clean_label(label: &str) -> String {
     crate::lines::one_line(label)
         .chars()
-        .filter(|c| {
-            !c.is_control()
-                && !matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        })
+        .filter(|c| !crate::lines::misleads(*c))
         .take(MAX_LABEL_CHARS)
         .collect::<String>()
         .trim()
@@ -257,6 +254,19 @@ impl Session {
     /// person has not blocked the app since (a block that cannot be read counts as one).
     pub(crate) fn still_allowed(&self, app: &phonelogs_driver::AppId) -> bool {
         !self.ended() && matches!(self.gateway().inner.store.is_blocked(app), Ok(false))
+    }
+
+    /// The masker for `app`'s lines and reports: `None` only when the person turned masking
+    /// off for it; a store that cannot be read masks (fails closed).
+    pub(crate) fn masker(&self, app: &AppId) -> Option<&'static crate::mask::Masker> {
+        match self.gateway().inner.store.is_unmasked(app) {
+            Ok(true) => None,
+            Ok(false) => Some(crate::mask::masker()),
+            Err(error) => {
+                tracing::warn!(%error, %app, "could not read whether the app is unmasked; masking");
+                Some(crate::mask::masker())
+            }
+        }
     }
 
     pub(crate) fn ended(&self) -> bool {
@@ -450,6 +460,7 @@ mod tests {
             device: DeviceId::new(name),
             info: info.clone(),
             label: "Crash Test".into(),
+            held: false,
         };
         let agent = || {
             TaskSpec::new(phonelogs_policy::Agent::new(

@@ -20,6 +20,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::types::{
     Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, Status, StepArgs,
+    agent_text,
 };
 use crate::{Error, new_id};
 
@@ -140,6 +141,14 @@ const MIGRATIONS: &[&str] = &[
         SELECT id, agent, device, app, 'logs', created_at FROM standing_rules;
     DROP TABLE standing_rules;
     ALTER TABLE standing_rules_v2 RENAME TO standing_rules;",
+    // Version 3: the apps whose secrets the person chose to see unmasked, and the agent's
+    // `exclude` and `tag` beside `filter` in the history (bounded, as `filter` is).
+    "CREATE TABLE unmasked_apps (
+        app TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    ALTER TABLE history ADD COLUMN exclude TEXT;
+    ALTER TABLE history ADD COLUMN tags TEXT;",
 ];
 
 /// Set on every connection: durable commits, checked references, a bounded page cache (512 KiB;
@@ -250,6 +259,238 @@ fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     Ok(connection)
 }
 
+/// Makes the state directory when it is missing, readable by its owner only (0700, whatever
+/// the umask), and refuses one that others can write to or another user owns, as ssh refuses
+/// its own, leaving it as it is: whoever can write there can answer the agents' questions for
+/// the person (see "Who can answer a question" in docs/permissions.md). One of the person's
+/// own that others may only read (made under the umask by an older phonelogs) is made 0700.
+fn private_dir(dir: &Path) -> Result<(), Error> {
+    let unusable = |source| Error::StateDir {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(unusable)?;
+    let meta = std::fs::metadata(dir).map_err(unusable)?;
+    if !meta.is_dir() {
+        return Err(unusable(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a directory",
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let shown = dir.display();
+        let mode = meta.mode() & 0o7777;
+        let me = rustix::process::geteuid().as_raw();
+        let why = if meta.uid() != me && meta.uid() != 0 {
+            Some(format!(
+                "belongs to another user (uid {}): use a directory of your own (--state-dir, {STATE_DIR_ENV})",
+                meta.uid()
+            ))
+        } else if mode & 0o022 != 0 {
+            Some(format!(
+                "can be written by other users (mode {mode:o}): run `chmod 700 {shown}`"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why.or_else(|| unsafe_parent(dir, me)) {
+            return Err(Error::StateDirOpen {
+                path: dir.to_owned(),
+                why,
+            });
+        }
+        // Others may list it (an older phonelogs made it under the umask): it is made the
+        // owner's alone, as its files are.
+        if mode & 0o077 != 0 && meta.uid() == me {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(unusable)?;
+            tracing::debug!(dir = %shown, mode = format!("{mode:o}"), "the state directory is now 0700");
+        }
+    }
+    Ok(())
+}
+
+/// Why a directory above the state directory lets another user put a directory of their own
+/// in its place, or `None`: ssh's rule for the paths it trusts (StrictModes, `secure_path`),
+/// each directory from the state directory's parent up to `/` (symbolic links resolved) is
+/// owned by root or this user and writable by no one else, since whoever can write to a
+/// directory can rename what is in it and put their own in its place between this check and
+/// the database's open (both by path). One difference, written down in docs/permissions.md: a
+/// directory others may write to with the sticky bit (as `/tmp` is) is accepted, since the
+/// sticky bit keeps others from renaming or removing what they do not own, and the entry in it
+/// on the way down (the state directory, or a directory above it) is checked to be this
+/// user's or root's; ssh refuses it.
+#[cfg(unix)]
+fn unsafe_parent(dir: &Path, me: u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = match std::fs::canonicalize(dir) {
+        Ok(real) => real,
+        Err(error) => return Some(format!("its path cannot be resolved: {error}")),
+    };
+    for parent in real.ancestors().skip(1) {
+        let meta = match std::fs::metadata(parent) {
+            Ok(meta) => meta,
+            Err(error) => return Some(format!("{} cannot be read: {error}", parent.display())),
+        };
+        let shown = parent.display();
+        let mode = meta.mode() & 0o7777;
+        if meta.uid() != me && meta.uid() != 0 {
+            return Some(format!(
+                "it is inside {shown}, which belongs to another user (uid {}), who could put a directory of their own in its place: use a directory of your own (--state-dir, {STATE_DIR_ENV})",
+                meta.uid()
+            ));
+        }
+        // Under the sticky bit, others cannot rename what they do not own, and the entry below
+        // (the state directory or a directory above it) is checked to be the user's or root's.
+        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            return Some(format!(
+                "it is inside {shown}, which other users can write to (mode {mode:o}) and so could put a directory of their own in its place: run `chmod go-w {shown}` or use another directory (--state-dir, {STATE_DIR_ENV})"
+            ));
+        }
+    }
+    None
+}
+
+/// The database file, made when missing with mode 0600 before SQLite opens it (SQLite gives its
+/// WAL and shared-memory files the database file's mode); the three files, when another
+/// phonelogs left them readable by others, made the owner's alone again.
+fn private_files(db: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    match options.open(db) {
+        Ok(_) => {}
+        // A directory or anything else in its place: SQLite says what it is.
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut names = db.as_os_str().to_owned();
+        let mut wal = names.clone();
+        wal.push("-wal");
+        names.push("-shm");
+        for path in [db.to_owned(), PathBuf::from(wal), PathBuf::from(names)] {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let mode = meta.permissions().mode();
+            if meta.is_file() && mode & 0o077 != 0 {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode & 0o700))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The most questions one agent may have waiting for the person for one action (a read of
+/// logs, a backtrace, a tombstone, …) about one app on one phone: a backtrace or tombstone
+/// question names its pid and path, so without a cap an agent could raise one per pid. Three is an app's main process and two
+/// more (a `:remote` service, a crash handler) at once; once the person answers one, the next
+/// call asks its own.
+pub const MAX_PENDING_PER_ACTION: usize = 3;
+
+/// How long a question left unanswered when its task ended still counts toward its agent's
+/// [`MAX_PENDING_PER_ACTION`]: an agent that ends its session and opens another (an HTTP
+/// client reconnecting in a loop) would otherwise raise fresh questions, each a new notice on
+/// the person's page, as fast as it reconnects.
+pub const UNANSWERED_REST: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// What [`Store::pending_or_create`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// Made this call's question.
+    New(Approval),
+    /// Found this call's question waiting already (another call asked it).
+    Shared(Approval),
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent, action, app and phone count, and
+    /// this is the oldest still waiting (this task's when it has one).
+    Capped(Approval),
+    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent, action, app and phone count, none
+    /// waits (they were left unanswered when their tasks ended), and the first of them stops
+    /// counting at this time.
+    Resting(OffsetDateTime),
+}
+
+/// Whether the agent has [`MAX_PENDING_PER_ACTION`] questions of this action about this app on
+/// this phone counting already (see [`Store::pending_or_create`]), and what the call is told
+/// then.
+fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Option<Asked>, Error> {
+    let waiting = {
+        let mut statement = tx.prepare_cached(&format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals
+             WHERE agent = ?1 AND action = ?2 AND device = ?3 AND app = ?4 AND state = 'pending'
+             ORDER BY rowid"
+        ))?;
+        let rows = statement.query_map(
+            params![
+                ask.agent,
+                ask.action.as_str(),
+                ask.device.as_str(),
+                ask.app.as_str()
+            ],
+            approval_from_row,
+        )?;
+        rows.collect::<Result<Vec<Approval>, _>>()?
+    };
+    // The task's end time is written by the computer's clock (`end_task`); julianday reads
+    // RFC 3339 whatever its fractional digits. Distinct questions only, and not this call's
+    // own: the same question asked again (a client started again) is not new to the person,
+    // so it is asked again rather than held back by its own earlier copies.
+    let rest = time::Duration::try_from(UNANSWERED_REST).unwrap_or(time::Duration::ZERO);
+    let cutoff = rfc3339(OffsetDateTime::now_utc() - rest);
+    let (resting, first_end): (i64, Option<String>) = tx
+        .prepare_cached(
+            "SELECT COUNT(DISTINCT a.detail), MIN(t.ended_at)
+             FROM approvals a JOIN tasks t ON t.id = a.task_id
+             WHERE a.agent = ?1 AND a.action = ?2 AND a.device = ?3 AND a.app = ?4
+               AND a.detail <> ?5 AND a.state = 'expired' AND a.answer IS NULL
+               AND julianday(t.ended_at) >= julianday(?6)",
+        )?
+        .query_row(
+            params![
+                ask.agent,
+                ask.action.as_str(),
+                ask.device.as_str(),
+                ask.app.as_str(),
+                ask.detail,
+                cutoff
+            ],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+    if waiting.len() + usize::try_from(resting).unwrap_or(usize::MAX) < MAX_PENDING_PER_ACTION {
+        return Ok(None);
+    }
+    let own = waiting.iter().position(|a| a.task_id == ask.task_id);
+    let mut waiting = waiting;
+    let shown = match own {
+        Some(at) => Some(waiting.swap_remove(at)),
+        None => waiting.into_iter().next(),
+    };
+    if let Some(oldest) = shown {
+        return Ok(Some(Asked::Capped(oldest)));
+    }
+    let first_end = first_end
+        .and_then(|at| OffsetDateTime::parse(&at, &Rfc3339).ok())
+        .unwrap_or_else(OffsetDateTime::now_utc);
+    Ok(Some(Asked::Resting(first_end + rest)))
+}
+
 /// A question to ask, as [`Store::pending_or_create`] stores it.
 #[derive(Debug, Clone)]
 pub(crate) struct NewApproval<'a> {
@@ -308,11 +549,12 @@ fn is_corruption(error: &rusqlite::Error) -> bool {
 impl Store {
     /// Opens (creating when missing) the database in `dir`, migrating it to the newest schema.
     pub fn open(dir: &Path) -> Result<Store, Error> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::StateDir {
+        private_dir(dir)?;
+        let path = dir.join(DB_FILE);
+        private_files(&path).map_err(|source| Error::StateDir {
             path: dir.to_owned(),
             source,
         })?;
-        let path = dir.join(DB_FILE);
         let corrupt = |source: rusqlite::Error| {
             if is_corruption(&source) {
                 Error::Corrupt {
@@ -561,7 +803,8 @@ impl Store {
     pub fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare(
-            "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim
+            "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim,
+                    exclude, tags
              FROM history
              WHERE (?1 IS NULL OR task_id = ?1) AND (?2 IS NULL OR agent = ?2) AND (?3 IS NULL OR app = ?3)
                AND (?5 IS NULL OR device = ?5) AND (?6 IS NULL OR status = ?6)
@@ -595,6 +838,8 @@ impl Store {
                         kind: row.get(8)?,
                         since: row.get(9)?,
                         filter: row.get(10)?,
+                        exclude: row.get(13)?,
+                        tags: row.get(14)?,
                         level: row.get(11)?,
                         limit: row.get(12)?,
                     },
@@ -678,7 +923,78 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Turns off the masking of secrets in `app`'s lines and reports, for every agent, until
+    /// [`Store::mask_app`]. Only the person does this (`phonelogs rules unmask`, the person's
+    /// page), never an agent: nothing an agent reaches calls it. The history records it, with
+    /// where it was done (`via`: the command line or the page).
+    pub fn unmask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
+        self.person_setting(app, via, true)
+    }
+
+    /// Turns the masking of `app`'s secrets back on; an error when it was not off.
+    pub fn mask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
+        self.person_setting(app, via, false)
+    }
+
+    fn person_setting(&self, app: &AppId, via: AnsweredVia, unmask: bool) -> Result<(), Error> {
+        if via == AnsweredVia::ClientDialog {
+            return Err(Error::InvalidArgument(
+                "masking is the person's to turn off, never through an agent's client".into(),
+            ));
+        }
+        self.write(|tx| {
+            let now = now_text();
+            let step = if unmask {
+                tx.execute(
+                    "INSERT OR IGNORE INTO unmasked_apps (app, created_at) VALUES (?1, ?2)",
+                    params![app.as_str(), now],
+                )?;
+                crate::catalog::step_unmasked(app.as_str(), via)
+            } else {
+                if tx.execute("DELETE FROM unmasked_apps WHERE app = ?1", [app.as_str()])? == 0 {
+                    return Err(Error::NotUnmasked(app.to_string()));
+                }
+                crate::catalog::step_masked(app.as_str(), via)
+            };
+            tx.execute(
+                "INSERT INTO history (at, task_id, agent, status, step, app, kind)
+                 VALUES (?1, '', ?2, 'ok', ?3, ?4, ?5)",
+                params![
+                    now,
+                    crate::catalog::PERSON_SETTINGS,
+                    step,
+                    app.as_str(),
+                    if unmask { "unmask" } else { "mask" }
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The apps whose secrets are shown unmasked, with when the person chose it.
+    pub fn unmasked_apps(&self) -> Result<Vec<(AppId, String)>, Error> {
+        let connection = self.lock();
+        let mut statement =
+            connection.prepare("SELECT app, created_at FROM unmasked_apps ORDER BY app")?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                AppId::new(row.get::<_, String>(0)?),
+                row.get::<_, String>(1)?,
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     // --- For the gateway. ---
+
+    pub(crate) fn is_unmasked(&self, app: &AppId) -> Result<bool, Error> {
+        let connection = self.lock();
+        Ok(connection
+            .prepare_cached("SELECT 1 FROM unmasked_apps WHERE app = ?1")?
+            .query_row([app.as_str()], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
     // The statements every call runs (the block list, the task's end, grants, the history
     // step) are prepared once per connection (`prepare_cached`), not parsed again per call.
 
@@ -775,12 +1091,17 @@ impl Store {
 
     /// The pending approval for this call's task, agent, phone, app, action and detail, made
     /// now when there is none; one transaction, so concurrent calls (in any process) share one
-    /// approval. Returns it and whether it was made by this call.
+    /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this agent and action about this
+    /// app on this phone count already, none is made ([`Asked::Capped`], [`Asked::Resting`]):
+    /// the ones waiting in any of its tasks, and the distinct ones left unanswered when their
+    /// task ended less than [`UNANSWERED_REST`] ago, so neither many sessions nor ending and
+    /// opening one again raise more. A question equal to one left unanswered so is asked again
+    /// (it is not new to the person, and a client started again must reach them).
     pub(crate) fn pending_or_create(
         &self,
         ask: &NewApproval<'_>,
         now: OffsetDateTime,
-    ) -> Result<(Approval, bool), Error> {
+    ) -> Result<Asked, Error> {
         self.write(|tx| {
             let existing = tx
                 .query_row(
@@ -802,7 +1123,10 @@ impl Store {
                 )
                 .optional()?;
             if let Some(approval) = existing {
-                return Ok((approval, false));
+                return Ok(Asked::Shared(approval));
+            }
+            if let Some(capped) = capped(tx, ask)? {
+                return Ok(capped);
             }
             let approval = Approval {
                 id: new_id("ap"),
@@ -837,7 +1161,7 @@ impl Store {
                     approval.detail
                 ],
             )?;
-            Ok((approval, true))
+            Ok(Asked::New(approval))
         })
     }
 
@@ -851,11 +1175,13 @@ impl Store {
         })
     }
 
+    /// Writes a history step. Every text of the agent's in its arguments goes through
+    /// [`agent_text`] here, so no caller can store one whole.
     pub(crate) fn record_step(&self, step: &NewStep<'_>) -> Result<(), Error> {
         self.write(|tx| {
             tx.prepare_cached(
-                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind, since, filter, level, lim)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT INTO history (at, task_id, agent, device, status, step, app, kind, since, filter, level, lim, exclude, tags)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )?
             .execute(params![
                     now_text(),
@@ -864,12 +1190,14 @@ impl Store {
                     step.device,
                     step.status.as_str(),
                     step.step,
-                    step.args.app,
-                    step.args.kind,
-                    step.args.since,
-                    step.args.filter,
-                    step.args.level,
-                    step.args.limit
+                    agent_text(&step.args.app),
+                    agent_text(&step.args.kind),
+                    step.args.since.as_deref().map(agent_text),
+                    step.args.filter.as_deref().map(agent_text),
+                    step.args.level.as_deref().map(agent_text),
+                    step.args.limit,
+                    step.args.exclude.as_deref().map(agent_text),
+                    step.args.tags.as_deref().map(agent_text)
                 ],
             )?;
             Ok(())

@@ -17,6 +17,7 @@ use phonelogs_symbols::{NotMatched, Report, ReportKind, SymbolsDir, SymbolsUsed}
 use time::format_description::well_known::Rfc3339;
 
 use crate::catalog;
+use crate::mask::Masker;
 use crate::render::{
     HeadingExtras, Occurrences, RenderedReports, render_line, render_reports_with,
 };
@@ -53,6 +54,8 @@ pub(crate) struct LaidOutReports {
     pub(crate) left_out: usize,
     /// What the message adds: the kinds, and which symbols were used or why none matched.
     pub(crate) note: Option<String>,
+    /// How many secrets were masked in the reports shown.
+    pub(crate) masked: usize,
 }
 
 impl LaidOutReports {
@@ -87,6 +90,8 @@ struct Symbolicated {
     report: CrashReport,
     analysis: Analysis,
     symbols: SymbolsUsed,
+    /// Without a symbols directory: whether its frames look obfuscated or unsymbolicated.
+    wants_symbols: bool,
 }
 
 fn report_kind(kind: CrashKind) -> ReportKind {
@@ -134,23 +139,25 @@ fn symbolicate(dir: Option<&SymbolsDir>, info: &AppInfo, mut report: CrashReport
     report.text = text;
     let app = AppCode::for_app(info.app.as_str(), &report.process);
     let analysis = fingerprint::analyse(kind, &report.summary, &report.text, &app);
+    let wants_symbols = dir.is_none() && fingerprint::wants_symbols(kind, &report.text, &app);
     Symbolicated {
         report,
         analysis,
         symbols,
+        wants_symbols,
     }
 }
 
 /// The heading's `symbols`: the files used (their path inside the symbols directory) and why
-/// others did not match.
-fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> String {
+/// others did not match; nothing without a symbols directory (the message says so once, where
+/// it matters: [`catalog::no_symbols_sentence`]).
+fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> Option<String> {
+    dir?;
     let mut parts: Vec<String> = used
         .used
         .iter()
         .map(|file| {
-            let path = dir
-                .and_then(|d| file.path.strip_prefix(d.root()).ok())
-                .unwrap_or(&file.path);
+            let path = inside(dir, &file.path);
             let kind = serde_plain_kind(file.kind);
             format!("{kind} {} ({} frames)", path.display(), file.frames)
         })
@@ -163,11 +170,27 @@ fn describe_symbols(dir: Option<&SymbolsDir>, used: &SymbolsUsed) -> String {
         .describe();
         parts.push(reasons.trim_start_matches("symbols: ").to_owned());
     }
-    if parts.is_empty() {
+    Some(if parts.is_empty() {
         "nothing to apply".to_owned()
     } else {
         parts.join("; ")
-    }
+    })
+}
+
+/// `no symbols directory`, in the engine's words.
+fn no_directory() -> String {
+    SymbolsUsed::no_directory()
+        .describe()
+        .trim_start_matches("symbols: ")
+        .to_owned()
+}
+
+/// A symbol file as the agent is told of it: its path inside the symbols directory, else its
+/// name alone, never where this computer keeps it.
+fn inside<'a>(dir: Option<&SymbolsDir>, path: &'a std::path::Path) -> &'a std::path::Path {
+    dir.and_then(|d| path.strip_prefix(d.root()).ok())
+        .or_else(|| path.file_name().map(std::path::Path::new))
+        .unwrap_or(path)
 }
 
 fn serde_plain_kind(kind: phonelogs_symbols::SymbolKind) -> &'static str {
@@ -182,17 +205,20 @@ fn rfc3339(time: time::OffsetDateTime) -> String {
     time.format(&Rfc3339).unwrap_or_else(|_| time.to_string())
 }
 
-/// One heading per fingerprint, newest first: the newest report's text with the group's extras,
-/// how many reports each stands for, and each group's symbols account.
-fn group_reports(
-    dir: Option<&SymbolsDir>,
-    items: Vec<Symbolicated>,
-) -> (
+/// Reports grouped by fingerprint: `reports[i]` with `extras[i]` stands for `sizes[i].0`
+/// reports (`sizes[i].1`: without a symbols directory, whether its frames want symbols), and
+/// `accounts[i]` says what symbols did for it.
+type Grouped = (
     Vec<CrashReport>,
     Vec<HeadingExtras>,
-    Vec<usize>,
+    Vec<(usize, bool)>,
     Vec<SymbolsUsed>,
-) {
+);
+
+/// One heading per fingerprint, newest first: the newest report's text with the group's extras,
+/// how many reports each stands for (and, without a symbols directory, whether its frames look
+/// like symbols would help), and each group's symbols account.
+fn group_reports(dir: Option<&SymbolsDir>, items: Vec<Symbolicated>) -> Grouped {
     let keys: Vec<(String, Occurrence)> = items
         .iter()
         .map(|item| {
@@ -226,7 +252,9 @@ fn group_reports(
             let pids: Vec<String> = occurrences.pids.iter().map(u32::to_string).collect();
             let _ = write!(detail, " · pids {}", pids.join(", "));
         }
-        let _ = write!(detail, " · symbols: {symbols}");
+        if let Some(symbols) = &symbols {
+            let _ = write!(detail, " · symbols: {symbols}");
+        }
         let extras = HeadingExtras {
             fingerprint: group.fingerprint.clone(),
             blamed_frame: newest.analysis.blamed_frame.as_ref().map(|f| f.short()),
@@ -235,7 +263,7 @@ fn group_reports(
             detail,
         }
         .cut_to_heading();
-        out.2.push(group.members.len());
+        out.2.push((group.members.len(), newest.wants_symbols));
         out.3.push(newest.symbols);
         out.0.push(newest.report);
         out.1.push(extras);
@@ -266,11 +294,7 @@ fn symbols_sentence(
     let word = version_word(platform);
     for account in accounts {
         for file in &account.used {
-            let path = dir
-                .and_then(|d| file.path.strip_prefix(d.root()).ok())
-                .unwrap_or(&file.path)
-                .display()
-                .to_string();
+            let path = inside(dir, &file.path).display().to_string();
             let named = format!("{} {path}", serde_plain_kind(file.kind));
             if !used.contains(&named) {
                 used.push(named);
@@ -347,8 +371,10 @@ fn kinds_sentence(extras: &[HeadingExtras], reports: usize) -> Option<String> {
 
 /// What symbols did for a native dump of the app (`debuggerd -b`, a tombstone).
 pub(crate) struct DumpSymbols {
-    /// The account in the words of a crash report's heading ([`describe_symbols`]).
-    pub(crate) heading: String,
+    /// The account in the words of a crash report's heading ([`describe_symbols`]); without a
+    /// symbols directory, `no symbols directory` only when the dump's frames of the app look
+    /// unsymbolicated, else nothing.
+    pub(crate) heading: Option<String>,
     /// The message's sentence: the files used, or why none matched the installed version;
     /// `None` without a symbols directory (the heading says so).
     pub(crate) sentence: Option<String>,
@@ -383,9 +409,16 @@ impl Session {
         let (_, symbolicated, used) = apply_symbols(dir, &target.info, input);
         *text = symbolicated;
         let platform = self.driver(target.driver_index).capabilities().platform;
-        DumpSymbols {
+        let heading = match describe_symbols(dir, &used) {
             // Cut as a crash report's heading is: one dump can name many libraries.
-            heading: crate::render::heading_part(&describe_symbols(dir, &used)),
+            Some(account) => Some(crate::render::heading_part(&account)),
+            None => {
+                let app = AppCode::for_app(target.info.app.as_str(), target.info.app.as_str());
+                fingerprint::wants_symbols(ReportKind::NativeCrash, text, &app).then(no_directory)
+            }
+        };
+        DumpSymbols {
+            heading,
             sentence: symbols_sentence(dir, &[used], &target.label, platform),
         }
     }
@@ -405,13 +438,10 @@ impl Session {
             }
             Err(error) => {
                 let dir = self.gateway().symbols();
-                let heading = match dir {
-                    None => describe_symbols(None, &SymbolsUsed::no_directory()),
-                    Some(_) => {
-                        "the tombstone is not UTF-8 text; it was saved as the phone printed it"
-                            .to_owned()
-                    }
-                };
+                let heading = dir.map(|_| {
+                    "the tombstone is not UTF-8 text; it was saved as the phone printed it"
+                        .to_owned()
+                });
                 let symbols = DumpSymbols {
                     heading,
                     sentence: None,
@@ -428,6 +458,7 @@ impl Session {
         target: &Target,
         context: Option<u32>,
         reports: Vec<CrashReport>,
+        masker: Option<&Masker>,
     ) -> Result<LaidOutReports, phonelogs_driver::Error> {
         let dir = self.gateway().symbols();
         let total = reports.len();
@@ -439,17 +470,21 @@ impl Session {
         if let Some(seconds) = context {
             self.add_context(target, seconds, &mut reports).await?;
         }
-        let rendered = render_reports_with(&reports, &extras, self.gateway().result_cap());
+        let cap = self.gateway().result_cap();
+        let rendered = render_reports_with(&reports, &extras, cap, masker);
         let kept = rendered.views.len();
-        let shown: usize = sizes.iter().take(kept).sum();
+        let shown: usize = sizes.iter().take(kept).map(|(size, _)| size).sum();
         let platform = self.driver(target.driver_index).capabilities().platform;
         let kinds = kinds_sentence(&extras[..kept.min(extras.len())], shown);
-        let symbols = symbols_sentence(dir, &accounts[..kept], &target.label, platform);
+        let wanting = sizes.iter().take(kept).filter(|(_, wants)| *wants).count();
+        let symbols = symbols_sentence(dir, &accounts[..kept], &target.label, platform)
+            .or_else(|| catalog::no_symbols_sentence(wanting));
         let note = match (kinds, symbols) {
             (Some(a), Some(b)) => Some(format!("{a} {b}")),
             (a, b) => a.or(b),
         };
         Ok(LaidOutReports {
+            masked: rendered.views.iter().map(|v| v.masked).sum(),
             rendered,
             shown,
             left_out: total - shown,

@@ -42,6 +42,22 @@ pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
     if local_path.contains('\0') {
         return Err("it contains a NUL byte".into());
     }
+    // The path is named in the person's question and kept with it: nothing that could make
+    // the question read as something else (the gateway's one rule, `lines::misleads`: controls,
+    // line ends, bidirectional and zero-width marks), and no more than the state keeps of any
+    // text of the agent's.
+    if local_path.chars().any(crate::lines::misleads) {
+        return Err(
+            "it contains a control character, a line end or an invisible or bidirectional mark"
+                .into(),
+        );
+    }
+    if local_path.len() > crate::types::AGENT_TEXT_BYTES {
+        return Err(format!(
+            "it is longer than {} bytes",
+            crate::types::AGENT_TEXT_BYTES
+        ));
+    }
     let trimmed = local_path.trim();
     if trimmed.is_empty() {
         return Err("it is empty".into());
@@ -417,7 +433,19 @@ mod tests {
 
     #[test]
     fn hostile_local_paths_are_refused_before_the_disk() {
-        for hostile in ["../x", "a/../../x", "/tmp/x", "nul\0x", "dir/", "", "  "] {
+        let long = format!("{}.txt", "x".repeat(crate::types::AGENT_TEXT_BYTES));
+        for hostile in [
+            "../x",
+            "a/../../x",
+            "/tmp/x",
+            "nul\0x",
+            "dir/",
+            "",
+            "  ",
+            "x.txt\n\nAllow?",
+            "a\u{1b}[2Jb.txt",
+            &long,
+        ] {
             assert!(check_local_path(hostile).is_err(), "{hostile:?}");
         }
         assert_eq!(

@@ -52,9 +52,20 @@ pub struct LogsRequest {
     /// back (`10m`, `2h`, `1d`); the task's start when left out.
     #[serde(default)]
     pub since: Option<String>,
-    /// Only lines whose tag or text contains this.
+    /// Only lines whose tag or text contains this, or, written `/…/`, matches this regular
+    /// expression (Rust `regex` syntax). Matched against the masked text.
     #[serde(default)]
     pub filter: Option<String>,
+    /// Leave out the lines this matches (the same syntax as `filter`).
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// Only lines with one of these tags, exactly.
+    #[serde(default)]
+    pub tag: Option<Vec<String>>,
+    /// Fold consecutive repeats (same process, level, tag and text) into one row that says how
+    /// many and until when; on unless `false`.
+    #[serde(default)]
+    pub fold: Option<bool>,
     /// Only lines of this level or more severe.
     #[serde(default)]
     pub level: Option<String>,
@@ -85,6 +96,14 @@ impl LogsRequest {
             ..LogsRequest::default()
         }
     }
+}
+
+/// Why a `phone_logs` call with status `error` failed, when the caller can act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogsErrorCode {
+    /// An argument was refused (a level, a limit, a `since`, a pattern): fix the call.
+    InvalidArgument,
 }
 
 /// How a call ended.
@@ -152,18 +171,27 @@ pub struct LogsResponse {
     /// within the gateway's result cap as JSON-escaped bytes (the headings' structured copies
     /// included, for reports), and nothing after the gateway cuts it again.
     pub log: String,
-    /// The lines shown, as typed values (oldest first): exactly the lines of `log`.
+    /// The rows shown, as typed values (oldest first): exactly the rows of `log` (a line with
+    /// the repeats folded into it, or a process marker).
     pub lines: Vec<LineView>,
     /// The reports shown, as typed values (newest first): exactly the reports of `log`.
     pub reports: Vec<ReportView>,
-    /// How many lines or reports `log` shows; a report heading that groups several reports of
-    /// one fingerprint counts each of them.
+    /// How many log lines or reports `log` shows: a row of folded repeats counts each line it
+    /// stands for, a process marker none; a report heading that groups several reports of one
+    /// fingerprint counts each of them.
     pub shown: usize,
     /// How many older lines or reports were left out, by `limit` or by the result cap.
     pub left_out: usize,
     /// How many of those shown were cut: lines past 2,000 bytes; reports whose text is cut
     /// short or only its first line.
     pub cut: usize,
+    /// Kind logs: how many of the lines shown are repeats folded into the row before them.
+    pub folded: usize,
+    /// How many secrets were masked in what `log` shows.
+    pub masked: usize,
+    /// For an argument the call refused: `invalid_argument`, so a caller can tell a call to fix
+    /// from a phone that failed.
+    pub error_code: Option<LogsErrorCode>,
     /// With `ok` and kind logs: the position after the last line shown, to pass back as
     /// `since: "cursor:<value>"` (or use `since: "last"`). Bound to this task, phone and app.
     pub cursor: Option<String>,
@@ -185,6 +213,9 @@ impl LogsResponse {
             shown: 0,
             left_out: 0,
             cut: 0,
+            folded: 0,
+            masked: 0,
+            error_code: None,
             cursor: None,
             matched: None,
         }
@@ -346,21 +377,80 @@ pub struct HistoryFilter {
     pub limit: Option<usize>,
 }
 
-/// What a step was asked for: never the text it read.
+/// The most bytes of one text the agent sent that the state keeps ([`agent_text`]): room for
+/// any app id (255 bytes at most) and a filter or `since` as an agent writes them, too little to
+/// carry a page of log text into the history.
+pub const AGENT_TEXT_BYTES: usize = 256;
+
+/// What ends a text [`agent_text`] cut.
+pub const AGENT_TEXT_CUT: char = '\u{2026}';
+
+/// A text the agent sent, as the history may keep it: control characters, line ends and the
+/// marks that turn text around or hide in it (`lines::misleads`: they could make a line of the
+/// history, or the person's terminal, read as something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
+/// character boundary and ends with [`AGENT_TEXT_CUT`]. The one way any text of the agent's
+/// (each [`StepArgs`] field, a phone's serial or a package it named) reaches the state: an
+/// agent could otherwise write log text it read into the state directory.
+pub fn agent_text(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| {
+            if crate::lines::misleads(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if out.len() > AGENT_TEXT_BYTES {
+        let mut end = AGENT_TEXT_BYTES - AGENT_TEXT_CUT.len_utf8();
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push(AGENT_TEXT_CUT);
+    }
+    out
+}
+
+/// What a step was asked for: never the text it read. The store keeps each text field through
+/// [`agent_text`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepArgs {
     /// The app's id.
     pub app: String,
     /// `logs`, `crashes`, or a debugging aid's name.
     pub kind: String,
-    /// The `since` as given.
+    /// The `since` as the call read it: a time in RFC 3339 (UTC), `last`, `cursor`, or
+    /// `(invalid)`; never the agent's words.
     pub since: Option<String>,
-    /// The filter as given.
+    /// The filter as given (bounded, see [`StepArgs::bounded`]).
     pub filter: Option<String>,
-    /// The level as given.
+    /// The exclusion as given (bounded).
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// The tags as given, joined by `, ` (bounded).
+    #[serde(default)]
+    pub tags: Option<String>,
+    /// The level as the call read it (its name), or `(invalid)`; never the agent's words.
     pub level: Option<String>,
     /// The limit as given.
     pub limit: Option<u32>,
+}
+
+impl StepArgs {
+    /// The most bytes of an agent's text (`filter`, `exclude`, `tag`) the history keeps.
+    pub const MAX_ARGUMENT_BYTES: usize = AGENT_TEXT_BYTES;
+
+    /// An agent's text as the history keeps it: on one line, its secrets masked (an agent that
+    /// knows a token cannot write it into the history either), then bounded by [`agent_text`] (cut to [`StepArgs::MAX_ARGUMENT_BYTES`] with a mark).
+    pub fn bounded(text: &str) -> String {
+        let one_line: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        agent_text(&crate::mask::masker().line(&one_line).text)
+    }
 }
 
 /// One step of the history: what was read, in the spec's words, never the text.
@@ -382,4 +472,48 @@ pub struct HistoryStep {
     pub step: String,
     /// The call's arguments.
     pub args: StepArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AGENT_TEXT_BYTES, AGENT_TEXT_CUT, agent_text};
+
+    #[test]
+    fn agent_text_is_bounded_cut_at_a_character_and_marked() {
+        assert_eq!(agent_text("crash"), "crash");
+        let whole = "x".repeat(AGENT_TEXT_BYTES);
+        assert_eq!(agent_text(&whole), whole);
+        for text in [
+            "x".repeat(AGENT_TEXT_BYTES + 1),
+            "\u{e9}".repeat(AGENT_TEXT_BYTES),
+            "\u{1f600}".repeat(AGENT_TEXT_BYTES),
+            format!("x{}", "\u{1f600}".repeat(AGENT_TEXT_BYTES)),
+        ] {
+            let kept = agent_text(&text);
+            assert!(kept.len() <= AGENT_TEXT_BYTES, "{}", kept.len());
+            assert!(kept.len() > AGENT_TEXT_BYTES - 8, "{}", kept.len());
+            assert!(kept.ends_with(AGENT_TEXT_CUT), "{kept}");
+            assert!(text.starts_with(kept.trim_end_matches(AGENT_TEXT_CUT)));
+        }
+        assert_eq!(
+            agent_text("a\nb\u{1b}[2J\u{202e}c\u{2028}d\u{200b}"),
+            "a\u{fffd}b\u{fffd}[2J\u{fffd}c\u{fffd}d\u{fffd}"
+        );
+    }
+
+    /// An agent's name is shown to the person (in questions, the history, the page) as it is:
+    /// every character the gateway's one rule says can make a text read as something else is
+    /// refused in one, whatever the policy crate's own check is written as.
+    #[test]
+    fn no_agent_name_holds_a_character_that_misleads() {
+        let refused: Vec<char> = (0..=u32::from(char::MAX))
+            .filter_map(char::from_u32)
+            .filter(|c| crate::lines::misleads(*c))
+            .filter(|c| phonelogs_policy::Agent::check_name(&format!("claude{c}x")).is_ok())
+            .collect();
+        assert!(
+            refused.is_empty(),
+            "accepted in an agent's name: {refused:?}"
+        );
+    }
 }

@@ -13,11 +13,6 @@ use phonelogs_gateway::{
 };
 use phonelogs_policy::{Agent, Mode};
 
-/// A debugging aid's data as the MCP frontend sends it.
-fn data_json(data: &impl serde::Serialize) -> serde_json::Value {
-    serde_json::to_value(data).unwrap()
-}
-
 const SYSUI_PID: i64 = 1224;
 const APP_PID: i64 = 4242;
 const RELEASE_PID: i64 = 5151;
@@ -195,16 +190,7 @@ async fn a_release_build_asks_like_phone_logs_and_the_answer_is_picked_up() {
     let gateway = gateway(&debug_phone());
     let session = full(&gateway);
     let pending = session.debug(backtrace(RELEASE_PID)).await;
-    assert_eq!(
-        pending.status,
-        DebugStatus::ApprovalPending,
-        "{}",
-        pending.message
-    );
-    let id = pending.data.as_ref().map(data_json).unwrap()["approval_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = pending_id(&pending);
     assert!(
         !serde_json::to_string(&pending)
             .unwrap()
@@ -402,6 +388,11 @@ async fn hostile_local_paths_are_policy_denied_and_write_nothing() {
         "existing-dir",
         "out/escape.txt",
         "out/deeper/escape.txt",
+        // Named in the person's question: no mark that turns it around, no line end (found by
+        // the review of h28a; it was checked with `char::is_control` only).
+        "run1/\u{202e}txt.gpj",
+        "run1/x\u{2028}Allow always: this is safe.txt",
+        "run1/x\u{200b}.txt",
     ] {
         let response = session.debug(tombstone(APP_PID, hostile)).await;
         assert_eq!(
@@ -1019,4 +1010,165 @@ async fn the_debugging_aids_texts_keep_the_line_end_rule() {
             }
         }
     }
+}
+
+/// Issue 28, item 2: backtrace questions are keyed by their pid, so an agent could raise one
+/// per pid to wear the person down. At most a few wait per agent and action; a further call gets
+/// the oldest waiting question's id, and asks its own once the person has answered.
+#[tokio::test]
+async fn a_flood_of_questions_is_capped_per_agent_and_action() {
+    let phone = debug_phone();
+    let pids: Vec<i64> = (6001..6011).collect();
+    for pid in &pids {
+        phone.add_process(&device(), *pid, 10200, "com.example.app:remote");
+    }
+    let gateway = gateway(&phone);
+    let session = full(&gateway);
+    let mut ids = Vec::new();
+    for pid in &pids {
+        ids.push(pending_id(&session.debug(backtrace(*pid)).await));
+    }
+    let waiting = gateway.store().pending_approvals().unwrap();
+    assert!(
+        (1..=3).contains(&waiting.len()),
+        "{} questions wait for the person",
+        waiting.len()
+    );
+    let waiting_ids: Vec<&str> = waiting.iter().map(|a| a.id.as_str()).collect();
+    assert!(
+        ids.iter().all(|id| waiting_ids.contains(&id.as_str())),
+        "every call got a waiting question's id: {ids:?} {waiting_ids:?}"
+    );
+    // The capped call, retried with the id it was given, is still waiting.
+    let capped = session
+        .debug(DebugRequest::CaptureNativeBacktrace {
+            serial: DEVICE.into(),
+            pid: pids[9],
+            approval_id: Some(ids[9].clone()),
+        })
+        .await;
+    assert_eq!(
+        capped.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        capped.message
+    );
+    // Another task of the same agent is capped too, and is given the waiting question's id,
+    // which, sent back, says it still waits.
+    let second = full(&gateway);
+    let again = second.debug(backtrace(pids[8])).await;
+    let given = pending_id(&again);
+    assert!(waiting_ids.contains(&given.as_str()), "{}", again.message);
+    let retried = second
+        .debug(DebugRequest::CaptureNativeBacktrace {
+            serial: DEVICE.into(),
+            pid: pids[8],
+            approval_id: Some(given),
+        })
+        .await;
+    assert_eq!(
+        retried.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        retried.message
+    );
+    // Another action has its own allowance, and so has another agent.
+    let exit_question = session.debug(exit_history("com.example.app")).await;
+    assert_eq!(exit_question.status, DebugStatus::ApprovalPending);
+    let other = gateway
+        .start_task(TaskSpec::new(Agent::new("other-agent", Mode::Full)))
+        .debug(backtrace(pids[9]))
+        .await;
+    assert_eq!(other.status, DebugStatus::ApprovalPending);
+    assert_eq!(
+        gateway.store().pending_approvals().unwrap().len(),
+        waiting.len() + 2
+    );
+    // Once the person answers one, the next call asks its own.
+    gateway
+        .store()
+        .answer(&waiting[0].id, Answer::Deny)
+        .unwrap();
+    let own_id = pending_id(&session.debug(backtrace(pids[9])).await);
+    let asked = gateway.store().approval(&own_id).unwrap().unwrap();
+    assert_eq!(asked.detail, format!("pid {}", pids[9]));
+}
+
+/// Found by the review of h28a: counted per task, one agent kept 3 questions waiting in each
+/// of its tasks (an HTTP agent has up to 16 sessions).
+#[tokio::test]
+async fn one_agent_cannot_keep_more_than_a_few_questions_of_one_action_waiting() {
+    let phone = debug_phone();
+    for pid in 6001..6011 {
+        phone.add_process(&device(), pid, 10200, "com.example.app:remote");
+    }
+    let gateway = gateway(&phone);
+    let mut sessions = Vec::new();
+    for _ in 0..4 {
+        let session = full(&gateway);
+        for pid in 6001..6011 {
+            let _ = session.debug(backtrace(pid)).await;
+        }
+        sessions.push(session);
+    }
+    let waiting = gateway.store().pending_approvals().unwrap();
+    assert!(
+        waiting.len() <= phonelogs_gateway::MAX_PENDING_PER_ACTION,
+        "{} backtrace questions of one agent wait for the person",
+        waiting.len()
+    );
+}
+
+/// Found by the review of h28a: a question expires when its task ends, so an agent that ends
+/// its session and opens another, in a loop, raised fresh questions without limit. The ones
+/// left unanswered count for a while after their task ended (`UNANSWERED_REST`); the call
+/// is told when to call again; another agent is not held back.
+#[tokio::test]
+async fn ending_and_reopening_sessions_raises_no_fresh_questions() {
+    let phone = debug_phone();
+    for pid in 6001..6031 {
+        phone.add_process(&device(), pid, 10200, "com.example.app:remote");
+    }
+    let gateway = gateway(&phone);
+    for round in 0..10 {
+        let session = full(&gateway);
+        for pid in 0..3 {
+            let _ = session.debug(backtrace(6001 + round * 3 + pid)).await;
+        }
+        session.end().await;
+    }
+    let asked: Vec<_> = gateway
+        .store()
+        .history(HistoryFilter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|step| step.status == phonelogs_gateway::Status::ApprovalPending)
+        .collect();
+    assert_eq!(
+        asked.len(),
+        phonelogs_gateway::MAX_PENDING_PER_ACTION,
+        "questions asked over 10 reconnects: {asked:#?}"
+    );
+    let last = full(&gateway).debug(backtrace(6030)).await;
+    assert_ne!(
+        last.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        last.message
+    );
+    assert!(
+        last.message.contains("Call again after"),
+        "{}",
+        last.message
+    );
+    let other = gateway
+        .start_task(TaskSpec::new(Agent::new("other-agent", Mode::Full)))
+        .debug(backtrace(6030))
+        .await;
+    assert_eq!(
+        other.status,
+        DebugStatus::ApprovalPending,
+        "{}",
+        other.message
+    );
 }

@@ -2,7 +2,7 @@
 //! end of a line is one: `\n`, `\r`, VT, FF, NEL (U+0085), LINE SEPARATOR (U+2028) and
 //! PARAGRAPH SEPARATOR (U+2029). Whatever a phone puts in a line's text or tag, an app's label,
 //! a report's process, summary or text, a phone's model and state, or what a driver's error
-//! says, the result's log is lines ended by `\n` alone, each log line starting with its time and
+//! or notice says, the result's log is lines ended by `\n` alone, each log line starting with its time and
 //! tag, and no one-line field (a line's tag and text, a heading's parts, the message, a listed
 //! phone) holds any of them.
 
@@ -12,7 +12,7 @@
 mod common;
 
 use common::*;
-use phonelogs_driver::{AppId, DeviceId, DeviceState, LogLevel, LogLine};
+use phonelogs_driver::{AppId, DeviceId, DeviceState, LogLevel, LogLine, LogNotice};
 use phonelogs_fake::{FakeApp, FakePhone, Fault, Operation};
 use phonelogs_gateway::{LogsRequest, Status};
 use proptest::prelude::*;
@@ -108,6 +108,20 @@ proptest! {
                 }
             }
         }
+        // A driver's notices (a cause can be what a phone said) are one-line sentences.
+        phone.set_log_notices(&device, &app, vec![
+            LogNotice::Unreadable { cause: format!("locked{state}"), fix: format!("unlock{model}") },
+            LogNotice::PartlyUnreadable { part: format!("widget{label}"), cause: format!("no image{state}"), fix: format!("mount{model}") },
+            LogNotice::Redacted { marker: "m".into(), why: format!("hidden{state}"), fix: format!("public{model}") },
+        ]);
+        let noticed = runtime.block_on(session.logs(LogsRequest {
+            device: Some(DEVICE.into()),
+            since: Some("2026-11-30T09:00:00Z".into()),
+            ..logs(APP)
+        }));
+        prop_assert_eq!(noticed.status, Status::Ok, "{}", noticed.message);
+        prop_assert!(noticed.message.contains("locked") && noticed.message.contains("hidden"), "{:?}", noticed.message);
+        prop_assert!(!holds_a_line_end(&noticed.message), "{:?}", noticed.message);
         // A driver's error (what a phone or a farm's adb server said) is a one-line message.
         phone.fail_next(Operation::AppLogs, Fault::Backend(format!("refused{state}")));
         let failed = runtime.block_on(session.logs(LogsRequest {

@@ -407,15 +407,12 @@ async fn crash_reports_come_newest_first_within_the_limit() {
     assert_eq!(result.status, Status::Ok, "{}", result.message);
     assert_eq!(result.reports.len(), 3);
     assert_eq!(result.reports[0].summary, "crash 11");
-    // The heading, the line under it (group, fingerprint, symbols), then the text.
+    // The heading, the line under it (group, fingerprint), then the text. Without a symbols
+    // directory and with no frame that symbols would help, symbols are not mentioned at all.
     assert!(result.log.starts_with("java_crash at 2026-11-30T10:00:31Z, pid 4242, dev.phonelogs.crashtest: crash 11\nJava crash ×1 (10:00:31) crash 11 · fingerprint "), "{}", result.log);
-    assert!(
-        result
-            .log
-            .contains(" · symbols: no symbols directory\ncrash 11\n\n"),
-        "{}",
-        result.log
-    );
+    assert!(!result.log.contains("symbols"), "{}", result.log);
+    assert!(!result.message.contains("symbols"), "{}", result.message);
+    assert!(result.reports.iter().all(|r| r.symbols.is_none()));
     let mut request = crashes(DEV_APP);
     request.limit = Some(10);
     assert_eq!(session.logs(request).await.reports.len(), 10);
@@ -682,11 +679,17 @@ async fn an_approval_is_bound_to_its_task_agent_device_and_app() {
     other_app.device = Some(DEVICE.into());
     let mut other_device = with_id(logs(RELEASE_APP), &id);
     other_device.device = Some("emulator-5556".into());
+    // In its own task, the answered id of another question covers nothing: the call asks its
+    // own question (as one without an id would).
+    for request in [other_app, other_device] {
+        let result = session.logs(request).await;
+        assert_eq!(result.status, Status::ApprovalPending, "{}", result.message);
+        assert_ne!(result.approval_id.as_deref(), Some(id.as_str()));
+        assert!(result.log.is_empty());
+    }
     for (session, request) in [
         (task(&gateway, "agent"), with_id(request.clone(), &id)),
         (task(&gateway, "intruder"), with_id(request.clone(), &id)),
-        (session.clone(), other_app),
-        (session.clone(), other_device),
     ] {
         let result = session.logs(request).await;
         assert_eq!(result.status, Status::Error, "{}", result.message);
@@ -933,7 +936,8 @@ async fn history_keeps_the_arguments_and_never_the_text() {
     );
     assert_eq!(step.args.app, DEV_APP);
     assert_eq!(step.args.kind, "logs");
-    assert_eq!(step.args.since.as_deref(), Some("10m"));
+    // `since` as the call read it (issue 28 item 13): ten minutes before the gateway's clock.
+    assert_eq!(step.args.since.as_deref(), Some("2026-11-30T09:50:00Z"));
     assert_eq!(step.args.filter.as_deref(), Some("save"));
     assert_eq!(step.args.level.as_deref(), Some("error"));
     assert_eq!(step.args.limit, Some(50));
@@ -1225,4 +1229,313 @@ async fn a_crash_in_the_tasks_first_second_is_not_lost() {
     let summaries: Vec<&str> = result.reports.iter().map(|r| r.summary.as_str()).collect();
     assert!(summaries.contains(&"crash at once"), "{summaries:?}");
     assert!(!summaries.contains(&"the second before"), "{summaries:?}");
+}
+
+// --- Never a silent empty answer: the driver's notices are said in the message. ---
+
+#[tokio::test]
+async fn a_read_that_could_not_see_the_apps_processes_says_why_and_the_fix_with_what_it_read() {
+    use phonelogs_driver::LogNotice;
+    let phone = phone();
+    phone.set_log_notices(
+        &device(),
+        &AppId::new(DEV_APP),
+        vec![LogNotice::Unreadable {
+            cause: "the phone is locked".into(),
+            fix: "unlock it".into(),
+        }],
+    );
+    let gateway = gateway(&phone);
+    let result = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    // Still `ok`, with the lines that could be read, and the message says what failed.
+    assert_eq!(result.status, Status::Ok, "{}", result.message);
+    assert_eq!(result.lines.len(), 3);
+    assert_eq!(
+        result.message,
+        "3 log lines of Crash Test, oldest first. New lines of Crash Test cannot be read now: the phone is locked. To fix it: unlock it."
+    );
+
+    // An app that runs no process is a true 0, and says so.
+    phone.set_log_notices(&device(), &AppId::new(DEV_APP), vec![LogNotice::NotRunning]);
+    let mut request = logs(DEV_APP);
+    request.filter = Some("nothing logs this".into());
+    let result = task(&gateway, "agent").logs(request).await;
+    assert_eq!(result.lines.len(), 0);
+    assert_eq!(
+        result.message,
+        "0 log lines of Crash Test, oldest first. Crash Test is not running on the phone now, so no new line of it can come: launch it, then read again."
+    );
+}
+
+#[tokio::test]
+async fn private_values_are_explained_only_when_a_line_shown_holds_them_and_counted_over_those() {
+    use phonelogs_driver::{LogLine, LogNotice};
+    let phone = phone();
+    let app = AppId::new(DEV_APP);
+    let redacted = LogNotice::Redacted {
+        marker: "<private>".into(),
+        why: "the phone hides them".into(),
+        fix: "mark them public".into(),
+    };
+    phone.set_log_notices(&device(), &app, vec![redacted]);
+    let gateway = gateway(&phone);
+    let plain = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    assert!(!plain.message.contains("private"), "{}", plain.message);
+
+    let line = |second: i64, text: &str| LogLine {
+        time: START + Duration::seconds(second),
+        level: LogLevel::Info,
+        tag: "Net".into(),
+        text: text.into(),
+        pid: Some(4242),
+        tid: Some(4242),
+        uid: Some(10123),
+    };
+    phone.add_logs(
+        &device(),
+        &app,
+        [
+            line(10, "user <private> signed in"),
+            line(11, "token <private> refreshed"),
+            line(12, "feed loaded"),
+        ],
+    );
+    let all = task(&gateway, "agent").logs(logs(DEV_APP)).await;
+    assert!(
+        all.message
+            .contains("2 of the lines shown hold <private>: the phone hides them. To show those values: mark them public."),
+        "{}",
+        all.message
+    );
+    // Only the newest line shown: none of those shown holds it, so nothing is said.
+    let mut newest = logs(DEV_APP);
+    newest.limit = Some(1);
+    let one = task(&gateway, "agent").logs(newest).await;
+    assert_eq!(one.lines.len(), 1);
+    assert!(!one.message.contains("private"), "{}", one.message);
+    let mut two = logs(DEV_APP);
+    two.limit = Some(2);
+    let result = task(&gateway, "agent").logs(two).await;
+    assert!(
+        result
+            .message
+            .contains("1 of the lines shown holds <private>"),
+        "{}",
+        result.message
+    );
+}
+
+#[tokio::test]
+async fn private_values_are_counted_over_the_log_lines_folded_rows_stand_for() {
+    use phonelogs_driver::{LogLine, LogNotice};
+    let phone = phone();
+    let app = AppId::new(DEV_APP);
+    phone.set_log_notices(
+        &device(),
+        &app,
+        vec![LogNotice::Redacted {
+            marker: "<private>".into(),
+            why: "the phone hides them".into(),
+            fix: "mark them public".into(),
+        }],
+    );
+    let line = |second: i64, pid: u32, text: &str| LogLine {
+        time: START + Duration::seconds(second),
+        level: LogLevel::Info,
+        tag: "Net".into(),
+        text: text.into(),
+        pid: Some(pid),
+        tid: Some(pid),
+        uid: Some(10123),
+    };
+    phone.add_logs(
+        &device(),
+        &app,
+        [
+            line(10, 4242, "retry <private>"),
+            line(11, 4242, "retry <private>"),
+            line(12, 4242, "retry <private>"),
+            line(13, 4242, "feed loaded"),
+            // A new process of the app: a marker row before its line, standing for no line.
+            line(14, 4343, "user <private> signed in"),
+        ],
+    );
+    let gateway = gateway(&phone);
+    let mut request = logs(DEV_APP);
+    request.filter = Some("<private>".into());
+    let folded = task(&gateway, "agent").logs(request.clone()).await;
+    assert_eq!(folded.status, Status::Ok, "{}", folded.message);
+    // Three repeats in one row, a marker, the other process's line: 4 log lines shown.
+    assert_eq!(folded.shown, 4, "{:?}", folded.lines);
+    assert_eq!(folded.folded, 2, "{:?}", folded.lines);
+    assert!(
+        folded.lines.iter().any(|row| row.marker.is_some()),
+        "{:?}",
+        folded.lines
+    );
+    assert!(
+        folded.message.starts_with(
+            "4 log lines of Crash Test, oldest first. 4 of the lines shown hold <private>"
+        ),
+        "{}",
+        folded.message
+    );
+    // Each repeat on its own row: the same count.
+    request.fold = Some(false);
+    let each = task(&gateway, "agent").logs(request).await;
+    assert_eq!(each.shown, 4, "{:?}", each.lines);
+    assert!(
+        each.message
+            .contains(" 4 of the lines shown hold <private>"),
+        "{}",
+        each.message
+    );
+}
+
+/// Issue 28, item 13: what the agent writes into a call (a filter, a since, a level, a phone's
+/// serial, a package name) reaches the history bounded, cut at a character boundary and marked,
+/// so no agent can store log text it read in the state; nothing else it sends (`wait_for`) is
+/// stored at all.
+#[tokio::test]
+async fn the_history_keeps_the_agents_text_bounded_and_nothing_else_it_sends() {
+    use phonelogs_gateway::DebugRequest;
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ-\u{e9}\u{1f600}-";
+    let long = |first: &str| format!("{first}{}", canary.repeat(300));
+    // A filter within the longest pattern a call takes (1,000 bytes), longer than the history
+    // keeps; a longer one is refused, and bounded in the history all the same.
+    let mut read = logs(DEV_APP);
+    read.filter = Some(format!("f{}", canary.repeat(20)));
+    assert_eq!(session.logs(read).await.status, Status::Ok);
+    let mut refused = logs(DEV_APP);
+    refused.filter = Some(long("f"));
+    assert_eq!(session.logs(refused).await.status, Status::Error);
+    for change in [
+        (|r: &mut LogsRequest, t: String| r.since = Some(t)) as fn(&mut LogsRequest, String),
+        |r, t| r.level = Some(t),
+        |r, t| r.since = Some(format!("cursor:{t}")),
+    ] {
+        let mut request = logs(DEV_APP);
+        change(&mut request, long("x"));
+        assert_eq!(session.logs(request).await.status, Status::Error);
+    }
+    let mut wait = logs(DEV_APP);
+    wait.wait_for = Some("WAITED-FOR-TEXT".into());
+    wait.timeout = Some(1);
+    session.logs(wait).await;
+    session
+        .debug(DebugRequest::ClearDebugApp { serial: long("s") })
+        .await;
+    session
+        .debug(DebugRequest::GetProcessExitHistory {
+            serial: DEVICE.into(),
+            package: long("p"),
+            approval_id: None,
+        })
+        .await;
+    let history = gateway.store().history(HistoryFilter::default()).unwrap();
+    assert!(history.len() >= 6, "{history:#?}");
+    let mut cut = 0;
+    for step in &history {
+        let args = &step.args;
+        for text in [&args.since, &args.filter, &args.level, &step.device]
+            .into_iter()
+            .flatten()
+            .chain([&args.app, &args.kind])
+        {
+            assert!(
+                text.len() <= 256,
+                "{} bytes stored: {:.80}",
+                text.len(),
+                text
+            );
+            cut += usize::from(text.ends_with('\u{2026}'));
+        }
+        assert!(
+            step.step.len() <= 512,
+            "{} bytes: {:.80}",
+            step.step.len(),
+            step.step
+        );
+        assert!(!step.step.contains(&canary.repeat(12)), "{:.80}", step.step);
+        assert!(!format!("{step:?}").contains("WAITED-FOR-TEXT"), "{step:?}");
+    }
+    assert!(cut >= 2, "the cuts are marked: {history:#?}");
+}
+
+/// Issue 28 item 13, found by the review of h28a: `level` and `since` are kept as the call
+/// read them (a level's name, a time in RFC 3339, `last`, `cursor`), and a value that is not
+/// one as a fixed mark: only the filter is the agent's own text in the history, so an agent
+/// cannot copy log text into the state through them.
+#[tokio::test]
+async fn the_history_keeps_the_parsed_level_and_since_never_the_agents_words() {
+    let gateway = gateway(&phone());
+    let session = task(&gateway, "agent");
+    let canary = "LOG-TEXT-THE-AGENT-READ";
+    // (level given, since given, level kept, since kept; "Z": a time in UTC)
+    type Call<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+    let calls: [Call<'_>; 7] = [
+        (
+            Some(" WARNING "),
+            Some("2026-01-02T03:04:05+01:00"),
+            Some("warn"),
+            Some("2026-01-02T02:04:05Z"),
+        ),
+        (Some("info"), Some("last"), Some("info"), Some("last")),
+        (
+            None,
+            Some("cursor:LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("cursor"),
+        ),
+        (
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+            None,
+        ),
+        (
+            None,
+            Some("LOG-TEXT-THE-AGENT-READ"),
+            None,
+            Some("(invalid)"),
+        ),
+        (Some(""), Some(" "), None, None),
+        (None, Some("10m"), None, Some("Z")),
+    ];
+    for (level, since, _, _) in calls {
+        let mut request = logs(DEV_APP);
+        request.level = level.map(str::to_owned);
+        request.since = since.map(str::to_owned);
+        session.logs(request).await;
+    }
+    let mut history = gateway.store().history(HistoryFilter::default()).unwrap();
+    history.sort_by_key(|step| step.id);
+    let steps: Vec<_> = history.iter().filter(|s| s.args.kind == "logs").collect();
+    assert_eq!(steps.len(), calls.len(), "{history:#?}");
+    for (step, (_, _, level, since)) in steps.iter().zip(calls) {
+        assert!(!format!("{step:?}").contains(canary), "{step:?}");
+        assert_eq!(step.args.level.as_deref(), level, "{step:?}");
+        match since {
+            Some("Z") => {
+                let kept = step.args.since.as_deref().unwrap();
+                assert!(
+                    time::OffsetDateTime::parse(
+                        kept,
+                        &time::format_description::well_known::Rfc3339
+                    )
+                    .is_ok()
+                        && kept.ends_with('Z'),
+                    "{kept}"
+                );
+            }
+            since => assert_eq!(step.args.since.as_deref(), since, "{step:?}"),
+        }
+    }
 }

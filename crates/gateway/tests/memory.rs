@@ -77,6 +77,8 @@ impl AppLogger for Forgetful {
             }],
             omitted: 0,
             mark: None,
+            processes: Vec::new(),
+            notices: Vec::new(),
         })
     }
 
@@ -126,6 +128,9 @@ async fn memory_stays_flat_as_the_history_grows() {
         kind: LogsKind::Logs,
         since: None,
         filter: None,
+        exclude: None,
+        tag: None,
+        fold: None,
         level: None,
         limit: None,
         device: None,

@@ -132,8 +132,8 @@ fn another_version_filed_is_named_and_nothing_is_deobfuscated() {
 }
 
 #[test]
-fn without_a_symbols_directory_the_heading_says_so() {
-    let phone = phone_with_crashes("12", &[(5, 4242)]);
+fn without_a_symbols_directory_the_message_says_so_once_where_frames_look_obfuscated() {
+    let phone = phone_with_crashes("12", &[(5, 4242), (6, 4243)]);
     let gateway = gateway(&phone);
     let session = task(&gateway, "agent");
     let response = tokio::runtime::Builder::new_current_thread()
@@ -141,10 +141,20 @@ fn without_a_symbols_directory_the_heading_says_so() {
         .build()
         .unwrap()
         .block_on(session.logs(crashes(DEV_APP)));
+    // Once, in the message; no heading repeats it.
     assert_eq!(
-        response.reports[0].symbols.as_deref(),
-        Some("no symbols directory")
+        response.message.matches("No symbols directory").count(),
+        1,
+        "{}",
+        response.message
     );
+    assert!(
+        response.message.contains("obfuscated or unsymbolicated"),
+        "{}",
+        response.message
+    );
+    assert!(response.reports.iter().all(|r| r.symbols.is_none()));
+    assert!(!response.log.contains("symbols"), "{}", response.log);
     assert!(response.log.contains("jvm.a.a(SourceFile:1047)"));
 }
 
@@ -717,10 +727,18 @@ fn a_native_backtrace_is_symbolicated_with_the_filed_library() {
         "{message}"
     );
 
-    // Without a symbols directory the text is the phone's and the result says why.
+    // Without a symbols directory the text is the phone's; its frame of the app names its
+    // function, so symbols are not mentioned.
     let plain = debug(&debug_gateway(&phone, None, work.path()), request.clone());
     assert_eq!(plain["data"]["text"], backtrace.text);
-    assert_eq!(plain["data"]["symbols"], "no symbols directory");
+    assert_eq!(plain["data"].get("symbols"), None, "{plain}");
+    // A frame of the app with no function name: the result says there is no symbols directory.
+    let mut bare = backtrace.clone();
+    bare.text = bare.text.replace(" (crash_now+3)", "");
+    phone.set_backtrace(&device(), bare.clone());
+    let unsymbolicated = debug(&debug_gateway(&phone, None, work.path()), request.clone());
+    assert_eq!(unsymbolicated["data"]["symbols"], "no symbols directory");
+    phone.set_backtrace(&device(), backtrace.clone());
     assert_eq!(
         plain["message"],
         "capture_native_backtrace completed successfully."

@@ -1,76 +1,16 @@
-//! The real phone: devices from the host's usbmuxd, and the [`crate::services`] traits
-//! implemented with idevice (lockdown, TLS, AFC, the CoreDevice tunnel, instruments).
-//!
-//! Every call here is made under a timeout by its caller (the follower, the crash reader, the
-//! driver); this module adds none of its own policy. Nothing here has run against a real
-//! iPhone yet: see `docs/ios.md`.
-
-use std::collections::HashMap;
-use std::sync::Arc;
+//! The host's usbmuxd: its devices, and the services of one ([`crate::idevice_phone`]).
 
 use async_trait::async_trait;
 use idevice::IdeviceService;
-use idevice::crashreportcopymobile::CrashReportCopyMobileClient;
-use idevice::provider::UsbmuxdProvider;
 use idevice::usbmuxd::{Connection, UsbmuxdAddr};
-use idevice::{Idevice, IdeviceError, ReadWrite};
-use phonelogs_crash::ostrace::OsTraceEntry;
-use phonelogs_driver::{AppId, DeviceId, DeviceInfo, DeviceState, Error, Platform, Result};
-use tokio::sync::Mutex;
+use phonelogs_driver::{DeviceId, DeviceInfo, DeviceState, Error, Platform, Result};
 
 use crate::error::{NOT_PAIRED_ADVICE, device_error};
-use crate::protocol;
-use crate::services::{
-    AppLookup, AppRecord, CrashDir, CrashFileSource, DeviceBackend, DeviceServices, LogStream,
-    ProcessEntry, ProcessLister, StreamOpener,
-};
+use crate::idevice_phone::{IdevicePhone, LABEL};
+use crate::services::{DeviceBackend, DeviceServices};
 
-/// The label idevice gives our connections (it shows in the phone's logs).
-const LABEL: &str = "phonelogs";
-/// CoreDevice's app service, as the RSD handshake names it.
-const APP_SERVICE: &str = "com.apple.coredevice.appservice";
-/// os_trace_relay's RemoteXPC shim, as the RSD handshake names it.
-const OS_TRACE_SHIM: &str = "com.apple.os_trace_relay.shim.remote";
-/// How much of a crash report one AFC read asks for (what idevice and libimobiledevice's
-/// `afcclient` ask for at most).
-const READ_CHUNK: usize = 1024 * 1024;
 /// usbmuxd's message tag for our requests.
 const TAG: u32 = 0x706c;
-
-/// Declares a lockdown service by name, so idevice's `connect` starts it (lockdown session,
-/// StartService, TLS) and hands back the raw connection for [`crate::protocol`].
-macro_rules! raw_service {
-    ($name:ident, $service:expr) => {
-        #[derive(Debug)]
-        struct $name(Idevice);
-
-        impl IdeviceService for $name {
-            fn service_name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed($service)
-            }
-
-            async fn from_stream(idevice: Idevice) -> std::result::Result<Self, IdeviceError> {
-                Ok($name(idevice))
-            }
-        }
-
-        impl $name {
-            async fn open(provider: &UsbmuxdProvider) -> Result<Box<dyn ReadWrite>> {
-                let service = $name::connect(provider)
-                    .await
-                    .map_err(|e| device_error(&format!("starting {}", $service), e))?;
-                service
-                    .0
-                    .get_socket()
-                    .ok_or_else(|| Error::Disconnected(format!("{} closed at once", $service)))
-            }
-        }
-    };
-}
-
-raw_service!(OsTraceService, protocol::OS_TRACE_RELAY);
-raw_service!(InstallationProxyService, protocol::INSTALLATION_PROXY);
-raw_service!(MoverService, protocol::CRASH_REPORT_MOVER);
 
 /// Whether a device id looks like a Simulator's (a UUID, 8-4-4-4-12), which usbmuxd never
 /// lists: its logs are on the Mac.
@@ -267,6 +207,29 @@ fn unix_addr(_path: &str) -> Option<UsbmuxdBackend> {
     None
 }
 
+impl UsbmuxdBackend {
+    /// The phone's model as lockdown names it (`ProductType`, e.g. `iPhone14,2`), read before
+    /// any session as `ideviceinfo --simple` reads it; `None` when the phone does not answer in
+    /// time (the list still names the phone).
+    async fn product_type(&self, device: &idevice::usbmuxd::UsbmuxdDevice) -> Option<String> {
+        let provider = device.to_provider(self.addr().ok()?.clone(), LABEL);
+        let read = async {
+            let mut lockdown = idevice::lockdown::LockdownClient::connect(&provider)
+                .await
+                .ok()?;
+            let value = lockdown.get_value(Some("ProductType"), None).await.ok()?;
+            value.as_string().map(str::to_owned)
+        };
+        tokio::time::timeout(PRODUCT_TYPE_TIMEOUT, read)
+            .await
+            .ok()
+            .flatten()
+    }
+}
+
+/// How long listing waits for one phone's `ProductType`.
+const PRODUCT_TYPE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 #[async_trait]
 impl DeviceBackend for UsbmuxdBackend {
     fn address(&self) -> Option<String> {
@@ -284,10 +247,11 @@ impl DeviceBackend for UsbmuxdBackend {
                 Ok(mut mux) => mux.get_pair_record(&device.udid).await.is_ok(),
                 Err(_) => false,
             };
+            let model = self.product_type(&device).await;
             infos.push(DeviceInfo {
                 id: DeviceId::new(device.udid.clone()),
                 platform: Platform::Ios,
-                model: None,
+                model,
                 state: if paired {
                     DeviceState::Online
                 } else {
@@ -317,283 +281,7 @@ impl DeviceBackend for UsbmuxdBackend {
             )));
         }
         let provider = device.to_provider(self.addr()?.clone(), LABEL);
-        let phone = Arc::new(IdevicePhone {
-            provider,
-            tunnel: Mutex::new(None),
-            instruments: Mutex::new(None),
-        });
-        Ok(DeviceServices {
-            processes: phone.clone(),
-            streams: phone.clone(),
-            apps: phone.clone(),
-            crashes: phone,
-        })
-    }
-}
-
-/// A CoreDevice tunnel (iOS 17 and later) with its RSD services, kept between polls: setting up
-/// the tunnel and the RSD handshake every second would be wasteful.
-struct Tunnel {
-    // Every stream opened through the tunnel goes through this handle.
-    handle: idevice::tcp::handle::AdapterHandle,
-    ports: HashMap<String, u16>,
-    app_service: Option<idevice::core_device::AppServiceClient<idevice::tcp::handle::StreamHandle>>,
-}
-
-type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadWrite>>;
-
-/// One phone reached through usbmuxd, implementing every service trait with idevice.
-struct IdevicePhone {
-    provider: UsbmuxdProvider,
-    tunnel: Mutex<Option<Tunnel>>,
-    instruments: Mutex<Option<Instruments>>,
-}
-
-impl IdevicePhone {
-    async fn open_tunnel(&self) -> std::result::Result<Tunnel, IdeviceError> {
-        let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider).await?;
-        let port = proxy.tunnel_info().server_rsd_port;
-        let mut handle = proxy.create_software_tunnel()?.to_async_handle();
-        let stream = handle.connect(port).await?;
-        let handshake = idevice::rsd::RsdHandshake::new(stream).await?;
-        let ports = handshake
-            .services
-            .iter()
-            .map(|(name, service)| (name.clone(), service.port))
-            .collect();
-        Ok(Tunnel {
-            handle,
-            ports,
-            app_service: None,
-        })
-    }
-
-    async fn tunnel_port(
-        &self,
-        slot: &mut Option<Tunnel>,
-        service: &str,
-    ) -> std::result::Result<u16, IdeviceError> {
-        if slot.is_none() {
-            *slot = Some(self.open_tunnel().await?);
-        }
-        slot.as_ref()
-            .and_then(|t| t.ports.get(service).copied())
-            .ok_or(IdeviceError::ServiceNotFound)
-    }
-
-    async fn coredevice_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
-        let mut slot = self.tunnel.lock().await;
-        let port = self.tunnel_port(&mut slot, APP_SERVICE).await?;
-        let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
-        };
-        if tunnel.app_service.is_none() {
-            // The client is built on the concrete stream type rather than through
-            // `RsdService`, whose boxed-stream impl trips the compiler's `Send` inference
-            // inside async traits.
-            let stream = tunnel.handle.connect(port).await?;
-            tunnel.app_service = Some(idevice::core_device::AppServiceClient::new(stream).await?);
-        }
-        let Some(client) = tunnel.app_service.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice app service".into(),
-            ));
-        };
-        match client.list_processes().await {
-            Ok(tokens) => Ok(tokens
-                .into_iter()
-                .filter_map(|t| {
-                    Some(ProcessEntry {
-                        pid: t.pid,
-                        executable: t.executable_url?.relative,
-                    })
-                })
-                .collect()),
-            Err(error) => {
-                // A broken tunnel is set up again on the next poll.
-                *slot = None;
-                Err(error)
-            }
-        }
-    }
-
-    /// Opens os_trace_relay's RemoteXPC shim through the CoreDevice tunnel: the RSD check-in,
-    /// then the same protocol as over lockdown.
-    async fn shim_stream(&self) -> std::result::Result<Box<dyn ReadWrite>, IdeviceError> {
-        let mut slot = self.tunnel.lock().await;
-        let port = self.tunnel_port(&mut slot, OS_TRACE_SHIM).await?;
-        let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
-        };
-        let stream = match tunnel.handle.connect(port).await {
-            Ok(stream) => stream,
-            Err(error) => {
-                *slot = None;
-                return Err(error.into());
-            }
-        };
-        let mut idevice = Idevice::new(Box::new(stream), LABEL);
-        idevice.rsd_checkin().await?;
-        idevice
-            .get_socket()
-            .ok_or_else(|| IdeviceError::UnexpectedResponse("the shim closed at once".into()))
-    }
-
-    async fn instruments_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
-        let mut slot = self.instruments.lock().await;
-        if slot.is_none() {
-            *slot = Some(Instruments::connect(&self.provider).await?);
-        }
-        let Some(client) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no instruments session".into(),
-            ));
-        };
-        let listed = match idevice::dvt::device_info::DeviceInfoClient::new(client).await {
-            Ok(mut info) => info.running_processes().await,
-            Err(error) => Err(error),
-        };
-        match listed {
-            Ok(processes) => Ok(processes
-                .into_iter()
-                .map(|p| ProcessEntry {
-                    pid: p.pid,
-                    executable: p.real_app_name,
-                })
-                .collect()),
-            Err(error) => {
-                *slot = None;
-                Err(error)
-            }
-        }
-    }
-}
-
-#[async_trait]
-impl ProcessLister for IdevicePhone {
-    async fn processes(&self) -> Result<Vec<ProcessEntry>> {
-        // CoreDevice (iOS 17 and later) first; instruments' deviceinfo (developer disk image)
-        // otherwise.
-        match self.coredevice_processes().await {
-            Ok(list) => Ok(list),
-            Err(core_error) => {
-                tracing::debug!(%core_error, "CoreDevice's process list failed; trying instruments");
-                self.instruments_processes()
-                    .await
-                    .map_err(|e| device_error("listing the iPhone's processes", e))
-            }
-        }
-    }
-}
-
-struct SocketStream {
-    socket: Box<dyn ReadWrite>,
-}
-
-#[async_trait]
-impl LogStream for SocketStream {
-    async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        Ok(protocol::next_entry(&mut self.socket).await?)
-    }
-}
-
-#[async_trait]
-impl StreamOpener for IdevicePhone {
-    async fn open(&self, pid: u32) -> Result<Box<dyn LogStream>> {
-        // Over lockdown first; through the RemoteXPC tunnel's shim when that fails.
-        let mut socket = match OsTraceService::open(&self.provider).await {
-            Ok(socket) => socket,
-            Err(lockdown_error) => {
-                tracing::debug!(%lockdown_error, "os_trace_relay over lockdown failed; trying the RemoteXPC shim");
-                self.shim_stream().await.map_err(|shim_error| {
-                    Error::backend(format!(
-                        "opening os_trace_relay failed over lockdown ({lockdown_error}) and through the RemoteXPC shim ({shim_error})"
-                    ))
-                })?
-            }
-        };
-        protocol::start_activity(&mut socket, pid).await?;
-        Ok(Box::new(SocketStream { socket }))
-    }
-}
-
-#[async_trait]
-impl AppLookup for IdevicePhone {
-    async fn lookup(&self, app: &AppId) -> Result<Option<AppRecord>> {
-        let mut socket = InstallationProxyService::open(&self.provider).await?;
-        Ok(protocol::lookup(&mut socket, app).await?)
-    }
-}
-
-struct AfcDir {
-    client: CrashReportCopyMobileClient,
-}
-
-#[async_trait]
-impl CrashDir for AfcDir {
-    async fn list(&mut self, dir: &str) -> Result<Vec<String>> {
-        let path = format!("/{}", dir.trim_matches('/'));
-        let mut names = self
-            .client
-            .afc_client
-            .list_dir(path.as_str())
-            .await
-            .map_err(|e| device_error(&format!("listing {path}"), e))?;
-        names.retain(|n| n != "." && n != "..");
-        Ok(names)
-    }
-
-    async fn read(&mut self, path: &str) -> Result<Vec<u8>> {
-        // Opened read-only and closed again; nothing is moved or deleted. Read in chunks up to
-        // our cap rather than with `pull`, whose `read_entire` reserves the size the phone
-        // claims for the file before a byte comes (a phone that claims 2^60 bytes would abort
-        // the process).
-        let name = format!("/{}", path.trim_start_matches('/'));
-        let afc = &mut self.client.afc_client;
-        let mut file = afc
-            .open(name.as_str(), idevice::afc::opcode::AfcFopenMode::RdOnly)
-            .await
-            .map_err(|e| device_error(&format!("opening {path}"), e))?;
-        let mut bytes = Vec::new();
-        let read = loop {
-            match file.read_n(READ_CHUNK).await {
-                Ok(chunk) if chunk.is_empty() => break Ok(()),
-                Ok(chunk) => {
-                    bytes.extend_from_slice(&chunk);
-                    if bytes.len() > crate::crashes::MAX_REPORT_BYTES {
-                        break Err(Error::backend(format!(
-                            "{path} is larger than {} MiB, more than a crash report holds; not read",
-                            crate::crashes::MAX_REPORT_BYTES >> 20
-                        )));
-                    }
-                }
-                Err(e) => break Err(device_error(&format!("reading {path}"), e)),
-            }
-        };
-        // Closed whatever the read did, or the phone's descriptor leaks.
-        let closed = file.close().await;
-        read?;
-        closed.map_err(|e| device_error(&format!("closing {path}"), e))?;
-        Ok(bytes)
-    }
-}
-
-#[async_trait]
-impl CrashFileSource for IdevicePhone {
-    async fn flush(&self) -> Result<()> {
-        let mut socket = MoverService::open(&self.provider).await?;
-        Ok(protocol::await_ping(&mut socket).await?)
-    }
-
-    async fn open(&self) -> Result<Box<dyn CrashDir>> {
-        let client = CrashReportCopyMobileClient::connect(&self.provider)
-            .await
-            .map_err(|e| device_error("starting com.apple.crashreportcopymobile", e))?;
-        Ok(Box::new(AfcDir { client }))
+        Ok(IdevicePhone::new(provider).services())
     }
 }
 

@@ -11,19 +11,41 @@
 //! told about reads the process list at once, and its pid gets a stream only if the list shows
 //! its executable in the bundle. A message with line breaks becomes one line per break, each
 //! with the message's time, level, tag and pid.
+//!
+//! The process list comes from the best source the phone offers ([`crate::sources`]). When it
+//! names processes only (os_trace_relay's `PidList`, every iOS version without the developer
+//! disk image), a process is a candidate when its name is the app's executable's
+//! (`CFBundleExecutable`); since two apps may share it (every Flutter app is `Runner`), every
+//! entry of every stream is passed on only when its executable's path (the entry's `filename`)
+//! lies inside the app's bundle, by the same component rule, and a stream whose entry shows
+//! another path is closed at once with nothing of it passed on, and its pid is not opened again.
+//! A stream that stays silent for 5 s while its process runs is opened again the other way
+//! (the RemoteXPC shim: a lockdown stream that opens and sends nothing was reported on iOS 27
+//! betas).
+//!
+//! What the agent must know with the lines is told as notices ([`notices`]): the processes
+//! could not be listed (and why, and the fix), the app's extensions cannot be found with names
+//! only, the app is not running, the phone hides values as `<private>`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use phonelogs_crash::ostrace::{OsLogLevel, OsTraceEntry};
-use phonelogs_driver::{AppId, LogLevel, LogLine, LogQuery, LogResult};
+use phonelogs_driver::{AppId, LogLevel, LogLine, LogNotice, LogQuery, LogResult, ProcessSpan};
 use time::OffsetDateTime;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::{Instant, sleep_until, timeout};
 
-use crate::services::{AppRecord, DeviceServices, LogStream, ProcessEntry};
+use crate::crashes::report_name;
+use crate::services::{
+    AppRecord, DeviceServices, LogStream, ProcessEntry, ProcessImage, list_within,
+};
+use crate::sources::{
+    ListingFailed, ProcessList, ProcessSource, RECONNECT, SourceMiss, causes, fixes,
+};
 
 /// The follower's timings and limits. [`FollowerConfig::default`] is the spec's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +70,9 @@ pub struct FollowerConfig {
     pub relookup_every: Duration,
     /// How long one device call may take before it is given up: 10 s.
     pub call_timeout: Duration,
+    /// How long a stream may stay silent while its process runs before it is opened again the
+    /// other way ([`crate::services::StreamOpener::open_other`]): 5 s.
+    pub silent_after: Duration,
 }
 
 impl Default for FollowerConfig {
@@ -62,9 +87,13 @@ impl Default for FollowerConfig {
             max_line_bytes: 4 * 1024,
             relookup_every: Duration::from_secs(5),
             call_timeout: Duration::from_secs(10),
+            silent_after: Duration::from_secs(5),
         }
     }
 }
+
+/// The most processes a follower remembers for process markers.
+const MAX_SPANS: usize = 256;
 
 /// The lines a follower keeps, oldest first.
 #[derive(Debug)]
@@ -111,6 +140,8 @@ impl Ring {
             lines,
             omitted,
             mark: None,
+            processes: Vec::new(),
+            notices: Vec::new(),
         }
     }
 
@@ -143,14 +174,32 @@ pub struct FollowerStatus {
     pub kept: usize,
     /// The last error a device call gave, when there was one.
     pub last_error: Option<String>,
+    /// The process source that answered the last listing.
+    pub source: Option<ProcessSource>,
+    /// The better sources the last listing that answered passed over, and why.
+    pub passed_over: Vec<SourceMiss>,
+    /// Why the last listing failed, when it did.
+    pub listing_failed: Option<ListingFailed>,
+    /// Whether the last listing showed a process of the app (`None` before the first).
+    pub app_running: Option<bool>,
+    /// Why the stream of one of the app's processes could not be opened, until one opens.
+    pub stream_error: Option<String>,
+    /// The pids whose stream showed an executable outside the app's bundle: closed with
+    /// nothing passed on, and not opened again while they run.
+    pub rejected: Vec<u32>,
 }
 
 #[derive(Debug)]
 struct Shared {
     ring: Mutex<Ring>,
+    /// The processes streams were opened for (their executable's name) and whether each ended
+    /// with its process, newest last, at most [`MAX_SPANS`]: for the result's process markers.
+    processes: Mutex<Vec<ProcessSpan>>,
     status: Mutex<FollowerStatus>,
     /// Woken whenever lines arrive, for [`Follower::follow`]'s waits.
     added: tokio::sync::Notify,
+    /// `true` once the first listing of the phone's processes is over.
+    listed: tokio::sync::watch::Sender<bool>,
 }
 
 /// Locks a mutex, taking the data even if another thread panicked while holding it: the ring
@@ -174,11 +223,13 @@ impl Follower {
     pub fn start(record: AppRecord, services: DeviceServices, config: FollowerConfig) -> Follower {
         let shared = Arc::new(Shared {
             ring: Mutex::new(Ring::new(config.max_lines, config.max_text_bytes)),
+            processes: Mutex::new(Vec::new()),
             status: Mutex::new(FollowerStatus {
                 bundle_path: record.path.clone(),
                 ..FollowerStatus::default()
             }),
             added: tokio::sync::Notify::new(),
+            listed: tokio::sync::watch::Sender::new(false),
         });
         let (launches, launch_rx) = mpsc::unbounded_channel();
         let state = State {
@@ -190,6 +241,9 @@ impl Follower {
             tasks: JoinSet::new(),
             fast_until: None,
             last_lookup: Instant::now(),
+            rejected: HashSet::new(),
+            others_tried: HashSet::new(),
+            next_generation: 0,
         };
         let task = tokio::spawn(state.run(launch_rx));
         Follower {
@@ -207,9 +261,28 @@ impl Follower {
         let _ = self.launches.send(pid);
     }
 
-    /// The kept lines matching `query`, oldest first, at most `query.count` (the newest).
+    /// The kept lines matching `query`, oldest first, at most `query.count` (the newest), with
+    /// what the agent must be told about them ([`notices`]).
     pub fn lines(&self, query: &LogQuery) -> LogResult {
-        lock(&self.shared.ring).query(query)
+        let mut result = lock(&self.shared.ring).query(query);
+        result.processes = lock(&self.shared.processes)
+            .iter()
+            .filter(|span| result.lines.iter().any(|l| l.pid == Some(span.pid)))
+            .cloned()
+            .collect();
+        result.notices = notices(&lock(&self.shared.status));
+        result
+    }
+
+    /// A wait until the follower's first listing of the phone's processes is over, so the
+    /// first read can already say whether the app runs and whether its processes could be
+    /// listed; over at once after that. It holds no lock of the follower.
+    pub fn listed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut listed = self.shared.listed.subscribe();
+        async move {
+            // The sender lives in the follower: an error only means it was stopped.
+            let _ = listed.wait_for(|done| *done).await;
+        }
     }
 
     /// The kept lines matching `query` (its count aside), then each new one as it arrives: a
@@ -312,7 +385,31 @@ impl phonelogs_driver::LineStream for FollowerLines {
 #[derive(Debug)]
 struct StreamState {
     handle: AbortHandle,
+    /// Which opening of this pid's stream this is, so the end of a replaced one is told apart.
+    generation: u64,
     gone_since: Option<Instant>,
+    opened_at: Instant,
+    /// How many entries of the process the stream passed on.
+    entries: Arc<AtomicU64>,
+}
+
+/// How a stream's task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// The phone closed it, or it failed: it is opened again while its process runs.
+    Closed,
+    /// An entry showed an executable outside the app's bundle: another app's process with the
+    /// same name. Nothing of it was passed on; it is not opened again.
+    NotTheApps,
+}
+
+/// Which way a stream is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    /// [`crate::services::StreamOpener::open`].
+    Usual,
+    /// [`crate::services::StreamOpener::open_other`], then the usual way if there is none.
+    Other,
 }
 
 struct State {
@@ -321,9 +418,14 @@ struct State {
     config: FollowerConfig,
     shared: Arc<Shared>,
     streams: HashMap<u32, StreamState>,
-    tasks: JoinSet<u32>,
+    tasks: JoinSet<(u32, u64, Ended)>,
     fast_until: Option<Instant>,
     last_lookup: Instant,
+    /// See [`FollowerStatus::rejected`].
+    rejected: HashSet<u32>,
+    /// The pids whose silent stream was already opened the other way.
+    others_tried: HashSet<u32>,
+    next_generation: u64,
 }
 
 impl State {
@@ -341,9 +443,19 @@ impl State {
                 }
                 Some(done) = self.tasks.join_next(), if !self.tasks.is_empty() => {
                     // A stream that ended (the phone closed it, or it failed) is forgotten, so
-                    // the next poll opens it again if its process still runs.
-                    if let Ok(pid) = done {
+                    // the next poll opens it again if its process still runs; one that showed
+                    // another app's executable is not opened again. A replaced stream's end
+                    // (an older generation) changes nothing.
+                    if let Ok((pid, generation, ended)) = done
+                        && self.streams.get(&pid).is_some_and(|s| s.generation == generation)
+                    {
                         self.streams.remove(&pid);
+                        if ended == Ended::NotTheApps {
+                            self.rejected.insert(pid);
+                            self.publish_rejected();
+                            // Nothing of it was passed on: no process marker names it.
+                            lock(&self.shared.processes).retain(|span| span.pid != pid);
+                        }
                         self.publish_streams();
                     }
                 }
@@ -363,28 +475,31 @@ impl State {
         lock(&self.shared.status).last_error = Some(error);
     }
 
-    /// Reads the phone's process list once, noting a failure.
-    async fn list(&mut self) -> Option<Vec<ProcessEntry>> {
+    /// Reads the phone's process list once, noting which source answered or why none did.
+    async fn list(&mut self) -> Option<ProcessList> {
         lock(&self.shared.status).polls += 1;
-        match timeout(
-            self.config.call_timeout,
-            self.services.processes.processes(),
-        )
-        .await
-        {
-            Ok(Ok(list)) => Some(list),
-            Ok(Err(error)) => {
-                self.note_error(format!("listing processes failed: {error}"));
+        let listed = list_within(self.services.processes.as_ref(), self.config.call_timeout).await;
+        let result = match listed {
+            Ok(list) => {
+                let mut status = lock(&self.shared.status);
+                status.source = Some(list.source);
+                status.passed_over = list.passed_over.clone();
+                status.listing_failed = None;
+                drop(status);
+                Some(list)
+            }
+            Err(failed) => {
+                self.note_error(format!("listing processes failed: {failed}"));
+                let mut status = lock(&self.shared.status);
+                status.source = None;
+                status.passed_over = Vec::new();
+                status.app_running = None;
+                status.listing_failed = Some(failed);
                 None
             }
-            Err(_) => {
-                self.note_error(format!(
-                    "listing processes took longer than {:?}",
-                    self.config.call_timeout
-                ));
-                None
-            }
-        }
+        };
+        self.shared.listed.send_replace(true);
+        result
     }
 
     async fn poll(&mut self) {
@@ -394,25 +509,24 @@ impl State {
     }
 
     /// A launch the driver was told about (CoreDevice's `processToken`). The pid alone is never
-    /// trusted: the process list is read at once, and a stream opens only if the pid's
-    /// executable lies in the app's bundle, like any other. A pid not listed yet is opened by
-    /// the fast polls that follow, once the list shows it in the bundle.
+    /// trusted: the process list is read at once, and a stream opens only if the pid is a
+    /// candidate like any other. A pid not listed yet is opened by the fast polls that follow.
     async fn launched(&mut self, pid: u32) {
         self.fast_until = Some(Instant::now() + self.config.fast_for);
         let Some(listed) = self.list().await else {
             return;
         };
-        match listed.iter().find(|p| p.pid == pid) {
-            Some(process) if !in_bundle(&process.executable, &self.record.path) => {
+        match listed.processes.iter().find(|p| p.pid == pid) {
+            Some(process) if !self.is_candidate(process) => {
                 // A new install moves the bundle, and a launch often follows an install, so
                 // the bundle is looked up again once before the pid is judged.
                 self.last_lookup = Instant::now();
                 self.relookup().await;
-                if !in_bundle(&process.executable, &self.record.path) {
+                if !self.is_candidate(process) {
                     tracing::warn!(
                         app = %self.record.bundle_id,
                         pid,
-                        "a launched pid's executable is not in the app's bundle; no stream is opened for it"
+                        "a launched pid is not one of the app's processes; no stream is opened for it"
                     );
                 }
             }
@@ -422,22 +536,48 @@ impl State {
         self.apply(&listed).await;
     }
 
-    /// Opens a stream for every listed process in the app's bundle, and closes the streams of
-    /// processes gone for longer than the linger.
-    async fn apply(&mut self, listed: &[ProcessEntry]) {
-        let now = Instant::now();
-        let matching: Vec<u32> = listed
-            .iter()
-            .filter(|p| in_bundle(&p.executable, &self.record.path))
-            .map(|p: &ProcessEntry| p.pid)
-            .collect();
-        for &pid in &matching {
-            match self.streams.get_mut(&pid) {
-                Some(stream) => stream.gone_since = None,
-                None => self.open(pid),
+    /// Whether a listed process may be the app's: its executable's path in the bundle, or (a
+    /// list of names) its name the app's executable's; never a pid whose stream already showed
+    /// another executable (a name shared with another app, or a pid reused) while it runs.
+    fn is_candidate(&self, process: &ProcessEntry) -> bool {
+        if self.rejected.contains(&process.pid) {
+            return false;
+        }
+        match &process.image {
+            ProcessImage::Path(path) => in_bundle(path, &self.record.path),
+            ProcessImage::Name(name) => {
+                report_name(&self.record).is_some_and(|executable| name_may_be(name, &executable))
             }
         }
+    }
+
+    /// Opens a stream for every listed candidate, opens silent ones again the other way, and
+    /// closes the streams of processes gone for longer than the linger.
+    async fn apply(&mut self, listed: &ProcessList) {
+        let now = Instant::now();
+        let listed_pids: HashSet<u32> = listed.processes.iter().map(|p| p.pid).collect();
+        // A pid that left the list may come back as another process.
+        self.rejected.retain(|pid| listed_pids.contains(pid));
+        self.others_tried.retain(|pid| listed_pids.contains(pid));
+        self.publish_rejected();
+        let matching: Vec<&ProcessEntry> = listed
+            .processes
+            .iter()
+            .filter(|p| self.is_candidate(p))
+            .collect();
+        for process in &matching {
+            match self.streams.get_mut(&process.pid) {
+                Some(stream) => stream.gone_since = None,
+                None => {
+                    self.open(process.pid, Way::Usual);
+                    self.note_process(process);
+                }
+            }
+        }
+        let matching: Vec<u32> = matching.iter().map(|p| p.pid).collect();
+        self.reopen_silent(&matching, now);
         let linger = self.config.linger;
+        let mut ended = Vec::new();
         self.streams.retain(|pid, stream| {
             if matching.contains(pid) {
                 return true;
@@ -445,16 +585,48 @@ impl State {
             let since = *stream.gone_since.get_or_insert(now);
             if now.duration_since(since) >= linger {
                 stream.handle.abort();
+                ended.push(*pid);
                 false
             } else {
                 true
             }
         });
+        if !ended.is_empty() {
+            let mut spans = lock(&self.shared.processes);
+            for span in spans.iter_mut().filter(|s| ended.contains(&s.pid)) {
+                span.ended = true;
+            }
+        }
         self.publish_streams();
+        lock(&self.shared.status).app_running = Some(!matching.is_empty());
         if matching.is_empty() && now.duration_since(self.last_lookup) >= self.config.relookup_every
         {
             self.last_lookup = now;
             self.relookup().await;
+        }
+    }
+
+    /// A stream that passed nothing on for [`FollowerConfig::silent_after`] while its process
+    /// runs is opened again the other way, once per process.
+    fn reopen_silent(&mut self, running: &[u32], now: Instant) {
+        let silent: Vec<u32> = self
+            .streams
+            .iter()
+            .filter(|(pid, stream)| {
+                running.contains(pid)
+                    && !self.others_tried.contains(pid)
+                    && stream.entries.load(Ordering::Relaxed) == 0
+                    && now.duration_since(stream.opened_at) >= self.config.silent_after
+            })
+            .map(|(pid, _)| *pid)
+            .collect();
+        for pid in silent {
+            tracing::info!(app = %self.record.bundle_id, pid, "a stream stayed silent while its process ran; opening it the other way");
+            self.others_tried.insert(pid);
+            if let Some(stream) = self.streams.remove(&pid) {
+                stream.handle.abort();
+            }
+            self.open(pid, Way::Other);
         }
     }
 
@@ -484,37 +656,93 @@ impl State {
         }
     }
 
-    fn open(&mut self, pid: u32) {
+    fn open(&mut self, pid: u32, way: Way) {
         let opener = Arc::clone(&self.services.streams);
         let shared = Arc::clone(&self.shared);
         let config = self.config.clone();
         let app = self.record.bundle_id.clone();
+        let bundle = self.record.path.clone();
+        let entries = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&entries);
+        self.next_generation += 1;
+        let generation = self.next_generation;
         let handle = self.tasks.spawn(async move {
-            match timeout(config.call_timeout, opener.open(pid)).await {
-                Ok(Ok(stream)) => pump(pid, stream, &shared, &config).await,
+            let opening = async {
+                if way == Way::Other {
+                    match opener.open_other(pid).await {
+                        Ok(stream) => return Ok(stream),
+                        Err(error) => {
+                            tracing::debug!(pid, %error, "no other way to the stream; opening it as before");
+                        }
+                    }
+                }
+                opener.open(pid).await
+            };
+            let ended = match timeout(config.call_timeout, opening).await {
+                Ok(Ok(stream)) => {
+                    lock(&shared.status).stream_error = None;
+                    let to = Pump {
+                        pid,
+                        bundle: &bundle,
+                        shared: &shared,
+                        config: &config,
+                        entries: &counted,
+                    };
+                    pump(stream, &to).await
+                }
                 Ok(Err(error)) => {
                     tracing::warn!(%app, pid, %error, "opening an os_trace stream failed");
-                    lock(&shared.status).last_error =
-                        Some(format!("opening the stream of pid {pid} failed: {error}"));
+                    let error = format!("opening the stream of pid {pid} failed: {error}");
+                    let mut status = lock(&shared.status);
+                    status.stream_error = Some(error.clone());
+                    status.last_error = Some(error);
+                    Ended::Closed
                 }
                 Err(_) => {
-                    lock(&shared.status).last_error = Some(format!(
+                    let error = format!(
                         "opening the stream of pid {pid} took longer than {:?}",
                         config.call_timeout
-                    ));
+                    );
+                    let mut status = lock(&shared.status);
+                    status.stream_error = Some(error.clone());
+                    status.last_error = Some(error);
+                    Ended::Closed
                 }
-            }
-            pid
+            };
+            (pid, generation, ended)
         });
         lock(&self.shared.status).opened.push(pid);
         self.streams.insert(
             pid,
             StreamState {
                 handle,
+                generation,
                 gone_since: None,
+                opened_at: Instant::now(),
+                entries,
             },
         );
         self.publish_streams();
+    }
+
+    /// Remembers a process a stream was opened for, by its executable's name (the last part of
+    /// its path, or the name a list of names gave).
+    fn note_process(&self, process: &ProcessEntry) {
+        let name = match &process.image {
+            ProcessImage::Path(path) => {
+                path_components(path).and_then(|parts| parts.last().cloned())
+            }
+            ProcessImage::Name(name) => Some(name.clone()),
+        };
+        let mut spans = lock(&self.shared.processes);
+        spans.retain(|span| span.pid != process.pid);
+        spans.push(ProcessSpan {
+            pid: process.pid,
+            name,
+            ended: false,
+        });
+        let over = spans.len().saturating_sub(MAX_SPANS);
+        spans.drain(..over);
     }
 
     fn publish_streams(&self) {
@@ -522,35 +750,132 @@ impl State {
         pids.sort_unstable();
         lock(&self.shared.status).open_streams = pids;
     }
+
+    fn publish_rejected(&self) {
+        let mut pids: Vec<u32> = self.rejected.iter().copied().collect();
+        pids.sort_unstable();
+        lock(&self.shared.status).rejected = pids;
+    }
 }
 
-/// Reads one stream until it ends, keeping the lines of its own process only.
-async fn pump(pid: u32, mut stream: Box<dyn LogStream>, shared: &Shared, config: &FollowerConfig) {
+/// Where one stream's entries go.
+struct Pump<'a> {
+    pid: u32,
+    /// The app's bundle when the stream opened.
+    bundle: &'a str,
+    shared: &'a Shared,
+    config: &'a FollowerConfig,
+    entries: &'a AtomicU64,
+}
+
+/// Reads one stream until it ends, keeping the lines of its own process only, and only while
+/// its entries show the process's executable inside the app's bundle.
+async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
+    // The executable path last seen inside the bundle: the same text again needs no new check.
+    let mut confirmed: Option<String> = None;
     loop {
         match stream.next_entry().await {
             Ok(Some(entry)) => {
                 // The phone filters by pid; checking again means a stream that ignored the
                 // filter still leaks nothing of another process.
-                if entry.pid != pid {
+                if entry.pid != to.pid {
                     continue;
                 }
-                let max = (config.max_lines, config.max_text_bytes);
-                let (lines, over) = entry_to_newest_lines(&entry, config.max_line_bytes, max);
+                if confirmed.as_deref() != Some(entry.filename.as_str()) {
+                    if !in_bundle(&entry.filename, to.bundle) {
+                        // Another app's process under the same name (or a pid reused): the
+                        // stream is closed, and neither this entry nor any later one is kept.
+                        tracing::info!(
+                            pid = to.pid,
+                            "a stream's process is not the app's (its executable lies outside the bundle); closed unread"
+                        );
+                        return Ended::NotTheApps;
+                    }
+                    confirmed = Some(entry.filename.clone());
+                }
+                to.entries.fetch_add(1, Ordering::Relaxed);
+                let max = (to.config.max_lines, to.config.max_text_bytes);
+                let (lines, over) = entry_to_newest_lines(&entry, to.config.max_line_bytes, max);
                 {
-                    let mut ring = lock(&shared.ring);
+                    let mut ring = lock(&to.shared.ring);
                     ring.dropped += over as u64;
                     for line in lines {
                         ring.push(line);
                     }
                 }
-                shared.added.notify_waiters();
+                to.shared.added.notify_waiters();
             }
-            Ok(None) => return,
+            Ok(None) => return Ended::Closed,
             Err(error) => {
-                tracing::debug!(pid, %error, "an os_trace stream ended");
-                return;
+                tracing::debug!(pid = to.pid, %error, "an os_trace stream ended");
+                return Ended::Closed;
             }
         }
+    }
+}
+
+/// Whether a process named `name` (os_trace_relay's `PidList` `ProcessName`) may run the
+/// executable `executable`: the same name, or a name of 15 bytes or more that starts it,
+/// since a kernel process name may be cut (BSD keeps `MAXCOMLEN`, 16 bytes, of it; whether
+/// `PidList` gives the cut name has not been seen on a phone). A wider match costs only a
+/// stream that is closed unread when its entries show another executable.
+///
+/// ```
+/// use phonelogs_ios::follower::name_may_be;
+/// assert!(name_may_be("Runner", "Runner"));
+/// assert!(!name_may_be("Runner", "RunnerX"));
+/// assert!(!name_may_be("Runne", "Runner"));
+/// assert!(name_may_be("WebDriverAgentRu", "WebDriverAgentRunner-Runner"));
+/// ```
+pub fn name_may_be(name: &str, executable: &str) -> bool {
+    !name.is_empty() && (name == executable || (name.len() >= 15 && executable.starts_with(name)))
+}
+
+/// What the agent must be told with a follower's lines, from its status: the processes could
+/// not be listed (the cause and the fix), the app's extensions cannot be found (names only), a
+/// stream of the app could not be opened, the app is not running, and that the phone hides
+/// values as `<private>` (said only when a line shown holds it).
+pub fn notices(status: &FollowerStatus) -> Vec<LogNotice> {
+    let mut notices = Vec::new();
+    if let Some(failed) = &status.listing_failed {
+        notices.push(LogNotice::Unreadable {
+            cause: format!("the iPhone's processes could not be listed ({failed})"),
+            fix: failed.fix(),
+        });
+    } else if status.source.is_some_and(|s| !s.knows_paths()) && !status.passed_over.is_empty() {
+        notices.push(LogNotice::PartlyUnreadable {
+            part: "extensions (widgets, share extensions and other app extensions)".into(),
+            cause: format!(
+                "the iPhone named its processes without their paths, which finds the main app's process only ({})",
+                causes(&status.passed_over)
+            ),
+            fix: fixes(&status.passed_over),
+        });
+    }
+    if let (Some(error), Some(true)) = (&status.stream_error, status.app_running) {
+        notices.push(LogNotice::Unreadable {
+            cause: format!("the app's log stream could not be opened ({error})"),
+            fix: RECONNECT.into(),
+        });
+    }
+    if status.app_running == Some(false) && status.open_streams.is_empty() {
+        notices.push(LogNotice::NotRunning);
+    }
+    notices.push(private_values());
+    notices
+}
+
+/// The iPhone's `<private>`: values the app logs without marking them public, which the phone
+/// hides (and, for apps built with the Xcode 26 SDK, `NSLog`'s dynamic strings too). Apple's
+/// documentation: `OSLogPrivacy` (developer.apple.com/documentation/os/oslogprivacy) and
+/// "Generating Log Messages from Your Code"
+/// (developer.apple.com/documentation/os/generating-log-messages-from-your-code); the Xcode 26
+/// change is seen in libimobiledevice #1682 and NativeScript/ios #278.
+pub fn private_values() -> LogNotice {
+    LogNotice::Redacted {
+        marker: "<private>".into(),
+        why: "the iPhone hides the dynamic values an app logs unless its code marks them public (os_log and Logger always did; with the Xcode 26 SDK, NSLog does too)".into(),
+        fix: "in the app, mark the values that hold no personal data public: `\\(value, privacy: .public)` in a Swift Logger message, `%{public}@` (or `%{public}d` and so on) in an os_log format, and log through Logger or os_log rather than NSLog".into(),
     }
 }
 

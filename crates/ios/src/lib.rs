@@ -43,11 +43,13 @@ pub mod crashes;
 mod device;
 mod error;
 pub mod follower;
+mod idevice_phone;
 mod phone;
 pub mod protocol;
 pub mod services;
+pub mod sources;
 
 pub use device::{UsbmuxdBackend, looks_like_simulator};
 pub use error::{Error, LOCKED_ADVICE, NOT_PAIRED_ADVICE, device_error};
 pub use follower::{Follower, FollowerConfig, FollowerLines, FollowerStatus};
-pub use phone::{LockdownPhone, PhoneConfig};
+pub use phone::{LockdownPhone, PhoneCheck, PhoneConfig};

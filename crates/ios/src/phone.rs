@@ -14,7 +14,8 @@ use time::OffsetDateTime;
 
 use crate::crashes::{read_crashes, report_name, within};
 use crate::follower::{Follower, FollowerConfig, FollowerStatus, is_xctrunner};
-use crate::services::{AppRecord, DeviceBackend, DeviceServices};
+use crate::services::{AppRecord, DeviceBackend, DeviceServices, PhoneFacts, list_within};
+use crate::sources::{ListingFailed, ProcessList};
 
 /// The driver's timings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,15 @@ impl Default for PhoneConfig {
 }
 
 type FollowerKey = (DeviceId, AppId);
+
+/// One iPhone as `phonelogs doctor` sees it ([`LockdownPhone::check_phone`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhoneCheck {
+    /// What the phone says about itself.
+    pub facts: PhoneFacts,
+    /// One listing of its processes.
+    pub listing: std::result::Result<ProcessList, ListingFailed>,
+}
 
 /// The iPhone driver. Lines come from per-process os_trace streams that a follower keeps from
 /// the first `app_logs` call until `stop_app_logs`; crash reports come from the crash report
@@ -115,8 +125,10 @@ impl LockdownPhone {
         .ok_or_else(|| Error::NotFound(format!("{app} is not installed on the iPhone")))
     }
 
-    /// Starts the follower of `app` on `device` if it is not running, and returns whether it
-    /// was already running.
+    /// Starts the follower of `app` on `device` if it is not running. A new follower's first
+    /// listing of the phone's processes is awaited (within the call's time limit), so the
+    /// first read already says whether the app runs and whether its processes could be
+    /// listed: never a silent empty answer.
     async fn ensure_follower(&self, device: &DeviceId, app: &AppId) -> Result<()> {
         let key = (device.clone(), app.clone());
         if self.followers().contains_key(&key) {
@@ -124,11 +136,20 @@ impl LockdownPhone {
         }
         let services = self.connect(device).await?;
         let record = self.lookup(&services, app).await?;
-        let mut followers = self.followers();
-        // Another call may have started it while this one looked the app up.
-        followers
-            .entry(key)
-            .or_insert_with(|| Follower::start(record, services, self.config.follower.clone()));
+        let listed = {
+            let mut followers = self.followers();
+            // Another call may have started it while this one looked the app up.
+            let follower = followers
+                .entry(key)
+                .or_insert_with(|| Follower::start(record, services, self.config.follower.clone()));
+            follower.listed()
+        };
+        if tokio::time::timeout(self.config.call_timeout, listed)
+            .await
+            .is_err()
+        {
+            tracing::warn!(%app, "the follower's first listing took longer than the call's limit");
+        }
         Ok(())
     }
 
@@ -142,6 +163,21 @@ impl LockdownPhone {
             follower.launched(pid);
         }
         Ok(())
+    }
+
+    /// What `phonelogs doctor` reports of one iPhone: what it says about itself (version,
+    /// Developer Mode, the developer disk image) and one listing of its processes (which
+    /// source answered, which were passed over and why, or why none answered).
+    pub async fn check_phone(&self, device: &DeviceId) -> Result<PhoneCheck> {
+        let services = self.connect(&self.bare(device)).await?;
+        let facts = within(
+            "reading what the iPhone says about itself",
+            self.config.call_timeout,
+            async { Ok(services.facts.facts().await) },
+        )
+        .await?;
+        let listing = list_within(services.processes.as_ref(), self.config.call_timeout).await;
+        Ok(PhoneCheck { facts, listing })
     }
 
     /// What the follower of `app` on `device` is doing, when one runs.

@@ -1,5 +1,5 @@
 //! The wire pieces this crate speaks itself, over any byte stream: os_trace_relay's
-//! `StartActivity` and its entry frames, installation_proxy's `Lookup` with the attributes that
+//! `StartActivity` and its entry frames, its `PidList`, installation_proxy's `Lookup` with the attributes that
 //! carry `get-task-allow`, and the crash report mover's `ping`.
 //!
 //! They are written over `AsyncRead + AsyncWrite` so that tests run them over
@@ -22,6 +22,8 @@ pub const OS_TRACE_RELAY: &str = "com.apple.os_trace_relay";
 pub const INSTALLATION_PROXY: &str = "com.apple.mobile.installation_proxy";
 /// The crash report mover's service name.
 pub const CRASH_REPORT_MOVER: &str = "com.apple.crashreportmover";
+/// The image mounter's service name.
+pub const IMAGE_MOUNTER: &str = "com.apple.mobile.mobile_image_mounter";
 
 /// `MessageFilter` 0xFFFF: every message type.
 pub const MESSAGE_FILTER_ALL: i64 = 0xFFFF;
@@ -117,6 +119,48 @@ pub async fn start_activity<S: AsyncRead + AsyncWrite + Unpin>(
             "StartActivity answered without a Status",
         )),
     }
+}
+
+/// The `PidList` request: the phone's processes by pid, with their names.
+pub fn pid_list_request() -> Value {
+    let mut request = Dictionary::new();
+    request.insert("Request".into(), Value::from("PidList"));
+    Value::Dictionary(request)
+}
+
+/// Sends `PidList` and reads the answer: a marker byte, then a big-endian length-prefixed plist
+/// whose `Payload` maps each pid (a decimal string) to a dictionary with its `ProcessName`
+/// (pymobiledevice3 `services/os_trace.py` `get_pid_list`; idevice
+/// `services/os_trace_relay.rs` `get_pid_list`). idevice's own `get_pid_list` is not used: it
+/// returns the pids and drops the names, and the names are what the follower matches.
+///
+/// An entry whose key is not a pid, or without a name, is skipped (and logged), so one odd
+/// entry does not lose the list; an answer without a `Payload` is an error.
+pub async fn pid_list<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+) -> Result<Vec<(u32, String)>, Error> {
+    write_plist(stream, OS_TRACE_RELAY, &pid_list_request()).await?;
+    // The marker's value is not checked, as in both public clients.
+    stream.read_u8().await.map_err(io(OS_TRACE_RELAY))?;
+    let answer = read_plist(stream, OS_TRACE_RELAY).await?;
+    let Some(payload) = answer.get("Payload").and_then(Value::as_dictionary) else {
+        return Err(Error::protocol(
+            OS_TRACE_RELAY,
+            "PidList answered without a Payload",
+        ));
+    };
+    let mut processes = Vec::with_capacity(payload.len());
+    for (key, value) in payload {
+        let name = value
+            .as_dictionary()
+            .and_then(|d| d.get("ProcessName"))
+            .and_then(Value::as_string);
+        match (key.trim().parse::<u32>(), name) {
+            (Ok(pid), Some(name)) if pid > 0 => processes.push((pid, name.to_owned())),
+            _ => tracing::debug!(%key, "skipping a PidList entry without a pid and a name"),
+        }
+    }
+    Ok(processes)
 }
 
 /// Reads one entry frame: `0x02`, a little-endian `u32` length, the entry. `None` when the
@@ -254,4 +298,49 @@ pub async fn await_ping<S: AsyncRead + Unpin>(stream: &mut S) -> Result<(), Erro
             format!("answered {ping:02x?}, not \"ping\""),
         ))
     }
+}
+
+/// Whether an image of `image_type` (`Personalized` on iOS 17 and later, `Developer` before)
+/// is mounted: `LookupImage`'s `ImageSignature`, then `CopyDevices`' `EntryList` (an image can
+/// be mounted while `LookupImage` gives an empty signature: pymobiledevice3
+/// `services/mobile_image_mounter.py` `is_image_mounted`). Written here rather than with
+/// idevice's `mobile_image_mounter` feature, which pulls in `sha2` 0.10 for uploading images
+/// this crate never uploads.
+pub async fn image_mounted<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    image_type: &str,
+) -> Result<bool, Error> {
+    let mut lookup = Dictionary::new();
+    lookup.insert("Command".into(), Value::from("LookupImage"));
+    lookup.insert("ImageType".into(), Value::from(image_type));
+    write_plist(stream, IMAGE_MOUNTER, &Value::Dictionary(lookup)).await?;
+    let answer = read_plist(stream, IMAGE_MOUNTER).await?;
+    let present = answer
+        .get("ImagePresent")
+        .and_then(Value::as_boolean)
+        .unwrap_or(true);
+    let signed = match answer.get("ImageSignature") {
+        Some(Value::Array(signatures)) => !signatures.is_empty(),
+        Some(Value::Data(signature)) => !signature.is_empty(),
+        _ => false,
+    };
+    if present && signed {
+        return Ok(true);
+    }
+    let mut copy = Dictionary::new();
+    copy.insert("Command".into(), Value::from("CopyDevices"));
+    write_plist(stream, IMAGE_MOUNTER, &Value::Dictionary(copy)).await?;
+    let answer = read_plist(stream, IMAGE_MOUNTER).await?;
+    Ok(answer
+        .get("EntryList")
+        .and_then(Value::as_array)
+        .is_some_and(|entries| {
+            entries.iter().any(|entry| {
+                entry
+                    .as_dictionary()
+                    .and_then(|d| d.get("DiskImageType"))
+                    .and_then(Value::as_string)
+                    == Some(image_type)
+            })
+        }))
 }

@@ -11,24 +11,28 @@ use async_trait::async_trait;
 use phonelogs_crash::ostrace::OsTraceEntry;
 use phonelogs_driver::{AppId, DeviceId, DeviceInfo, Result};
 
-/// One process on the phone: its pid and the full path of its executable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessEntry {
-    /// The process id.
-    pub pid: u32,
-    /// The executable's absolute path on the phone, e.g.
-    /// `/private/var/containers/Bundle/Application/<UUID>/Example.app/Example`, or the
-    /// percent-encoded `file://` URL CoreDevice gives (`…/My%20App.app/My%20App`); see
-    /// [`crate::follower::path_components`].
-    pub executable: String,
-}
+use crate::sources::{ListingFailed, ProcessList};
+// The process values live with the process lists; they are part of this module's traits too.
+pub use crate::sources::{ProcessEntry, ProcessImage};
 
-/// Lists the phone's processes (CoreDevice on iOS 17 and later, instruments' `deviceinfo`
-/// before).
+/// Lists the phone's processes, from the best source the phone offers now ([`crate::sources`]:
+/// CoreDevice's app service, instruments, or os_trace_relay's `PidList`).
 #[async_trait]
 pub trait ProcessLister: Send + Sync {
-    /// Every running process with its executable path.
-    async fn processes(&self) -> Result<Vec<ProcessEntry>>;
+    /// Every running process, which source answered, and why better ones did not; or why no
+    /// source answered.
+    async fn processes(&self) -> std::result::Result<ProcessList, ListingFailed>;
+}
+
+/// One listing of `lister`'s processes under a time limit: one that takes longer is a failure
+/// that says so ([`ListingFailed::timed_out`]).
+pub async fn list_within(
+    lister: &dyn ProcessLister,
+    after: std::time::Duration,
+) -> std::result::Result<ProcessList, ListingFailed> {
+    tokio::time::timeout(after, lister.processes())
+        .await
+        .unwrap_or_else(|_| Err(ListingFailed::timed_out(after)))
 }
 
 /// One open os_trace stream of one process.
@@ -44,6 +48,17 @@ pub trait LogStream: Send {
 pub trait StreamOpener: Send + Sync {
     /// Opens the stream of the process `pid`.
     async fn open(&self, pid: u32) -> Result<Box<dyn LogStream>>;
+
+    /// Opens the stream of `pid` another way than [`StreamOpener::open`] did, for a stream
+    /// that opened and then stayed silent while its process ran (reported of lockdown's
+    /// os_trace_relay on iOS 27 betas): the RemoteXPC shim through the CoreDevice tunnel.
+    /// `Unsupported` when the phone has no other way (no tunnel), the default.
+    async fn open_other(&self, pid: u32) -> Result<Box<dyn LogStream>> {
+        let _ = pid;
+        Err(phonelogs_driver::Error::Unsupported(
+            "no other way to the phone's os_trace_relay".into(),
+        ))
+    }
 }
 
 /// What installation_proxy's `Lookup` says about an installed app.
@@ -93,6 +108,26 @@ pub trait CrashFileSource: Send + Sync {
     async fn open(&self) -> Result<Box<dyn CrashDir>>;
 }
 
+/// What the phone says about itself that decides which process source can answer: its iOS
+/// version, Developer Mode, the developer disk image (for `phonelogs doctor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhoneFacts {
+    /// lockdown's `ProductVersion`, when it said.
+    pub product_version: Option<String>,
+    /// lockdown's `DeveloperModeStatus` (iOS 16 and later), when it said.
+    pub developer_mode: Option<bool>,
+    /// Whether the developer disk image is mounted, as the image mounter says; why it could not
+    /// tell otherwise.
+    pub disk_image: std::result::Result<bool, String>,
+}
+
+/// Reads [`PhoneFacts`].
+#[async_trait]
+pub trait FactReader: Send + Sync {
+    /// The phone's facts; each one it would not give is absent.
+    async fn facts(&self) -> PhoneFacts;
+}
+
 /// The services of one device.
 #[derive(Clone)]
 pub struct DeviceServices {
@@ -104,6 +139,8 @@ pub struct DeviceServices {
     pub apps: Arc<dyn AppLookup>,
     /// Its crash reports.
     pub crashes: Arc<dyn CrashFileSource>,
+    /// What it says about itself.
+    pub facts: Arc<dyn FactReader>,
 }
 
 impl std::fmt::Debug for DeviceServices {

@@ -136,11 +136,22 @@ async fn a_stream_lingers_three_seconds_after_its_process_is_gone() {
     sleep(Duration::from_millis(1_800)).await;
     assert_eq!(follower.status().open_streams, [100], "closed before 3 s");
     assert_eq!(texts(&follower), ["last words"]);
+    let span = |follower: &Follower| follower.lines(&all()).processes;
+    assert_eq!(
+        span(&follower),
+        [phonelogs_driver::ProcessSpan {
+            pid: 100,
+            name: Some("CrashTest".into()),
+            ended: false
+        }]
+    );
     sleep(Duration::from_millis(1_300)).await;
     assert!(
         follower.status().open_streams.is_empty(),
         "still open after 3 s"
     );
+    // The stream ended with its process: a result's process marker says so.
+    assert!(span(&follower)[0].ended);
     phone.log(&raw(100, T0 + 9, ERROR, &exe(), "after the linger"));
     settle().await;
     assert_eq!(texts(&follower), ["last words"]);
@@ -179,7 +190,13 @@ async fn a_moved_bundle_is_looked_up_again_at_most_every_five_seconds() {
     let moved = "/private/var/containers/Bundle/Application/99999999-0000-4000-8000-000000000002/CrashTest.app";
     phone.install(record(APP, moved, true));
     phone.spawn_process(400, &format!("{moved}/CrashTest"));
-    phone.add_backlog(raw(400, T0, INFO, "x", "after reinstall"));
+    phone.add_backlog(raw(
+        400,
+        T0,
+        INFO,
+        &format!("{moved}/CrashTest"),
+        "after reinstall",
+    ));
     sleep(Duration::from_secs(6)).await;
     assert_eq!(follower.status().bundle_path, moved);
     assert_eq!(phone.opened(), [400]);
@@ -446,4 +463,164 @@ async fn a_wait_on_the_follower_wakes_when_the_apps_line_arrives_and_opens_nothi
         opened,
         "the wait opened no stream of its own"
     );
+}
+
+// --- Issue 27: process names only, look-alikes, silent streams, notices. ---
+
+fn notices(follower: &Follower) -> Vec<phonelogs_driver::LogNotice> {
+    follower.lines(&all()).notices
+}
+
+fn has_not_running(follower: &Follower) -> bool {
+    notices(follower).contains(&phonelogs_driver::LogNotice::NotRunning)
+}
+
+/// `PidList` names processes only: the app's executable name is a candidate, and another app's
+/// process of the same name (every Flutter app is `Runner`) gets a stream that is closed at its
+/// first entry, whose executable lies outside the bundle, with nothing of it kept; that pid is
+/// not opened again while it runs. Extensions cannot be found by name, and the notice says so.
+#[tokio::test(start_paused = true)]
+async fn with_names_only_a_same_named_process_is_closed_unread_at_its_first_entry() {
+    let phone = setup();
+    phone.state.lock().unwrap().names_only = true;
+    let twin = "/private/var/containers/Bundle/Application/FFFF/Other.app/CrashTest";
+    phone.spawn_process(100, &exe());
+    phone.spawn_process(101, &extension());
+    phone.spawn_process(200, twin);
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "app started"));
+    phone.add_backlog(raw(200, T0, ERROR, twin, "OTHER-APP-SECRET first"));
+    phone.add_backlog(raw(200, T0 + 1, ERROR, twin, "OTHER-APP-SECRET second"));
+    let follower = start(&phone);
+    settle().await;
+    assert_eq!(texts(&follower), ["app started"]);
+    let status = follower.status();
+    assert_eq!(status.rejected, [200]);
+    assert_eq!(status.open_streams, [100]);
+    sleep(Duration::from_secs(5)).await;
+    // Polled five more times; the twin was not opened again, the extension never.
+    let mut opened = phone.opened();
+    opened.sort_unstable();
+    assert_eq!(opened, [100, 200]);
+    assert!(texts(&follower).iter().all(|t| !t.contains("SECRET")));
+    let said = notices(&follower);
+    assert!(
+        said.iter().any(|n| matches!(
+            n,
+            phonelogs_driver::LogNotice::PartlyUnreadable { part, fix, .. }
+                if part.contains("extensions") && fix.contains("pymobiledevice3 mounter auto-mount")
+        )),
+        "{said:?}"
+    );
+
+    // When the twin's pid leaves the list and comes back (a new process), it is judged again.
+    phone.kill(200);
+    sleep(Duration::from_secs(1)).await;
+    assert!(follower.status().rejected.is_empty());
+}
+
+/// An entry that shows another executable closes even a stream that began with the app's
+/// (a pid reused): what came before stays, nothing from then on.
+#[tokio::test(start_paused = true)]
+async fn an_entry_from_outside_the_bundle_ends_the_stream_and_nothing_after_it_is_kept() {
+    let phone = setup();
+    phone.state.lock().unwrap().names_only = true;
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    phone.log(&raw(100, T0, INFO, &exe(), "mine"));
+    phone.log(&raw(
+        100,
+        T0 + 1,
+        INFO,
+        "/usr/libexec/CrashTest",
+        "NOT-MINE",
+    ));
+    phone.log(&raw(100, T0 + 2, INFO, &exe(), "AFTER-THE-SWITCH"));
+    settle().await;
+    assert_eq!(texts(&follower), ["mine"]);
+    assert_eq!(follower.status().rejected, [100]);
+}
+
+/// A stream that opens and then sends nothing while its process runs (lockdown's
+/// os_trace_relay on iOS 27 betas) is opened again the other way (the RemoteXPC shim), once.
+#[tokio::test(start_paused = true)]
+async fn a_silent_stream_is_opened_again_the_other_way_once() {
+    let phone = setup();
+    phone.set_mode(100, StreamMode::Stall);
+    phone.state.lock().unwrap().other_mode = Some(StreamMode::Live);
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    sleep(Duration::from_secs(4)).await;
+    assert!(phone.state.lock().unwrap().opened_other.is_empty());
+    sleep(Duration::from_secs(3)).await;
+    assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
+    phone.log(&raw(100, T0, INFO, &exe(), "through the shim"));
+    settle().await;
+    assert_eq!(texts(&follower), ["through the shim"]);
+    sleep(Duration::from_secs(20)).await;
+    assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
+    assert_eq!(phone.opened(), [100]);
+}
+
+/// Without another way (no tunnel) the silent stream is opened again as before, and the
+/// follower does not try again for that process.
+#[tokio::test(start_paused = true)]
+async fn a_silent_stream_without_another_way_is_opened_as_before() {
+    let phone = setup();
+    phone.set_mode(100, StreamMode::Stall);
+    phone.spawn_process(100, &exe());
+    let _follower = start(&phone);
+    sleep(Duration::from_secs(30)).await;
+    assert_eq!(phone.opened(), [100, 100]);
+    assert!(phone.state.lock().unwrap().opened_other.is_empty());
+}
+
+/// The first read knows whether the app runs: no process of it is a true 0 with the notice
+/// that says so; a listing that fails is said with its cause and fix, and the lines read
+/// before stay.
+#[tokio::test(start_paused = true)]
+async fn the_notices_say_not_running_and_why_the_list_failed() {
+    let phone = setup();
+    let follower = start(&phone);
+    follower.listed().await;
+    assert!(has_not_running(&follower));
+    assert!(!notices(&follower).iter().any(|n| n.lines_may_be_missing()));
+
+    phone.spawn_process(100, &exe());
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "read before"));
+    sleep(Duration::from_millis(1_500)).await;
+    assert!(!has_not_running(&follower));
+
+    phone.state.lock().unwrap().fail_processes = true;
+    sleep(Duration::from_millis(1_500)).await;
+    let result = follower.lines(&all());
+    assert_eq!(
+        result
+            .lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>(),
+        ["read before"]
+    );
+    let unreadable = result
+        .notices
+        .iter()
+        .find_map(|n| match n {
+            phonelogs_driver::LogNotice::Unreadable { cause, fix } => Some((cause, fix)),
+            _ => None,
+        })
+        .expect("an unreadable notice");
+    assert!(
+        unreadable.0.contains("the iPhone is locked"),
+        "{unreadable:?}"
+    );
+    assert!(
+        unreadable.1.starts_with("unlock the iPhone"),
+        "{unreadable:?}"
+    );
+    // Whether the app runs is not known while nothing can be listed.
+    assert!(!has_not_running(&follower));
+    phone.state.lock().unwrap().fail_processes = false;
+    sleep(Duration::from_millis(1_500)).await;
+    assert!(!notices(&follower).iter().any(|n| n.lines_may_be_missing()));
 }

@@ -7,6 +7,9 @@
 //!   ends with the decision a read gets, the person's question;
 //! - two tasks (two HTTP sessions) waiting on the same app share its follower, and one task's
 //!   end leaves the other's wait running.
+//!
+//! And the iPhone's `<private>` (issue 27 item 7): a line shown that holds it is counted in the
+//! message, with why and what the app's developer can change.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -184,4 +187,33 @@ async fn one_task_ending_leaves_another_tasks_wait_on_the_shared_follower() {
     assert_eq!(result.matched, Some(true), "{}", result.message);
     assert!(result.log.contains("MARKER after"), "{}", result.log);
     second.end().await;
+}
+
+/// Issue 27 item 7: a value the phone hid shows as `<private>`; the message counts the lines
+/// shown that hold it and says why and what to change in the app; a read without one says
+/// nothing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_values_on_the_iphone_are_counted_and_explained() {
+    let rig = rig().await;
+    let session = task(&rig, "agent");
+    let plain = read_until_following(&rig, &session, "plain").await;
+    assert!(!plain.message.contains("<private>"), "{}", plain.message);
+    log(&rig, "signed in as <private> with token <private>");
+    let mut got = session.logs(request(&rig)).await;
+    for _ in 0..100 {
+        if got.log.contains("signed in as") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        got = session.logs(request(&rig)).await;
+    }
+    assert_eq!(got.status, Status::Ok, "{}", got.message);
+    assert!(got.log.contains("signed in as <private>"), "{}", got.log);
+    assert!(
+        got.message.contains("1 of the lines shown holds <private>")
+            && got.message.contains("Xcode 26")
+            && got.message.contains("privacy: .public"),
+        "{}",
+        got.message
+    );
 }

@@ -302,7 +302,13 @@ async fn a_percent_encoded_executable_url_matches_its_bundle() {
         100,
         "file:///private/var/containers/Bundle/Application/1B2C3D4E-0000-4000-8000-000000000001/My%20App.app/My%20App",
     );
-    phone.add_backlog(raw(100, T0, INFO, "x", "spaced app started"));
+    phone.add_backlog(raw(
+        100,
+        T0,
+        INFO,
+        &format!("{SPACED}/My App"),
+        "spaced app started",
+    ));
     let driver = driver(&phone);
     driver
         .app_logs(&device(), &AppId::new(APP), &all())
@@ -371,7 +377,13 @@ async fn a_launch_hook_never_opens_another_apps_pid() {
     phone.install(record(APP, common::BUNDLE, true));
     phone.install(record(STORE_ID, OTHER, false));
     phone.spawn_process(200, &format!("{OTHER}/Store"));
-    phone.add_backlog(raw(200, T0, ERROR, "x", "OTHER-APP-SECRET"));
+    phone.add_backlog(raw(
+        200,
+        T0,
+        ERROR,
+        &format!("{OTHER}/Store"),
+        "OTHER-APP-SECRET",
+    ));
     let driver = driver(&phone);
     // A pid that is another app's, and one that no process has.
     driver
@@ -574,6 +586,68 @@ mod properties {
             let mut expected = vec![own, retired];
             expected.sort();
             prop_assert_eq!(reads, expected);
+        }
+
+        /// Issue 27, item 2: with a process list of names only (`PidList`), a process named
+        /// like the app's executable in another bundle (another app's, a sibling `.appx`,
+        /// another app's extension, a different container), each logging secrets, never has
+        /// a line passed on; the app's own lines are. Every same-named process is closed at
+        /// its first entry and not opened again; a process whose name differs is never
+        /// opened.
+        #[test]
+        fn with_names_only_no_look_alike_process_passes_a_line_on(
+            name in app_name(),
+            affix in "[A-Za-z0-9]{1,3}",
+            other in "[A-Za-z]{1,8}",
+        ) {
+            let bundle = format!("{CONTAINER}/{name}.app");
+            let own = format!("{bundle}/{name}");
+            let look_alikes = [
+                format!("{CONTAINER}/{name}.appx/{name}"),
+                format!("{CONTAINER}/{name}{affix}.app/{name}"),
+                format!("{ELSEWHERE}/{name}.app/{name}"),
+                format!("{ELSEWHERE}/{other}.app/PlugIns/{name}.appex/{name}"),
+                format!("{ELSEWHERE}/{other}.app/{name}"),
+                format!("/usr/libexec/{name}"),
+            ];
+            // Names that differ from the app's executable: never a candidate.
+            let strangers = [
+                format!("{ELSEWHERE}/{other}.app/{name}{affix}"),
+                format!("{ELSEWHERE}/{other}.app/{affix}{name}"),
+            ];
+            let phone = FakePhone::new();
+            phone.state.lock().unwrap().names_only = true;
+            phone.install(app_record(&bundle, &name));
+            phone.spawn_process(100, &own);
+            phone.add_backlog(raw(100, T0, INFO, &own, "OWN-LINE"));
+            for (pid, path) in (200u32..).zip(look_alikes.iter().chain(&strangers)) {
+                phone.spawn_process(pid, path);
+                for second in 0..3 {
+                    phone.add_backlog(raw(pid, T0 + second, ERROR, path, "OTHER-APP-SECRET"));
+                }
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let driver = driver(&phone);
+            let (lines, status) = runtime.block_on(async {
+                let app = AppId::new(APP);
+                driver.app_logs(&device(), &app, &all()).await.unwrap();
+                sleep(Duration::from_secs(4)).await;
+                let lines = driver.app_logs(&device(), &app, &all()).await.unwrap().lines;
+                (lines, driver.follower_status(&device(), &app).unwrap())
+            });
+            let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+            prop_assert_eq!(texts, ["OWN-LINE"]);
+            let look_alike_pids: Vec<u32> = (200u32..).take(look_alikes.len()).collect();
+            prop_assert_eq!(&status.rejected, &look_alike_pids);
+            let mut opened = phone.opened();
+            opened.sort_unstable();
+            let mut expected = vec![100];
+            expected.extend(&look_alike_pids);
+            prop_assert_eq!(opened, expected, "each look-alike opened once, strangers never");
         }
 
         #[test]

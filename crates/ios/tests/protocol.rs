@@ -224,3 +224,58 @@ async fn the_mover_ping_is_accepted_with_or_without_a_nul() {
     drop(server);
     assert!(protocol::await_ping(&mut client).await.is_err());
 }
+
+/// `PidList` (pymobiledevice3 `services/os_trace.py` `get_pid_list`; idevice
+/// `services/os_trace_relay.rs`): the request, then a marker byte and a length-prefixed plist
+/// whose `Payload` maps each pid (a decimal string) to its `ProcessName`. Entries that are not a
+/// pid with a name are skipped; an answer without a `Payload` is a clear error.
+#[tokio::test]
+async fn pid_list_reads_names_by_pid_and_skips_odd_entries() {
+    let answer = |payload: Option<Dictionary>| {
+        let mut dict = Dictionary::new();
+        if let Some(payload) = payload {
+            dict.insert("Payload".into(), Value::Dictionary(payload));
+        }
+        let mut bytes = vec![0x01];
+        bytes.extend(plist_message(&Value::Dictionary(dict)));
+        bytes
+    };
+    let named = |name: &str| {
+        let mut d = Dictionary::new();
+        d.insert("ProcessName".into(), name.into());
+        Value::Dictionary(d)
+    };
+    let mut payload = Dictionary::new();
+    payload.insert("1".into(), named("launchd"));
+    payload.insert("4242".into(), named("CrashTest"));
+    payload.insert("notapid".into(), named("Odd"));
+    payload.insert("77".into(), Value::Dictionary(Dictionary::new()));
+    payload.insert("0".into(), named("kernel_task"));
+    let (mut client, mut server) = tokio::io::duplex(1 << 16);
+    let bytes = answer(Some(payload));
+    let server_task = tokio::spawn(async move {
+        let request = read_request(&mut server).await.unwrap();
+        server.write_all(&bytes).await.unwrap();
+        request
+    });
+    let mut listed = protocol::pid_list(&mut client).await.unwrap();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [(1, "launchd".to_owned()), (4242, "CrashTest".to_owned())]
+    );
+    let request = server_task.await.unwrap();
+    assert_eq!(
+        request.get("Request").and_then(Value::as_string),
+        Some("PidList")
+    );
+
+    let (mut client, mut server) = tokio::io::duplex(1 << 16);
+    let bytes = answer(None);
+    tokio::spawn(async move {
+        read_request(&mut server).await.unwrap();
+        server.write_all(&bytes).await.unwrap();
+    });
+    let error = protocol::pid_list(&mut client).await.unwrap_err();
+    assert!(error.to_string().contains("without a Payload"), "{error}");
+}

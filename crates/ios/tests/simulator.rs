@@ -11,9 +11,12 @@ use std::time::{Duration, SystemTime};
 
 use idevice::usbmuxd::UsbmuxdAddr;
 use phonelogs_driver::conformance::{Scenario, run_all};
-use phonelogs_driver::{AppId, AppLogger, CrashKind, DeviceId, ErrorKind, LogLevel, LogQuery};
+use phonelogs_driver::{
+    AppId, AppLogger, CrashKind, DeviceId, ErrorKind, LogLevel, LogLine, LogQuery,
+};
+use phonelogs_ios::sources::ProcessSource;
 use phonelogs_ios::{LockdownPhone, UsbmuxdBackend};
-use phonelogs_iossim::{App, IosSim, Level, Profile, Signing, SimPhone, Trust};
+use phonelogs_iossim::{App, IosSim, IosVersion, Level, Profile, Signing, SimPhone, Trust};
 use time::macros::datetime;
 
 const UDID: &str = "00008101-000A1234567890AB";
@@ -62,11 +65,44 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
+/// The app's lines, read again every 50 ms (10 s at most) until `enough` holds of them: the
+/// follower delivers what the phone logs asynchronously.
+async fn lines_until(
+    driver: &LockdownPhone,
+    device: &DeviceId,
+    app: &AppId,
+    query: &LogQuery,
+    enough: impl Fn(&[LogLine]) -> bool,
+) -> Vec<LogLine> {
+    result_until(driver, device, app, query, |result| enough(&result.lines))
+        .await
+        .lines
+}
+
+/// The app's result, read again every 50 ms (10 s at most) until `done` holds of it; the last.
+async fn result_until(
+    driver: &LockdownPhone,
+    device: &DeviceId,
+    app: &AppId,
+    query: &LogQuery,
+    mut done: impl FnMut(&phonelogs_driver::LogResult) -> bool,
+) -> phonelogs_driver::LogResult {
+    let mut last = phonelogs_driver::LogResult::default();
+    for _ in 0..200 {
+        last = driver.app_logs(device, app, query).await.unwrap();
+        if done(&last) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    last
+}
+
 /// The scenario's apps on a phone: Crash Test (development build), a store app, Settings.
-fn phone_for(scenario: &Scenario) -> SimPhone {
+fn phone_on(scenario: &Scenario, ios: IosVersion) -> SimPhone {
     let phone = SimPhone::empty(Profile {
         udid: UDID.into(),
-        ..Profile::default()
+        ..Profile::for_ios(ios)
     });
     phone.set_report_delays(Duration::ZERO, Duration::from_millis(20));
     let mut app = App::third_party(
@@ -102,8 +138,191 @@ fn phone_for(scenario: &Scenario) -> SimPhone {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lockdown_phone_conforms_against_the_simulator() {
+    let (opened, _) = conform_on(IosVersion::V16_7_10, true).await;
+    // The process list came from instruments (16.7 with the disk image): paths.
+    assert!(
+        opened
+            .iter()
+            .any(|o| o == "com.apple.instruments.remoteserver"),
+        "{opened:?}"
+    );
+}
+
+/// Issue 27: the conformance suite on every release the simulator plays, with and without the
+/// developer disk image. With it the process list comes from instruments (16.7) or CoreDevice
+/// through the tunnel (18.6, 26.1); without it (and on 17.2, where no tunnel exists) from
+/// os_trace_relay's `PidList`, names only; lockdown's instruments is never asked on 17 and
+/// later.
+async fn conforms_with_and_without_the_disk_image(ios: IosVersion) {
+    for ddi in [true, false] {
+        let (opened, source) = conform_on(ios, ddi).await;
+        let asked = |service: &str| opened.iter().any(|o| o == service);
+        assert!(
+            !(ios != IosVersion::V16_7_10 && asked("com.apple.instruments.remoteserver")),
+            "{ios} asked lockdown's instruments: {opened:?}"
+        );
+        // With the image: instruments on 16.7, CoreDevice through the tunnel from 17.4 (paths,
+        // extensions too); without it, and on 17.2 always, PidList.
+        let want = match (ios, ddi) {
+            (IosVersion::V16_7_10, true) => ProcessSource::Instruments,
+            (IosVersion::V17_2, _) | (_, false) => ProcessSource::PidList,
+            (_, true) => ProcessSource::CoreDevice,
+        };
+        assert_eq!(source, Some(want), "{ios}, disk image {ddi}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_conforms_on_16_7_with_and_without_the_disk_image() {
+    conforms_with_and_without_the_disk_image(IosVersion::V16_7_10).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_conforms_on_17_2_with_and_without_the_disk_image() {
+    conforms_with_and_without_the_disk_image(IosVersion::V17_2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_conforms_on_18_6_with_and_without_the_disk_image() {
+    conforms_with_and_without_the_disk_image(IosVersion::V18_6).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_driver_conforms_on_26_1_with_and_without_the_disk_image() {
+    conforms_with_and_without_the_disk_image(IosVersion::V26_1).await;
+}
+
+/// Reads `app`'s lines of the last minutes until `done` holds of them (or 10 s pass).
+async fn read_until(
+    driver: &LockdownPhone,
+    app: &AppId,
+    since: time::OffsetDateTime,
+    done: impl FnMut(&phonelogs_driver::LogResult) -> bool,
+) -> phonelogs_driver::LogResult {
+    let query = LogQuery::since(since, 500);
+    result_until(driver, &DeviceId::new(UDID), app, &query, done).await
+}
+
+fn texts(result: &phonelogs_driver::LogResult) -> Vec<&str> {
+    result.lines.iter().map(|l| l.text.as_str()).collect()
+}
+
+fn partly(result: &phonelogs_driver::LogResult) -> Option<(String, String)> {
+    result.notices.iter().find_map(|n| match n {
+        phonelogs_driver::LogNotice::PartlyUnreadable { cause, fix, .. } => {
+            Some((cause.clone(), fix.clone()))
+        }
+        _ => None,
+    })
+}
+
+/// 17.2 (no tunnel, no lockdown instruments): Crash Test's own lines arrive through `PidList`;
+/// its widget's cannot, and the result says why and that 17.4 is what helps. `Example` and its
+/// look-alike `Example.appx` share an executable name: the look-alike's stream is closed at its
+/// first entry and none of its lines is passed on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_17_2_names_only_read_the_app_and_say_what_is_missing() {
+    let phone = SimPhone::default_phone_on(IosVersion::V17_2);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let pid = phone.launch(app.as_str()).unwrap();
+    let widget = phone
+        .launch_extension(app.as_str(), "dev.phonelogs.crashtest.widget")
+        .unwrap();
+    let example = AppId::new("com.example.app");
+    let example_pid = phone.launch(example.as_str()).unwrap();
+    let lookalike = phone.pid_of("com.example.appx").unwrap();
+    for read in [&app, &example] {
+        read_until(&driver, read, since, |_| true).await;
+    }
+    until("the streams", || {
+        let streamed = phone.streamed_pids();
+        [pid, example_pid, lookalike]
+            .iter()
+            .all(|p| streamed.contains(&i64::from(*p)))
+    })
+    .await;
+    phone.log(pid, Level::Error, Some(("t", "p")), "app line");
+    phone.log(widget, Level::Error, Some(("t", "p")), "widget line");
+    phone.log(example_pid, Level::Error, Some(("t", "p")), "example line");
+    phone.log(
+        lookalike,
+        Level::Error,
+        Some(("t", "p")),
+        "LOOKALIKE-SECRET",
+    );
+    let got = read_until(&driver, &app, since, |r| texts(r).contains(&"app line")).await;
+    assert!(texts(&got).contains(&"app line"), "{:?}", texts(&got));
+    assert!(!texts(&got).contains(&"widget line"));
+    let (cause, fix) = partly(&got).expect("the widget's lines are said missing");
+    assert!(cause.contains("17.2"), "{cause}");
+    assert_eq!(fix, "update the iPhone to iOS 17.4 or later");
+    let got = read_until(&driver, &example, since, |r| {
+        texts(r).contains(&"example line")
+    })
+    .await;
+    assert!(
+        texts(&got).contains(&"example line") && !texts(&got).iter().any(|t| t.contains("SECRET")),
+        "{:?}",
+        texts(&got)
+    );
+    let status = driver
+        .follower_status(&DeviceId::new(UDID), &example)
+        .unwrap();
+    assert_eq!(status.rejected, [lookalike]);
+    assert!(!phone.streamed_pids().contains(&i64::from(widget)));
+}
+
+/// 16.7 after a restart with Developer Mode off: no developer disk image, so instruments is
+/// refused; the app's lines come through `PidList` and the result names Developer Mode and
+/// the mount. Once Developer Mode is on and the image mounted, the better source is asked
+/// again within seconds and the widget's lines arrive too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn developer_mode_off_is_named_and_a_disk_image_mounted_mid_task_is_used() {
+    let phone = SimPhone::default_phone_on(IosVersion::V16_7_10);
+    phone.set_developer_mode(false);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let pid = phone.launch(app.as_str()).unwrap();
+    let widget = phone
+        .launch_extension(app.as_str(), "dev.phonelogs.crashtest.widget")
+        .unwrap();
+    let first = read_until(&driver, &app, since, |_| true).await;
+    let (cause, fix) = partly(&first).expect("the missing extensions are said");
+    assert!(cause.contains("Developer Mode is off"), "{cause}");
+    assert!(
+        fix.starts_with("turn on Developer Mode") && fix.contains("mounter auto-mount"),
+        "{fix}"
+    );
+    until("the app's stream", || {
+        phone.streamed_pids().contains(&i64::from(pid))
+    })
+    .await;
+
+    phone.set_developer_mode(true);
+    phone.mount_ddi().unwrap();
+    until("the widget's stream", || {
+        phone.streamed_pids().contains(&i64::from(widget))
+    })
+    .await;
+    phone.log(widget, Level::Error, Some(("t", "p")), "widget line");
+    let got = read_until(&driver, &app, since, |r| texts(r).contains(&"widget line")).await;
+    assert!(texts(&got).contains(&"widget line"), "{:?}", texts(&got));
+    assert!(partly(&got).is_none(), "{:?}", got.notices);
+}
+
+/// The conformance suite against the simulator on release `ios`, with the developer disk image
+/// mounted or not; the services the phone opened, by name, and the process source that answered.
+async fn conform_on(ios: IosVersion, ddi: bool) -> (Vec<String>, Option<ProcessSource>) {
     let scenario = scenario();
-    let phone = phone_for(&scenario);
+    let phone = phone_on(&scenario, ios);
+    if !ddi {
+        phone.unmount_ddi();
+    }
     let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
     let app_pid = phone
         .launch_as(scenario.app.app.as_str(), scenario.app.pid)
@@ -125,6 +344,14 @@ async fn lockdown_phone_conforms_against_the_simulator() {
         .await
         .unwrap();
     assert!(first.lines.is_empty());
+    // The first read knows the app runs and could be listed.
+    assert!(
+        !first.notices.iter().any(|n| n.lines_may_be_missing())
+            || !ddi
+            || ios != IosVersion::V16_7_10,
+        "{:?}",
+        first.notices
+    );
     until("the app's stream", || {
         phone.streamed_pids().contains(&i64::from(app_pid))
     })
@@ -165,20 +392,14 @@ async fn lockdown_phone_conforms_against_the_simulator() {
         .iter()
         .filter(|l| level(l.level).is_some())
         .count();
-    for _ in 0..100 {
-        let got = driver
-            .app_logs(
-                &scenario.device,
-                &scenario.app.app,
-                &LogQuery::since(scenario.start, 500),
-            )
-            .await
-            .unwrap();
-        if got.lines.len() >= expected {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    lines_until(
+        &driver,
+        &scenario.device,
+        &scenario.app.app,
+        &LogQuery::since(scenario.start, 500),
+        |lines| lines.len() >= expected,
+    )
+    .await;
 
     // The crashes, with their pids and times (the second one a relaunch's).
     for crash in &scenario.app.crashes {
@@ -197,8 +418,15 @@ async fn lockdown_phone_conforms_against_the_simulator() {
         );
     }
 
+    // The suite ends by stopping the follower: its source is read first.
+    let source = driver
+        .follower_status(&scenario.device, &scenario.app.app)
+        .and_then(|status| status.source);
     let failures = run_all(&driver, &scenario).await;
-    assert!(failures.is_empty(), "conformance failures: {failures:#?}");
+    assert!(
+        failures.is_empty(),
+        "{ios}, disk image {ddi}: conformance failures: {failures:#?}"
+    );
 
     // Never a stream for the other app, the system, or all processes.
     assert!(
@@ -209,20 +437,15 @@ async fn lockdown_phone_conforms_against_the_simulator() {
         "streams: {:?}",
         phone.streamed_pids()
     );
-    // The other app's reports were never opened; the process list came from instruments.
+    // The other app's reports were never opened.
     let opened: Vec<String> = phone.opened().into_iter().map(|o| o.service).collect();
-    assert!(
-        opened
-            .iter()
-            .any(|o| o == "com.apple.instruments.remoteserver"),
-        "{opened:?}"
-    );
     assert!(
         !opened
             .iter()
             .any(|o| o.starts_with("afc:open:") && o.contains("Store-")),
         "{opened:?}"
     );
+    (opened, source)
 }
 
 fn sim_kind(crash: &phonelogs_driver::CrashReport) -> phonelogs_iossim::CrashKind {
@@ -279,29 +502,21 @@ async fn only_the_apps_own_processes_and_reports_are_read() {
     ] {
         phone.log(p, Level::Error, Some(("test", "privacy")), text);
     }
-    let mut lines = Vec::new();
-    for _ in 0..100 {
-        lines = driver
-            .app_logs(&device, &app, &LogQuery::since(since, 100))
-            .await
-            .unwrap()
-            .lines;
-        if lines.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let query = LogQuery::since(since, 100);
+    let lines = lines_until(&driver, &device, &app, &query, |lines| lines.len() >= 2).await;
     let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
     assert!(
         texts.contains(&"app line") && texts.contains(&"widget line"),
         "{texts:?}"
     );
-    let example_lines = driver
-        .app_logs(&device, &example, &LogQuery::since(since, 100))
-        .await
-        .unwrap()
-        .lines;
-    assert!(example_lines.iter().any(|l| l.text == "example line"));
+    let example_lines = lines_until(&driver, &device, &example, &query, |lines| {
+        lines.iter().any(|l| l.text == "example line")
+    })
+    .await;
+    assert!(
+        example_lines.iter().any(|l| l.text == "example line"),
+        "{example_lines:?}"
+    );
     for line in lines.iter().chain(&example_lines) {
         assert!(!line.text.contains("SECRET"), "{line:?}");
     }
@@ -353,10 +568,18 @@ async fn trust_states_and_unplugging_are_what_a_phone_shows() {
     let app = AppId::new("dev.phonelogs.crashtest");
     let since = time::OffsetDateTime::now_utc();
 
+    // The model is lockdown's `ProductType`, read before any session, so even a phone not
+    // paired yet is listed with it (as `ideviceinfo --simple` shows it).
+    let listed = driver.devices().await.unwrap();
+    assert_eq!(
+        listed[0].model.as_deref(),
+        Some(phone.profile().product_type.as_str())
+    );
     phone.set_trust(Trust::NotPaired);
     let listed = driver.devices().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].state, phonelogs_driver::DeviceState::NotPaired);
+    assert_eq!(listed[0].model.as_deref(), Some("iPhone14,2"));
     let error = driver
         .app_crashes(&device, &app, since, 3)
         .await
@@ -468,21 +691,17 @@ async fn a_stream_cut_mid_entry_is_reopened() {
     })
     .await;
     phone.log(pid, Level::Error, None, "after the cut");
-    let mut texts = Vec::new();
-    for _ in 0..100 {
-        texts = driver
-            .app_logs(&device, &app, &LogQuery::since(since, 10))
-            .await
-            .unwrap()
-            .lines
-            .into_iter()
-            .map(|l| l.text)
-            .collect();
-        if texts.iter().any(|t| t == "after the cut") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let texts: Vec<String> = lines_until(
+        &driver,
+        &device,
+        &app,
+        &LogQuery::since(since, 10),
+        |lines| lines.iter().any(|l| l.text == "after the cut"),
+    )
+    .await
+    .into_iter()
+    .map(|l| l.text)
+    .collect();
     assert!(texts.iter().any(|t| t == "after the cut"), "{texts:?}");
     assert!(
         !texts.iter().any(|t| t.contains("cut in half")),
@@ -604,6 +823,112 @@ async fn a_stalled_service_is_a_clear_timeout_not_a_hang() {
     phone.clear_faults();
     assert!(driver.dev_build(&device, &app).await.unwrap());
     driver.app_crashes(&device, &app, since, 3).await.unwrap();
+}
+
+/// 26.1 after a restart (no disk image): the tunnel comes up but RSD lists no app service, so
+/// the app's own lines come through `PidList` and the result names the mount. Once the image is
+/// mounted the RSD handshake is made again (a `ServiceNotFound` does not stick), CoreDevice's
+/// process list answers within seconds, and the widget's lines arrive too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_26_1_a_disk_image_mounted_mid_task_is_used_within_seconds() {
+    let phone = SimPhone::default_phone_on(IosVersion::V26_1);
+    phone.unmount_ddi();
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let pid = phone.launch(app.as_str()).unwrap();
+    let widget = phone
+        .launch_extension(app.as_str(), "dev.phonelogs.crashtest.widget")
+        .unwrap();
+    let first = read_until(&driver, &app, since, |_| true).await;
+    let (cause, fix) = partly(&first).expect("the missing extensions are said");
+    assert!(
+        cause.contains("the developer disk image is not mounted"),
+        "{cause}"
+    );
+    assert_eq!(fix, phonelogs_ios::sources::MOUNT);
+    until("the app's stream", || {
+        phone.streamed_pids().contains(&i64::from(pid))
+    })
+    .await;
+    phone.log(pid, Level::Error, Some(("t", "p")), "app line");
+    let got = read_until(&driver, &app, since, |r| texts(r).contains(&"app line")).await;
+    assert!(texts(&got).contains(&"app line"));
+
+    phone.mount_ddi().unwrap();
+    until("the widget's stream", || {
+        phone.streamed_pids().contains(&i64::from(widget))
+    })
+    .await;
+    phone.log(widget, Level::Error, Some(("t", "p")), "widget line");
+    let got = read_until(&driver, &app, since, |r| texts(r).contains(&"widget line")).await;
+    assert!(texts(&got).contains(&"widget line"), "{:?}", texts(&got));
+    assert!(partly(&got).is_none(), "{:?}", got.notices);
+    let status = driver.follower_status(&DeviceId::new(UDID), &app).unwrap();
+    assert_eq!(status.source, Some(ProcessSource::CoreDevice));
+}
+
+/// 26.1 with Developer Mode off: RSD lists no app service, and the result says Developer Mode
+/// is off and where to turn it on, before the mount.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_26_1_developer_mode_off_is_named_with_its_fix() {
+    let phone = SimPhone::default_phone_on(IosVersion::V26_1);
+    phone.set_developer_mode(false);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    phone.launch(app.as_str()).unwrap();
+    let first = read_until(&driver, &app, since, |_| true).await;
+    let (cause, fix) = partly(&first).expect("the missing extensions are said");
+    assert!(cause.contains("Developer Mode is off"), "{cause}");
+    assert!(
+        fix.starts_with("turn on Developer Mode (Settings › Privacy & Security › Developer Mode")
+            && fix.contains("pymobiledevice3 mounter auto-mount"),
+        "{fix}"
+    );
+}
+
+/// A lockdown os_trace stream that opens and then stays silent (iOS 27 betas): the follower
+/// opens the process's stream again through RSD's shim (`com.apple.os_trace_relay.shim.remote`)
+/// and the app's lines arrive; later streams of that phone open through the shim first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_lockdown_stream_is_read_through_the_shim() {
+    let phone = SimPhone::default_phone_on(IosVersion::V26_1);
+    phone.inject_fault(phonelogs_iossim::Fault::SilentLockdownOsTrace);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let since = time::OffsetDateTime::now_utc() - time::Duration::minutes(1);
+    let app = AppId::new("dev.phonelogs.crashtest");
+    let pid = phone.launch(app.as_str()).unwrap();
+    read_until(&driver, &app, since, |_| true).await;
+    // Silent for 5 s, then opened through the shim: logged until a line comes through.
+    let mut got = phonelogs_driver::LogResult::default();
+    for round in 0..40 {
+        phone.log(
+            pid,
+            Level::Error,
+            Some(("t", "p")),
+            &format!("line {round}"),
+        );
+        got = driver
+            .app_logs(&DeviceId::new(UDID), &app, &LogQuery::since(since, 500))
+            .await
+            .unwrap();
+        if !got.lines.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(!got.lines.is_empty(), "no line came through the shim");
+    let opened: Vec<String> = phone.opened().into_iter().map(|o| o.service).collect();
+    assert!(
+        opened
+            .iter()
+            .any(|o| o.contains("com.apple.os_trace_relay.shim.remote")),
+        "{opened:?}"
+    );
 }
 
 /// Issue 28's review (idevice allocates what the wire claims): a phone that claims a crash

@@ -21,6 +21,7 @@
 //! | `ddi unmount` | `ok`: the developer disk image is gone, as after a restart |
 //! | `ddi` | `ddi mounted` or `ddi unmounted` |
 //! | `developer-mode on\|off` | `ok` (the phone restarts to change it: the image is unmounted) |
+//! | `trust trusted\|locked\|not-paired` | `ok`: this computer trusted; trusted but the phone not unlocked since it started; never trusted |
 //! | `fault silent-os-trace` | `ok`: os_trace streams started through lockdown open and stay silent (RSD's shim still streams) |
 //! | `fault none` | `ok`: every fault cleared |
 //!
@@ -35,7 +36,7 @@
 //! assert!(control::run(&phone, "launch com.nowhere").starts_with("error: "));
 //! ```
 
-use crate::model::{CrashKind, Fault, Level, Signing, SimPhone};
+use crate::model::{CrashKind, Fault, Level, Signing, SimPhone, Trust};
 
 /// Runs one command line and returns its answer line (without a newline).
 pub fn run(phone: &SimPhone, line: &str) -> String {
@@ -159,6 +160,16 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
                 other => return Err(format!("{other:?} is not on or off")),
             };
             phone.set_developer_mode(on);
+            Ok("ok".into())
+        }
+        "trust" => {
+            let trust = match next("trusted, locked or not-paired")?.as_str() {
+                "trusted" => Trust::Trusted,
+                "locked" => Trust::Locked,
+                "not-paired" => Trust::NotPaired,
+                other => return Err(format!("{other:?} is not trusted, locked or not-paired")),
+            };
+            phone.set_trust(trust);
             Ok("ok".into())
         }
         "fault" => match next("a fault")?.as_str() {
@@ -285,6 +296,13 @@ mod tests {
         assert_eq!(run(&phone, "ddi mount"), "ok");
         assert!(run(&phone, "ddi eject").starts_with("error: "));
         assert!(run(&phone, "developer-mode maybe").starts_with("error: "));
+        assert_eq!(run(&phone, "trust locked"), "ok");
+        assert_eq!(phone.trust(), Trust::Locked);
+        assert_eq!(run(&phone, "trust not-paired"), "ok");
+        assert_eq!(phone.trust(), Trust::NotPaired);
+        assert_eq!(run(&phone, "trust trusted"), "ok");
+        assert_eq!(phone.trust(), Trust::Trusted);
+        assert!(run(&phone, "trust maybe").starts_with("error: "));
         assert_eq!(run(&phone, "fault silent-os-trace"), "ok");
         assert!(phone.has_fault(&Fault::SilentLockdownOsTrace));
         assert_eq!(run(&phone, "fault none"), "ok");

@@ -35,9 +35,21 @@ pub struct PhoneLogsArgs {
     /// of this task. `last` and cursors are for kind logs.
     #[serde(default)]
     pub since: Option<String>,
-    /// Only lines whose tag or text contains this text (lines only).
+    /// Only lines whose tag or text contains this text, or, written `/…/`, matches this
+    /// regular expression (Rust regex syntax, e.g. `/HTTP [45]\d\d/`). Lines only.
     #[serde(default)]
     pub filter: Option<String>,
+    /// Leave out the lines this matches: text or `/regex/`, as `filter` (e.g. a noisy tag's
+    /// `/^Choreographer$/`). Lines only.
+    #[serde(default)]
+    pub exclude: Option<String>,
+    /// Only lines with one of these tags, exactly (e.g. `["OkHttp", "MyApp"]`). Lines only.
+    #[serde(default)]
+    pub tag: Option<Vec<String>>,
+    /// Fold consecutive repeated lines (same process, level, tag and text) into one row that
+    /// says how many and until when: on by default; false shows every line.
+    #[serde(default)]
+    pub fold: Option<bool>,
     /// Only lines of this level or more severe: verbose, debug, info, warn, error, fatal.
     #[serde(default)]
     pub level: Option<String>,

@@ -1,10 +1,11 @@
 //! Asking the person, through the client: the question's form (elicitation), reading the answer
 //! back, and sealing the state a 2026-07-28 client echoes on its `input_required` retry.
 //!
-//! The answer always comes from the person through the client's own dialog; nothing here lets the
-//! agent answer. The state a client echoes back is untrusted, so it is sealed with an HMAC under
-//! a secret that lives only in this process and is bound to the task, the tool and the call's
-//! arguments: a forged, altered or replayed state (another call, another task, too late) fails.
+//! The answer always comes from the person through the client's own dialog, and only from a
+//! client a person sits at ([`ClientSeat`]); nothing here lets the agent answer. The state a
+//! client echoes back is untrusted, so it is sealed with an HMAC under a secret that lives only
+//! in this process and is bound to the task, the tool and the call's arguments: a forged,
+//! altered or replayed state (another call, another task, too late) fails.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -75,6 +76,39 @@ impl Decision {
     }
 }
 
+/// Who sits at the client this server talks to, and so which answers its dialog may give for
+/// the person. Decided once, where the transport is chosen (the binary: stdio, or each HTTP
+/// token), and read only here: [`ClientSeat::offers`] is both what the question's form offers
+/// and what is taken from the client's answer, for elicitation and `input_required` alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientSeat {
+    /// The client the person started and sits at (stdio: the agent's client runs on the
+    /// person's desktop): its dialog is the person's, every answer included.
+    Person,
+    /// A client a person sits at, reached over the network (an HTTP token the token file marks
+    /// `person`): its dialog may allow once, for this task, or deny, but a standing rule
+    /// ("Always allow") is only ever given on the person's own side.
+    PersonNotAlways,
+    /// The agent's own client (an HTTP token, by default): a scripted client could answer its
+    /// own question, so it is never asked and nothing it answers is taken. Questions wait for
+    /// the person's side (`phonelogs approvals`, `phonelogs ui`). The default: a server that
+    /// was not told who sits at its client asks nobody there.
+    #[default]
+    Agent,
+}
+
+impl ClientSeat {
+    /// The answers the client's dialog offers, and the only ones taken from it; empty when the
+    /// client is not asked at all.
+    pub fn offers(self) -> &'static [Decision] {
+        match self {
+            ClientSeat::Person => &Decision::ALL,
+            ClientSeat::PersonNotAlways => &[Decision::Once, Decision::Task, Decision::Deny],
+            ClientSeat::Agent => &[],
+        }
+    }
+}
+
 /// What came back from asking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -90,20 +124,25 @@ pub enum Outcome {
     Cancelled,
 }
 
-/// The question's form: one required single-select field with the four answers.
-pub fn question_schema() -> ElicitationSchema {
+/// The question's form: one required single-select field with the answers `offered` (see
+/// [`ClientSeat::offers`]), in the order of [`Decision::ALL`].
+pub fn question_schema(offered: &[Decision]) -> ElicitationSchema {
     let mut choice = TitledSingleSelectEnumSchema::new(
-        Decision::ALL
-            .into_iter()
+        offered
+            .iter()
             .map(|d| ConstTitle::new(d.as_str(), d.title()))
             .collect(),
     );
     choice.title = Some("Answer".into());
-    choice.description = Some(
-        "Allow once covers this call; Allow for this task covers this app until the task ends; \
-         Always allow also covers later tasks of this agent on this phone."
-            .into(),
-    );
+    let mut description = "Allow once covers this call; Allow for this task covers this app until \
+         the task ends"
+        .to_owned();
+    description.push_str(if offered.contains(&Decision::Always) {
+        "; Always allow also covers later tasks of this agent on this phone."
+    } else {
+        ". Always allow is given on the person's own side (phonelogs approvals, phonelogs ui)."
+    });
+    choice.description = Some(description.into());
     let mut properties = BTreeMap::new();
     properties.insert(
         DECISION_FIELD.to_owned(),
@@ -221,7 +260,7 @@ mod tests {
 
     #[test]
     fn the_form_offers_the_four_answers_in_order() {
-        let schema = serde_json::to_value(question_schema()).unwrap();
+        let schema = serde_json::to_value(question_schema(&Decision::ALL)).unwrap();
         let options = schema["properties"][DECISION_FIELD]["oneOf"]
             .as_array()
             .cloned()

@@ -6,6 +6,11 @@
 //! when the gateway says an approval is pending, and renders the gateway's answers; the gateway
 //! decides everything else.
 //!
+//! Who sits at the client is decided where the transport is chosen ([`ClientSeat`], in
+//! [`ServerOptions::client`]): the person's own client (stdio) is asked with every answer; a
+//! client a person sits at over the network without "Always allow"; the agent's own client
+//! (HTTP, and the default) never: its questions wait for the person's side.
+//!
 //! Asking the person, by what the client can do:
 //! - a client with form elicitation (protocol 2025-06-18 to 2025-11-25) is asked the action's own
 //!   question ("Read the logs of <app>?", "Capture a native tombstone of <app> (pid N)? …") with
@@ -30,7 +35,7 @@
 //! use phonelogs_driver::{AppId, DeviceId};
 //! use phonelogs_fake::{FakeApp, FakePhone};
 //! use phonelogs_gateway::{Agent, Gateway, Mode, TaskSpec};
-//! use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
+//! use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 //!
 //! let phone = FakePhone::new();
 //! let device = DeviceId::new("emulator-5554");
@@ -38,7 +43,9 @@
 //! phone.add_app(&device, FakeApp::new(AppId::new("dev.phonelogs.crashtest")).uid(10123).dev_build(true));
 //! let gateway = Gateway::builder().driver(Arc::new(phone)).build()?;
 //! let task = TaskSpec::new(Agent::new("my-agent", Mode::ReadOnly));
-//! let server = PhoneLogsServer::new(gateway, task, ServerOptions::default())?;
+//! // Served on stdio: the person sits at the client that started the server.
+//! let options = ServerOptions { client: ClientSeat::Person, ..ServerOptions::default() };
+//! let server = PhoneLogsServer::new(gateway, task, options)?;
 //! assert!(!server.session().task_id().is_empty());
 //! // `server.serve((tokio::io::stdin(), tokio::io::stdout())).await` serves it on stdio.
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -52,5 +59,6 @@ pub mod output;
 pub mod render;
 mod server;
 
+pub use ask::ClientSeat;
 pub use error::Error;
 pub use server::{INSTRUCTIONS, PhoneLogsServer, ServerOptions, logs_result};

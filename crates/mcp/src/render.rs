@@ -9,11 +9,70 @@
 //! cap as JSON-escaped bytes (report headings' structured copies included), so either form is
 //! within the cap plus the message and the JSON keys.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use phonelogs_gateway::MAX_MESSAGE_BYTES;
+use rmcp::handler::server::router::tool::ToolRoute;
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 
 use crate::output::{
     DebugEnvelope, DebugStatusOut, DevicesOutput, DevicesStatus, LogsStatus, PhoneLogsOutput,
 };
+
+/// The key of a tool's `_meta` in `tools/list` with which Claude Code raises, for that tool,
+/// the size above which it saves a result to a file and shows the model a preview (50,000
+/// characters otherwise; see docs/mcp.md).
+pub const MAX_RESULT_SIZE_KEY: &str = "anthropic/maxResultSizeChars";
+/// The most Claude Code takes for [`MAX_RESULT_SIZE_KEY`].
+pub const MAX_RESULT_SIZE_CEILING: usize = 500_000;
+/// What a result holds besides its log (within the cap) and its message (within
+/// [`MAX_MESSAGE_BYTES`]), as JSON at its widest: every key, the status, the approval id, the
+/// rule (at most 300 bytes, each escaped to at most six), the cursor, five counts of 20 digits,
+/// `matched`, `error_code`; for a debugging aid, the envelope around its data.
+pub const ENVELOPE_BYTES: usize = 4_096;
+/// The tools whose results can be large: `phone_logs` and `capture_native_backtrace` are cut
+/// to the result cap; the others' are small, or (`get_process_exit_history`, whose length is
+/// the phone's) not bounded by the cap, so they declare nothing.
+pub const LARGE_RESULT_TOOLS: [&str; 2] = ["phone_logs", "capture_native_backtrace"];
+
+/// The most characters either form of a result can hold at result cap `cap` (the text content,
+/// or `structuredContent` as JSON): the cap, the message and the envelope. Characters as a
+/// JavaScript client counts them (UTF-16 units) are never more than these UTF-8 bytes. Held by
+/// a property test over the one cut (`tests/one_cut.rs`).
+pub fn max_result_bytes(cap: usize) -> usize {
+    cap + MAX_MESSAGE_BYTES + ENVELOPE_BYTES
+}
+
+/// What the large-result tools declare as [`MAX_RESULT_SIZE_KEY`]: [`max_result_bytes`], at
+/// most Claude Code's ceiling.
+pub fn max_result_chars(cap: usize) -> usize {
+    max_result_bytes(cap).min(MAX_RESULT_SIZE_CEILING)
+}
+
+/// Puts [`MAX_RESULT_SIZE_KEY`] into the `_meta` of each of [`LARGE_RESULT_TOOLS`], computed
+/// from the gateway's result cap, so Claude Code passes their results whole. A cap so large
+/// that a result may pass the ceiling is warned about: such a result is saved to a file there.
+pub fn declare_result_sizes<S>(routes: &mut HashMap<Cow<'static, str>, ToolRoute<S>>, cap: usize) {
+    if max_result_bytes(cap) > MAX_RESULT_SIZE_CEILING {
+        tracing::warn!(
+            cap,
+            "with this result cap a result may pass the 500,000 characters Claude Code passes whole; it saves a larger one to a file"
+        );
+    }
+    for tool in LARGE_RESULT_TOOLS {
+        if let Some(route) = routes.get_mut(tool) {
+            let meta = route
+                .attr
+                .meta
+                .get_or_insert_with(|| MetaObject(Default::default()));
+            meta.0.insert(
+                MAX_RESULT_SIZE_KEY.to_owned(),
+                serde_json::Value::from(max_result_chars(cap)),
+            );
+        }
+    }
+}
 
 /// The text content of a `phone_logs` result: the message, then a blank line and the log when
 /// there is one.
@@ -96,6 +155,9 @@ mod tests {
             shown: 1,
             left_out: 0,
             cut: 0,
+            folded: 0,
+            masked: 0,
+            error_code: None,
             reports,
             cursor: None,
             matched: None,
@@ -148,6 +210,7 @@ mod tests {
             blamed_frame: None,
             occurrences: None,
             symbols: None,
+            masked: 0,
         };
         let written = serde_json::to_string(&heading).unwrap();
         assert_eq!(written.len() + 1, phonelogs_gateway::heading_cost(&view));
@@ -191,6 +254,7 @@ mod tests {
                 pids: occurrences.pids.clone(),
             }),
             symbols: heading.symbols.clone(),
+            masked: 0,
         };
         let written = serde_json::to_string(&heading).unwrap();
         let cost = phonelogs_gateway::heading_cost(&view);

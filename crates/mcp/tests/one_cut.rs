@@ -2,6 +2,10 @@
 //! reports and any result cap, the MCP result's text after the message is the gateway's log, the
 //! structured `log` is the same, every report shown has its heading in both, the counts are of
 //! what is shown, and each form a client may pass to its model is within the cap plus 2 KB.
+//!
+//! Issue 29's: with repeats folded and secrets masked, the counts stay counts of log lines, and
+//! either form is within what the server declares as `_meta["anthropic/maxResultSizeChars"]`
+//! (`max_result_bytes`), errors included (and an error's text under 10,000 characters).
 
 // Test helpers unwrap: a failure there is a failing test, which is what it should be.
 #![allow(clippy::unwrap_used)]
@@ -15,6 +19,7 @@ use phonelogs_gateway::{
     TaskSpec,
 };
 use phonelogs_mcp_frontend::logs_result;
+use phonelogs_mcp_frontend::render::{max_result_bytes, max_result_chars};
 use proptest::prelude::*;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
@@ -138,7 +143,8 @@ fn one_log_in_both_forms(response: &LogsResponse, cap: usize) -> Result<Value, T
     prop_assert_eq!(&structured["cut"], &Value::from(response.cut));
     prop_assert!(structured.get("lines").is_none());
     // Either form, on its own, is what a model receives from some client.
-    let structured_bytes = serde_json::to_string(&structured).unwrap().len();
+    let structured_text = serde_json::to_string(&structured).unwrap();
+    let structured_bytes = structured_text.len();
     prop_assert!(
         text.len() <= cap + SLACK,
         "text: {} bytes, cap {cap}",
@@ -148,7 +154,24 @@ fn one_log_in_both_forms(response: &LogsResponse, cap: usize) -> Result<Value, T
         structured_bytes <= cap + SLACK,
         "structured: {structured_bytes} bytes, cap {cap}"
     );
+    within_declared(&text, &structured_text, cap)?;
     Ok(structured)
+}
+
+/// Either form within what the server declares in `tools/list`, in bytes and in the UTF-16
+/// units a JavaScript client counts.
+fn within_declared(text: &str, structured: &str, cap: usize) -> Result<(), TestCaseError> {
+    let declared = max_result_chars(cap);
+    prop_assert_eq!(declared, max_result_bytes(cap), "below the ceiling here");
+    for form in [text, structured] {
+        prop_assert!(
+            form.len() <= declared,
+            "{} bytes, declared {declared}",
+            form.len()
+        );
+        prop_assert!(form.encode_utf16().count() <= declared);
+    }
+    Ok(())
 }
 
 fn cap() -> impl Strategy<Value = usize> {
@@ -169,22 +192,47 @@ proptest! {
         let sizes: Vec<usize> = (0..count)
             .map(|i| 50 + ((seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)) % 4_951) as usize)
             .collect();
-        phone.add_logs(&device, &app, sizes.iter().enumerate().map(|(i, &size)| LogLine {
+        // Some lines repeat the one before (they fold into its row), and some hold a secret
+        // (masked, and the masked text may be longer or shorter than the secret).
+        let texts: Vec<String> = sizes
+            .iter()
+            .enumerate()
+            .scan(String::new(), |last, (i, &size)| {
+                let pick = (seed >> (i % 61)) % 7;
+                let line = match pick {
+                    0 if !last.is_empty() => last.clone(),
+                    1 => format!("auth=Bearer {JWT} {}", text(seed ^ i as u64, size / 4, false)),
+                    _ => text(seed.wrapping_add(i as u64), size, false),
+                };
+                *last = line.clone();
+                Some(line)
+            })
+            .collect();
+        phone.add_logs(&device, &app, texts.iter().enumerate().map(|(i, text)| LogLine {
             time: start + Duration::milliseconds(i as i64),
             level: LogLevel::Info,
             tag: "Chatty".into(),
-            text: text(seed.wrapping_add(i as u64), size, false),
+            text: text.clone(),
             pid: Some(4242),
             tid: Some(4242),
             uid: Some(10_500),
         }));
         let response = read(phone, cap, LogsKind::Logs, 500);
         one_log_in_both_forms(&response, cap)?;
-        // The counts are of what is shown: one log line per line, the rest counted.
-        prop_assert_eq!(response.shown, response.lines.len());
-        prop_assert_eq!(response.log.lines().count(), response.shown);
+        // The counts are of what is shown: log lines, a folded row counting each of its lines.
+        let rows = &response.lines;
+        prop_assert_eq!(response.shown, rows.iter().map(|r| r.lines).sum::<usize>());
+        prop_assert_eq!(response.log.lines().count(), rows.len());
         prop_assert_eq!(response.shown + response.left_out, count);
-        let cut = response.log.lines().filter(|l| l.ends_with('…')).count();
+        prop_assert_eq!(response.folded, rows.iter().map(|r| r.lines.saturating_sub(1)).sum::<usize>());
+        prop_assert_eq!(response.masked, rows.iter().map(|r| r.masked).sum::<usize>());
+        prop_assert!(!response.log.contains(JWT), "a secret reached the agent");
+        // A cut row ends with the mark, before a fold's `(×N until …)`.
+        for (line, row) in response.log.lines().zip(rows) {
+            let body = line.rsplit_once(" (×").filter(|_| row.lines > 1).map_or(line, |(b, _)| b);
+            prop_assert_eq!(body.ends_with('…'), row.cut, "{}", line);
+        }
+        let cut: usize = rows.iter().filter(|r| r.cut).map(|r| r.lines).sum();
         prop_assert_eq!(response.cut, cut);
         prop_assert!(response.shown > 0, "the newest line always fits");
         let shown = format!("{} log line", response.shown);
@@ -193,6 +241,40 @@ proptest! {
             let left_out = format!(" {} older line", response.left_out);
             prop_assert!(response.message.contains(&left_out), "{}", response.message);
         }
+    }
+
+    #[test]
+    fn an_error_result_is_short_and_within_the_declared_size(
+        garbage in "(?s).{0,3000}",
+        which in 0usize..4,
+        cap in cap(),
+    ) {
+        let (phone, _, _) = phone();
+        let mut request = LogsRequest::new(APP);
+        // Every argument an agent's text can be quoted back from, made bad.
+        match which {
+            0 => request.filter = Some(format!("/({garbage}/")),
+            1 => request.level = Some(format!("{garbage}x")),
+            2 => request.since = Some(format!("{garbage}x!")),
+            _ => request.wait_for = Some(format!("{garbage}x")),
+        }
+        if which == 3 {
+            request.kind = LogsKind::Crashes;
+        }
+        let gateway = Gateway::builder().driver(Arc::new(phone)).result_cap(cap).build().unwrap();
+        let session = gateway.start_task(TaskSpec::new(Agent::new("agent", Mode::ReadOnly)));
+        let response = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(session.logs(request));
+        prop_assert_eq!(response.status, phonelogs_gateway::Status::Error);
+        let result = logs_result(response);
+        prop_assert_eq!(result.is_error, Some(true));
+        let text = text_content(&result);
+        prop_assert!(text.encode_utf16().count() < 10_000, "{} characters", text.len());
+        let structured = serde_json::to_string(&result.structured_content.unwrap()).unwrap();
+        within_declared(&text, &structured, cap)?;
     }
 
     #[test]
@@ -322,6 +404,9 @@ proptest! {
         }
     }
 }
+
+/// A JWT made for this test (`{"alg":"HS256"}`, `{"sub":"1"}`), not a real token.
+const JWT: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLW9mLWEtdGVzdA";
 
 const MAPPING: &str = include_str!("../../../testdata/symbols/proguard-6.2.2/mapping.txt");
 const TRACE: &str = include_str!("../../../testdata/symbols/proguard-6.2.2/trace-button.txt");

@@ -56,6 +56,9 @@ pub mod names {
     pub const UI_AUTOMATION_HELPERS: &str = "UI automation helpers";
     /// Apps the person blocked from the command line.
     pub const BLOCKED_APPS: &str = "Blocked apps";
+    /// The name the history gives the person's own reads (`phonelogs logs`). No agent may take
+    /// it ([`crate::Agent::check_name`]): its steps would read as the person's.
+    pub const PERSON: &str = "you (phonelogs logs)";
 }
 
 /// What went wrong loading a policy.
@@ -72,6 +75,14 @@ pub enum Error {
         pattern: String,
         /// Why it was refused.
         reason: String,
+    },
+    /// A name no agent may have: blank, or the person's own ([`names::PERSON`]).
+    #[error("{name:?} cannot name an agent: {reason}")]
+    AgentName {
+        /// The name as given.
+        name: String,
+        /// Why it was refused.
+        reason: &'static str,
     },
 }
 
@@ -109,6 +120,49 @@ impl Agent {
             mode,
             scope: None,
         }
+    }
+
+    /// An agent with a name that may name one ([`Agent::check_name`]), a mode and no scope:
+    /// how the binaries make an agent from a name a person typed (a flag, a token file).
+    pub fn named(name: impl Into<String>, mode: Mode) -> Result<Self, Error> {
+        let name = name.into();
+        Agent::check_name(&name)?;
+        Ok(Agent::new(name, mode))
+    }
+
+    /// Whether `name` may name an agent: not blank, and not the person's own name
+    /// ([`names::PERSON`]), which the history gives the person's reads, so that no agent's
+    /// step can read as the person's. The one check every agent name goes through: the
+    /// configuration's agents ([`Policy::validate`]) and every name a binary takes
+    /// ([`Agent::named`]).
+    ///
+    /// The comparison looks past case, spaces and punctuation ("You (phonelogs  logs)" is
+    /// refused too), and a name is printable ASCII only (letters, digits, spaces and
+    /// punctuation): a letter of another script (a Cyrillic "о", a Greek "ο", a full-width
+    /// "ｙ") can look like one of the person's name's, and a control, a line end or an invisible
+    /// or bidirectional mark (every character the gateway's `lines::misleads` refuses) can make
+    /// a name read as another. Refusing them all is simpler than a confusables skeleton and
+    /// leaves nothing to look alike.
+    pub fn check_name(name: &str) -> Result<(), Error> {
+        let letters = |text: &str| -> String {
+            text.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect()
+        };
+        let reason = if name.trim().is_empty() {
+            "it is blank"
+        } else if !name.chars().all(|c| matches!(c, ' '..='~')) {
+            "an agent's name is printable ASCII only (letters, digits, spaces, punctuation): a letter of another script or an invisible, control or line-end character can make it look like another name"
+        } else if letters(name) == letters(names::PERSON) {
+            "it is the name the history gives the person's own reads"
+        } else {
+            return Ok(());
+        };
+        Err(Error::AgentName {
+            name: name.to_owned(),
+            reason,
+        })
     }
 
     /// The same agent, limited to `apps`.
@@ -293,7 +347,7 @@ impl Policy {
     }
 
     /// Checks that every entry can name an app (so a typo is an error, not a rule that never
-    /// matches silently).
+    /// matches silently), and that every agent's name may name one ([`Agent::check_name`]).
     pub fn validate(&self) -> Result<(), Error> {
         let entries = self
             .block
@@ -314,6 +368,9 @@ impl Policy {
                     reason: error.to_string(),
                 });
             }
+        }
+        for agent in &self.agents {
+            Agent::check_name(&agent.name)?;
         }
         for rule in &self.block {
             if rule.name.trim().is_empty() {
@@ -712,6 +769,40 @@ mod tests {
         );
         for action in Action::ALL {
             assert_eq!(Action::parse(action.as_str()), Some(action));
+        }
+    }
+
+    #[test]
+    fn no_agent_may_take_the_persons_name_a_look_alike_of_it_or_a_blank_one() {
+        for name in [
+            names::PERSON,
+            " ",
+            "",
+            "You (phonelogs  logs)",
+            "you phonelogs logs",
+            "you (phonelogs logs)\u{200b}",
+            "claude\u{202e}",
+            "line\nbreak",
+            // Look-alikes and line separators (found by the review of h28a).
+            "y\u{043e}u (phonelogs logs)",
+            "you (phonel\u{03bf}gs logs)",
+            "\u{ff59}\u{ff4f}\u{ff55} (phonelogs logs)",
+            "claude\u{2028}you (phonelogs logs)",
+            "claude\u{2029}x",
+            "Jos\u{e9}'s agent",
+        ] {
+            let json = format!(
+                r#"{{"agents":[{{"name":{}}}]}}"#,
+                serde_json::to_string(name).unwrap()
+            );
+            assert!(
+                matches!(Policy::from_json(&json), Err(Error::AgentName { .. })),
+                "{json}"
+            );
+            assert!(Agent::named(name, Mode::Full).is_err(), "{name:?}");
+        }
+        for name in ["claude", "Claude Code", "ci-android", "Jo's agent (v2)"] {
+            assert!(Agent::named(name, Mode::Full).is_ok(), "{name:?}");
         }
     }
 }

@@ -84,7 +84,8 @@ pub enum NotMatched {
     },
     /// A symbol file was there but could not be read.
     Unreadable {
-        /// The file.
+        /// The file, relative to the symbols directory (never a path on this computer: the
+        /// account reaches the agent).
         path: PathBuf,
         /// Why.
         error: String,
@@ -281,10 +282,8 @@ impl SymbolsDir {
         let mapping = match self.mapping(&path) {
             Ok(mapping) => mapping,
             Err(error) => {
-                used.not_matched.push(NotMatched::Unreadable {
-                    path,
-                    error: error.to_string(),
-                });
+                used.not_matched
+                    .push(self.unreadable(&path, error.without_path()));
                 return;
             }
         };
@@ -371,13 +370,7 @@ impl SymbolsDir {
                     continue;
                 }
                 Err(error) => {
-                    push_once(
-                        used,
-                        NotMatched::Unreadable {
-                            path: entry.path.clone(),
-                            error: error.to_string(),
-                        },
-                    );
+                    push_once(used, self.unreadable(&entry.path, error.to_string()));
                     continue;
                 }
             };
@@ -432,13 +425,7 @@ impl SymbolsDir {
             let file = match self.debug_file(&entry.path, &image.uuid) {
                 Ok(file) => file,
                 Err(error) => {
-                    push_once(
-                        used,
-                        NotMatched::Unreadable {
-                            path: entry.path.clone(),
-                            error: error.to_string(),
-                        },
-                    );
+                    push_once(used, self.unreadable(&entry.path, error.to_string()));
                     continue;
                 }
             };
@@ -459,6 +446,22 @@ impl SymbolsDir {
         }
         if changed {
             *text = out;
+        }
+    }
+}
+
+impl SymbolsDir {
+    /// Why a symbol file could not be read, naming it inside the symbols directory only: the
+    /// account reaches the agent, which has no business learning where this computer keeps its
+    /// files (the user's name is in most home directories). `error` never names a path.
+    fn unreadable(&self, path: &std::path::Path, error: String) -> NotMatched {
+        let inside = path.strip_prefix(self.root()).map_or_else(
+            |_| PathBuf::from(path.file_name().unwrap_or_default()),
+            std::path::Path::to_owned,
+        );
+        NotMatched::Unreadable {
+            path: inside,
+            error,
         }
     }
 }

@@ -43,6 +43,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// What went wrong, without the path it concerns: for a text that leaves this computer
+    /// (the agent's result), where the caller names the file its own way.
+    pub fn without_path(&self) -> String {
+        match self {
+            Error::Io { source, .. } => source.to_string(),
+            Error::NotADirectory(_) => "not a symbols directory".to_owned(),
+            Error::UnsafeName { .. } => self.to_string(),
+            Error::UnknownSymbolFile { reason, .. } => reason.clone(),
+            Error::AlreadyThere(_) => "a different file is already there".to_owned(),
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -109,12 +109,38 @@ impl Frame {
         out
     }
 
+    /// Whether the frame looks like symbols would help it: a Java frame that looks obfuscated
+    /// (a file R8 renames, `SourceFile` or `Unknown Source`, or a class and a method of one or
+    /// two letters, `a.b.c`), or a native or iPhone frame of the app's own code with no
+    /// function name.
+    pub fn looks_unsymbolicated(&self) -> bool {
+        if self.module.is_some() {
+            return self.in_app && self.function == "??";
+        }
+        let short = |part: &str| {
+            (1..=2).contains(&part.len()) && part.bytes().all(|b| b.is_ascii_alphabetic())
+        };
+        let mut parts = self.function.rsplitn(3, '.');
+        let method = parts.next().unwrap_or("");
+        let class = parts.next().unwrap_or("");
+        matches!(self.file.as_deref(), Some("SourceFile" | "Unknown Source"))
+            || (short(method) && short(class.rsplit('$').next().unwrap_or(class)))
+    }
+
     fn key(&self) -> String {
         match &self.module {
             Some(module) => format!("{module}!{}", self.function),
             None => self.function.clone(),
         }
     }
+}
+
+/// Whether a report's frames look obfuscated or unsymbolicated
+/// ([`Frame::looks_unsymbolicated`]): where a symbols directory would help.
+pub fn wants_symbols(kind: ReportKind, text: &str, app: &AppCode) -> bool {
+    frames(kind, text, app)
+        .iter()
+        .any(Frame::looks_unsymbolicated)
 }
 
 /// A report's fingerprint, blamed frame and exception type.
@@ -437,6 +463,27 @@ mod tests {
             !frames[2].in_app,
             "a longer package with the same start is not the app's"
         );
+    }
+
+    #[test]
+    fn only_obfuscated_or_unsymbolicated_frames_want_symbols() {
+        let app = AppCode::for_app("com.example.app", "Example");
+        let plain = "java.lang.IllegalStateException: x\n\tat android.os.Handler.dispatchMessage(Handler.java:106)\n\tat com.example.app.CheckoutActivity.onResume(CheckoutActivity.kt:142)\n";
+        assert!(!wants_symbols(ReportKind::JavaCrash, plain, &app));
+        for obfuscated in [
+            "java.lang.IllegalStateException: x\n\tat a.b.c(SourceFile:12)\n",
+            "java.lang.IllegalStateException: x\n\tat com.example.app.a.b(Unknown Source:4)\n",
+            "java.lang.IllegalStateException: x\n\tat b0.a.d(b0.java:3)\n",
+        ] {
+            assert!(
+                wants_symbols(ReportKind::JavaCrash, obfuscated, &app),
+                "{obfuscated}"
+            );
+        }
+        let native = "backtrace:\n      #00 pc 000000000004f6c4  /data/app/~~x==/com.example.app-y==/lib/arm64/libnative.so\n";
+        assert!(wants_symbols(ReportKind::NativeCrash, native, &app));
+        let system_only = "backtrace:\n      #00 pc 000000000008e1b4  /apex/com.android.runtime/lib64/bionic/libc.so (abort+164)\n";
+        assert!(!wants_symbols(ReportKind::NativeCrash, system_only, &app));
     }
 
     #[test]

@@ -21,6 +21,35 @@ fn build(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     build_library(&repo().join("testdata/symbols/native/crashlib.c"), dir)
 }
 
+/// The library built here, filed for [`APP`] version 7 in a new symbols directory under `dir`:
+/// the whole library, the symbols directory, the stripped copy's build id and where it was
+/// filed. `None` where the tools to build it are missing.
+struct Filed {
+    whole: std::path::PathBuf,
+    root: std::path::PathBuf,
+    symbols: SymbolsDir,
+    build_id: String,
+    placed: std::path::PathBuf,
+}
+
+fn filed(dir: &Path) -> Option<Filed> {
+    let (whole, phone) = build(dir)?;
+    let build_id = phonelogs_symbols::native::file_ids(&std::fs::read(&phone).unwrap())
+        .pop()
+        .unwrap();
+    let root = dir.join("symbols");
+    std::fs::create_dir_all(&root).unwrap();
+    let symbols = SymbolsDir::open(&root).unwrap().with_cache_dirs(vec![]);
+    let placed = symbols.add(APP, "7", &whole).unwrap();
+    Some(Filed {
+        whole,
+        root,
+        symbols,
+        build_id,
+        placed,
+    })
+}
+
 /// `nm -S`: the start and size of each named function.
 fn functions(lib: &Path, names: &[&str]) -> Vec<(String, u64, u64)> {
     let out = run(Command::new("nm").arg("-S").arg(lib));
@@ -85,16 +114,16 @@ fn every_address_matches_binutils_addr2line() {
 #[test]
 fn a_tombstone_of_the_stripped_library_is_symbolicated() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((whole, phone)) = build(dir.path()) else {
+    let Some(Filed {
+        whole,
+        root,
+        symbols,
+        build_id,
+        placed,
+    }) = filed(dir.path())
+    else {
         return;
     };
-    let build_id = phonelogs_symbols::native::file_ids(&std::fs::read(&phone).unwrap())
-        .pop()
-        .unwrap();
-    let root = dir.path().join("symbols");
-    std::fs::create_dir_all(&root).unwrap();
-    let symbols = SymbolsDir::open(&root).unwrap().with_cache_dirs(vec![]);
-    let placed = symbols.add(APP, "7", &whole).unwrap();
     assert_eq!(
         placed,
         root.join(APP)
@@ -211,4 +240,58 @@ fn a_damaged_library_never_panics() {
             }
         }
     }
+}
+
+/// Issue 28, item 14: a symbol file that cannot be read is named relative to the symbols
+/// directory, never by its absolute path on this computer (the account reaches the agent).
+#[test]
+fn an_unreadable_symbol_file_is_named_inside_the_symbols_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(Filed {
+        symbols,
+        build_id,
+        placed,
+        ..
+    }) = filed(dir.path())
+    else {
+        return;
+    };
+    // The index finds the library; then it goes away before it is read.
+    assert_eq!(symbols.index(APP).len(), 1);
+    std::fs::remove_file(&placed).unwrap();
+    let lib = format!("/data/app/{APP}-1/lib/arm64/libcrashlib.so");
+    let report = Report {
+        kind: ReportKind::NativeCrash,
+        time: None,
+        pid: Some(4242),
+        process: APP.into(),
+        summary: "signal 11 (SIGSEGV)".into(),
+        text: format!("backtrace:\n      #00 pc 0000000000001000  {lib} (BuildId: {build_id})\n"),
+        warnings: vec![],
+    };
+    let applied = symbols.apply(
+        Target {
+            app: APP,
+            version: Some("7"),
+        },
+        &report,
+    );
+    let [NotMatched::Unreadable { path, error }] = &applied.symbols.not_matched[..] else {
+        panic!("{:?}", applied.symbols);
+    };
+    let inside = Path::new(APP)
+        .join("7")
+        .join("native")
+        .join(&build_id)
+        .join("libcrashlib.so");
+    assert_eq!(path, &inside);
+    let host = dir.path().to_string_lossy().into_owned();
+    let described = applied.symbols.describe();
+    for text in [error.as_str(), described.as_str()] {
+        assert!(!text.contains(&host), "a host path: {text}");
+    }
+    assert!(
+        described.contains(&inside.display().to_string()),
+        "{described}"
+    );
 }

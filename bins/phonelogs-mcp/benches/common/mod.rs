@@ -1,5 +1,5 @@
 //! What this package's benches and its real-adb tests (`tests/debug_real_adb.rs`,
-//! `tests/symbols_real_adb.rs` and the HTTP load's `tests/http_support`, which include this
+//! `tests/symbols_real_adb.rs`, `tests/results_real_adb.rs` and the HTTP load's `tests/http_support`, which include this
 //! file) share: a private real adb server, the
 //! simulated phone behind it, and a real MCP client (rmcp) driving this package's
 //! `phonelogs-mcp` over stdio.
@@ -29,6 +29,28 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_phonelogs-mcp");
 pub struct Agent;
 
 impl ClientHandler for Agent {}
+
+/// A `phone_logs` call through `client`: the structured result and the text content.
+pub async fn phone_logs<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    arguments: serde_json::Value,
+) -> (serde_json::Value, String) {
+    let arguments = arguments.as_object().cloned().unwrap_or_default();
+    let result = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("phone_logs").with_arguments(arguments))
+        .await
+        .expect("phone_logs call");
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .collect();
+    (
+        result.structured_content.unwrap_or(serde_json::Value::Null),
+        text,
+    )
+}
 
 pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();

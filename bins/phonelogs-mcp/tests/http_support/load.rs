@@ -214,6 +214,12 @@ fn agents_files(state: &Path, agents: usize) -> (PathBuf, PathBuf) {
         .collect();
     let tokens_path = state.join("tokens");
     std::fs::write(&tokens_path, tokens).unwrap();
+    // The server refuses a token file others can read.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&tokens_path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let config: String = (0..agents)
         .map(|i| {
             format!(

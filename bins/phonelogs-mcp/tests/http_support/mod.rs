@@ -217,6 +217,8 @@ pub struct Mcp {
     pub addr: SocketAddr,
     pub token: String,
     pub session: Option<String>,
+    /// The client's capabilities in `initialize` (none unless set).
+    pub capabilities: Value,
     next_id: u64,
     /// The connection kept alive between this session's requests.
     kept: tokio::sync::Mutex<Option<Sender>>,
@@ -228,6 +230,7 @@ impl Mcp {
             addr,
             token: token.to_owned(),
             session: None,
+            capabilities: json!({}),
             next_id: 1,
             kept: tokio::sync::Mutex::new(None),
         }
@@ -263,7 +266,7 @@ impl Mcp {
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {
                     "protocolVersion": PROTOCOL,
-                    "capabilities": {},
+                    "capabilities": self.capabilities,
                     "clientInfo": { "name": "phonelogs-http-test", "version": "0" }
                 }
             }))
@@ -323,6 +326,102 @@ impl Mcp {
         Ok(result["structuredContent"].clone())
     }
 
+    /// A client that shows form elicitation (`capabilities.elicitation.form`).
+    pub fn with_elicitation(mut self) -> Mcp {
+        self.capabilities = json!({ "elicitation": { "form": {} } });
+        self
+    }
+
+    /// The headers of a POST in this session.
+    fn post_headers(&self) -> Vec<(String, String)> {
+        let mut headers = vec![
+            ("authorization".to_owned(), format!("Bearer {}", self.token)),
+            ("content-type".to_owned(), "application/json".to_owned()),
+            (
+                "accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+            ("mcp-protocol-version".to_owned(), PROTOCOL.to_owned()),
+        ];
+        if let Some(session) = &self.session {
+            headers.push(("mcp-session-id".to_owned(), session.clone()));
+        }
+        headers
+    }
+
+    /// A tool call read as the server streams it, as a client that shows dialogs reads it: a
+    /// request the server makes on the call's stream (`elicitation/create`) is answered with
+    /// `answer(request)` in a POST of its own while the stream stays open. Returns the call's
+    /// `structuredContent` and the requests the server made.
+    pub async fn call_answering(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        answer: impl Fn(&Value) -> Value,
+    ) -> Result<(Value, Vec<Value>), String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": { "name": tool, "arguments": arguments } });
+        let owned = self.post_headers();
+        let headers: Vec<(&str, &str)> = owned
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let mut sender = connect(self.addr).await?;
+        let body = serde_json::to_vec(&call).unwrap();
+        let response = sender
+            .send_request(request(self.addr, "POST", "/mcp", &headers, body))
+            .await
+            .map_err(|e| e.to_string())?;
+        if response.status() != 200 {
+            return Err(format!("tools/call: HTTP {}", response.status()));
+        }
+        let mut body = response.into_body();
+        let mut buffer = String::new();
+        let mut asked = Vec::new();
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(60), body.frame())
+                .await
+                .map_err(|_| "no event within a minute".to_owned())?
+                .ok_or("the stream ended without the call's answer")?
+                .map_err(|e| e.to_string())?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            buffer.push_str(&String::from_utf8_lossy(&data).replace("\r\n", "\n"));
+            while let Some(end) = buffer.find("\n\n") {
+                let event: String = buffer.drain(..end + 2).collect();
+                for data in event.lines().filter_map(|l| l.strip_prefix("data:")) {
+                    let Ok(message) = serde_json::from_str::<Value>(data.trim()) else {
+                        continue;
+                    };
+                    if message["method"].is_string() && message.get("id").is_some() {
+                        let reply = json!({ "jsonrpc": "2.0", "id": message["id"],
+                                            "result": answer(&message) });
+                        asked.push(message);
+                        let sent = send(
+                            self.addr,
+                            "POST",
+                            "/mcp",
+                            &headers,
+                            serde_json::to_vec(&reply).unwrap(),
+                        )
+                        .await?;
+                        if sent.status != 202 {
+                            return Err(format!("the answer: HTTP {}", sent.status));
+                        }
+                    } else if message["id"] == id {
+                        if let Some(error) = message.get("error") {
+                            return Err(format!("JSON-RPC error: {error}"));
+                        }
+                        return Ok((message["result"]["structuredContent"].clone(), asked));
+                    }
+                }
+            }
+        }
+    }
+
     /// Ends the session (DELETE).
     pub async fn delete(&self) -> Result<u16, String> {
         let auth = format!("Bearer {}", self.token);
@@ -345,14 +444,17 @@ impl Mcp {
     }
 }
 
-/// Writes a token file: `(token, agent)` a line.
+/// Writes a token file, readable by its owner only: `(token, agent)` a line (`agent` may end
+/// with the `person` mark).
 pub fn token_file(dir: &Path, tokens: &[(&str, &str)]) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let path = dir.join("tokens");
     let text: String = tokens
         .iter()
         .map(|(token, agent)| format!("{token} {agent}\n"))
         .collect();
     std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     path
 }
 

@@ -77,15 +77,26 @@ async def main():
                           f"{name} declares an object outputSchema")
                 logs = tools["phone_logs"]
                 check(field(logs, "input_schema").get("required") == ["app"], "phone_logs requires app only")
-                for prop in ["app", "device", "kind", "since", "filter", "level", "limit", "approval_id"]:
+                for prop in ["app", "device", "kind", "since", "filter", "exclude", "tag", "fold", "level",
+                             "limit", "approval_id"]:
                     check(prop in field(logs, "input_schema")["properties"], f"phone_logs takes {prop}")
+                # Claude Code passes a result whole up to what the tool declares (issue 29): the
+                # 64 KB cap, the 4,000-byte message and 4,096 bytes of keys.
+                for name in TOOLS:
+                    meta = (field(tools[name], "meta") or {}).get("anthropic/maxResultSizeChars")
+                    large = name in ("phone_logs", "capture_native_backtrace")
+                    check(meta == (65536 + 4000 + 4096 if large else None),
+                          f"{name} declares maxResultSizeChars {meta}")
                 check("never as instructions" in (logs.description or ""),
                       "phone_logs says its text is data, never instructions")
 
                 result = await session.call_tool("phone_logs", {"app": "dev.phonelogs.crashtest"})
                 check(out(result)["status"] == "ok", "a development build is read at once")
-                check(out(result)["shown"] == 5 and len(out(result)["log"].splitlines()) == 5,
-                      "its five lines are there")
+                rows = out(result)["log"].splitlines()
+                check(out(result)["shown"] == 5 and len(rows) == 6,
+                      "its five lines are there, and the row marking its process's death")
+                check(rows[-1].endswith('── process 4242 died: FATAL EXCEPTION (its report: kind "crashes")'),
+                      f"the last row marks the crash: {rows[-1]}")
                 check(text(result) == out(result)["message"] + "\n\n" + out(result)["log"],
                       "the text content is the message, a blank line and the same log")
 

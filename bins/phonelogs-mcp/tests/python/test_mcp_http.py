@@ -2,13 +2,15 @@
 """The official MCP Python SDK (`pip install mcp`) as the client of `phonelogs-mcp --demo=fake
 --http 127.0.0.1:0` over Streamable HTTP, with a bearer token in the Authorization header: lists
 the tools, reads the demo phone's Crash Test logs, and checks that the agent the token names is
-the one the history records. A wrong token gets no session.
+the one the history records. A wrong token gets no session. A client that answers every
+elicitation with "Always allow" is never asked over HTTP: its question waits until the person
+answers it with `phonelogs approvals answer`, and no rule is written.
 
     python3 -m venv .venv && .venv/bin/pip install mcp
     .venv/bin/python bins/phonelogs-mcp/tests/python/test_mcp_http.py
 
-Binary: $PHONELOGS_MCP (default target/debug/phonelogs-mcp). Exits non-zero on the first failed
-check.
+Binaries: $PHONELOGS_MCP (default target/debug/phonelogs-mcp) and $PHONELOGS (default
+target/debug/phonelogs). Exits non-zero on the first failed check.
 """
 
 import asyncio
@@ -18,11 +20,12 @@ import subprocess
 import sys
 import tempfile
 
-from mcp import ClientSession
+from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 SERVER = os.environ.get("PHONELOGS_MCP", "target/debug/phonelogs-mcp")
+CLI = os.environ.get("PHONELOGS", "target/debug/phonelogs")
 TOKEN = "ci-token-0123456789abcdef0123456789"
 
 
@@ -55,11 +58,11 @@ def start(state_dir):
     raise AssertionError("the server ended before naming its address")
 
 
-async def session_with(url, token, body):
+async def session_with(url, token, body, elicitation_callback=None):
     client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with client:
         async with streamable_http_client(url, http_client=client) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, elicitation_callback=elicitation_callback) as session:
                 await session.initialize()
                 return await body(session)
 
@@ -77,6 +80,29 @@ async def main():
                 devices = field(await session.call_tool("list_devices", {}), "structured_content")
                 check(devices["devices"][0]["id"] == "emulator-5554", "the demo phone is listed")
             await session_with(url, TOKEN, agent)
+
+            # A scripted client answering "Always allow" to everything: never asked over HTTP.
+            asked = []
+
+            async def always(context, params):
+                asked.append(params)
+                return types.ElicitResult(action="accept", content={"decision": "always"})
+
+            async def scripted(session):
+                first = field(await session.call_tool("phone_logs", {"app": "com.example.store"}), "structured_content")
+                check(first["status"] == "approval_pending", f"the release build's read waits: {first['status']}")
+                check(not asked, "the agent's own client is never asked over HTTP")
+                db = sqlite3.connect(os.path.join(state_dir, "phonelogs.db"))
+                rules = db.execute("SELECT count(*) FROM standing_rules").fetchone()[0]
+                check(rules == 0, "no Always-allow rule was written")
+                approval_id = first["approval_id"]
+                subprocess.run([CLI, "approvals", "answer", approval_id, "once", "--state-dir", state_dir],
+                               check=True, capture_output=True)
+                done = field(await session.call_tool("phone_logs", {"app": "com.example.store", "approval_id": approval_id}),
+                             "structured_content")
+                check(done["status"] == "ok", "after the person's answer on their side, the retry reads")
+                check(not asked, "still nothing asked of the agent's client")
+            await session_with(url, TOKEN, scripted, elicitation_callback=always)
 
             refused = False
             try:

@@ -9,9 +9,14 @@
 //! so, `Sec-Fetch-Site: same-origin`; its form carries the CSRF token, which the handler checks
 //! ([`Secrets::csrf_ok`]). Every response, refusals included, carries a strict
 //! Content-Security-Policy: scripts, styles and images from the page itself, nothing else.
+//!
+//! One address carries no token: `/open/<code>`, where a one-time code ([`OpenCodes`]) that
+//! `--open` put on the browser's command line is exchanged once, within
+//! [`OPEN_CODE_LIFETIME`], for a redirect to the page's own address.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -33,6 +38,8 @@ pub struct Secrets {
     pub csrf: String,
     /// The port the page listens on, for the `Host` and `Origin` checks.
     pub port: u16,
+    /// The one-time codes `--open` handed the browser.
+    pub open_codes: OpenCodes,
 }
 
 impl Secrets {
@@ -42,6 +49,7 @@ impl Secrets {
             token: random_hex()?,
             csrf: random_hex()?,
             port,
+            open_codes: OpenCodes::default(),
         })
     }
 
@@ -64,6 +72,52 @@ impl Secrets {
         let rest = path.strip_prefix('/').unwrap_or(path);
         let first = rest.split('/').next().unwrap_or_default();
         same(first, &self.token)
+    }
+}
+
+/// The path under which a one-time code is exchanged for the page's address.
+pub const OPEN_PREFIX: &str = "/open/";
+
+/// How long a one-time code may wait to be used: long enough for a browser's first start (a
+/// snap's takes seconds), short enough that a code seen later is worth nothing.
+pub const OPEN_CODE_LIFETIME: Duration = Duration::from_secs(120);
+
+/// The one-time codes that open the page: each made for one `xdg-open`, good once, and only
+/// within [`OPEN_CODE_LIFETIME`]. A code on a command line can be read by every user of the
+/// computer (`/proc/*/cmdline`), so one is handed out only where the page serves the
+/// person's own user's connections alone (Linux, `peer::OwnersOnly`): another user who reads
+/// it cannot connect to use it.
+#[derive(Debug, Default)]
+pub struct OpenCodes {
+    live: Mutex<Vec<(String, Instant)>>,
+}
+
+impl OpenCodes {
+    /// A new code, good until `now` + [`OPEN_CODE_LIFETIME`].
+    pub fn issue(&self, now: Instant) -> Result<String, getrandom::Error> {
+        let code = random_hex()?;
+        let mut live = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.retain(|(_, until)| *until > now);
+        live.push((code.clone(), now + OPEN_CODE_LIFETIME));
+        Ok(code)
+    }
+
+    /// Whether `given` is a live code; it is used up either way.
+    pub fn redeem(&self, given: &str, now: Instant) -> bool {
+        let mut live = self
+            .live
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let found = live.iter().position(|(code, _)| same(given, code));
+        let good = found.is_some_and(|at| live[at].1 > now);
+        if let Some(at) = found {
+            live.swap_remove(at);
+        }
+        live.retain(|(_, until)| *until > now);
+        good
     }
 }
 
@@ -102,7 +156,8 @@ fn refusal(
     let Some(host) = host.filter(|host| secrets.host_ok(host)) else {
         return Some("the page answers its own address only");
     };
-    if !secrets.token_ok(path) {
+    let opening = method == Method::GET && path.starts_with(OPEN_PREFIX);
+    if !opening && !secrets.token_ok(path) {
         return Some("the address lacks the page's token");
     }
     if method == Method::GET || method == Method::HEAD {

@@ -202,10 +202,12 @@ pub fn questions_page(list: &str, note: Option<&str>) -> String {
     )
 }
 
-/// The Always-allow view: every standing rule with Revoke, and the blocked apps.
+/// The Always-allow view: every standing rule with Revoke, the blocked apps, and the apps whose
+/// secrets agents see unmasked, each with Mask again.
 pub fn rules_page(
     rules: &[StandingRule],
     blocked: &[String],
+    unmasked: &[(String, String)],
     models: &HashMap<String, String>,
     csrf: &str,
     clock: &Clock,
@@ -249,6 +251,34 @@ pub fn rules_page(
         }
         out.push_str("</ul><p class=\"hint\">Block and unblock apps with <code>phonelogs rules block</code>.</p>");
     }
+    out.push_str(&unmasked_section(unmasked, csrf, clock));
+    out
+}
+
+/// The apps whose secrets agents see unmasked, each with Mask again.
+fn unmasked_section(unmasked: &[(String, String)], csrf: &str, clock: &Clock) -> String {
+    let mut out = String::from("<h2 class=\"view\">Secrets shown unmasked</h2>");
+    if unmasked.is_empty() {
+        out.push_str(
+            "<p class=\"empty\">Agents see every app's tokens, passwords, keys and card numbers masked as [redacted:KIND].</p>",
+        );
+        return out;
+    }
+    out.push_str(
+        "<table id=\"unmasked\"><thead><tr><th>App</th><th>Since</th><th></th></tr></thead><tbody>",
+    );
+    for (app, since) in unmasked {
+        let _ = write!(
+            out,
+            "<tr data-app=\"{app}\"><td>{app}</td><td>{since}</td><td><form method=\"post\" action=\"mask\">\
+             {csrf}{hidden_app}<button type=\"submit\" class=\"mask\">Mask again</button></form></td></tr>",
+            app = escape(app),
+            since = clock.show(since),
+            csrf = hidden("csrf", csrf),
+            hidden_app = hidden("app", app),
+        );
+    }
+    out.push_str("</tbody></table><p class=\"hint\">Turn masking off for an app with <code>phonelogs rules unmask APP</code>.</p>");
     out
 }
 

@@ -4,7 +4,11 @@
 //! each answer; the Always-allow rules with Revoke; the history, filtered; the doctor's view of
 //! the phones. It is axum on hyper (HTTP/1) with HTML rendered here and one small script and
 //! style sheet built into the binary, so nothing is loaded from any other host and there is no
-//! JavaScript build step. [`guard`] keeps it the person's own (token, Host, Origin, CSRF, CSP).
+//! JavaScript build step. [`guard`] keeps it the person's own (token, Host, Origin, CSRF, CSP);
+//! on Linux the listener serves the person's own user only (`peer`); `--open` never puts the
+//! token on a command line: on Linux it hands the browser a one-time code that only the
+//! person's own user can connect to use ([`guard::OpenCodes`]), elsewhere a file readable by
+//! the person only ([`OpenFile`]).
 //!
 //! The store is the one the MCP server and the command line share. The page holds no lock
 //! across requests: each store call is one short statement or transaction, run off the async
@@ -14,6 +18,8 @@
 
 mod guard;
 mod html;
+#[cfg(target_os = "linux")]
+mod peer;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -124,7 +130,7 @@ fn store_failed(error: &StoreError) -> Response {
 }
 
 /// Serves the page until Ctrl-C or SIGTERM. Prints the page's address (with its token) as the
-/// first line on stdout.
+/// first line on stdout, which only the person's terminal sees.
 pub async fn run(options: Options) -> anyhow::Result<()> {
     let store = crate::state::open(&options.state_dir)?;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, options.port))
@@ -139,9 +145,12 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         writeln!(stdout, "{url}")?;
         stdout.flush()?;
     }
-    if options.open {
-        open_browser(&url);
-    }
+    // Kept until the page stops, when its file (if any) goes with it.
+    let _opened = if options.open {
+        open_browser(&url, port, &secrets)
+    } else {
+        None
+    };
     let (publish, snapshot) = watch::channel(Snapshot::default());
     let models = Arc::new(RwLock::new(HashMap::new()));
     tokio::spawn(poll_questions(store.clone(), models.clone(), publish));
@@ -156,6 +165,13 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     };
     let app = router(state);
     tracing::info!(%port, "serving the person's page");
+    // On Linux only the person's own user's connections are served. axum's `TapIo` (here a
+    // no-op tap) is how a listener of our own gives handlers the peer's `SocketAddr`.
+    #[cfg(target_os = "linux")]
+    let listener = {
+        use axum::serve::ListenerExt as _;
+        peer::OwnersOnly::new(listener).tap_io(|_| {})
+    };
     tokio::select! {
         served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()) => {
             served.context("the page's server stopped")?;
@@ -178,6 +194,7 @@ fn router(state: AppState) -> Router {
         .route(&format!("/{t}/answer"), post(answer))
         .route(&format!("/{t}/rules"), get(rules))
         .route(&format!("/{t}/revoke"), post(revoke))
+        .route(&format!("/{t}/mask"), post(mask))
         .route(&format!("/{t}/history"), get(history))
         .route(&format!("/{t}/phones"), get(phones))
         .route(
@@ -196,6 +213,7 @@ fn router(state: AppState) -> Router {
             &format!("/{t}"),
             get(move || async move { Redirect::to(&home) }),
         )
+        .route(&format!("{}{{code}}", guard::OPEN_PREFIX), get(open_code))
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(secrets, guard::guard))
 }
@@ -204,20 +222,116 @@ async fn asset(content_type: &'static str, body: &'static str) -> Response {
     ([(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
-/// Opens the page in the person's browser; a failure is reported, the page still serves.
-fn open_browser(url: &str) {
+/// Exchanges a one-time code from `--open` for the page's address (a redirect); a code used
+/// already, expired or unknown gets 403 and the way in that is left.
+async fn open_code(
+    State(state): State<AppState>,
+    axum::extract::Path(code): axum::extract::Path<String>,
+) -> Response {
+    if state
+        .secrets
+        .open_codes
+        .redeem(&code, std::time::Instant::now())
+    {
+        return Redirect::to(&format!("/{}/", state.secrets.token)).into_response();
+    }
+    (
+        StatusCode::FORBIDDEN,
+        "This link to the phonelogs page was used already or has expired: open the address `phonelogs ui` printed.\n",
+    )
+        .into_response()
+}
+
+/// Opens the page in the person's browser without its token on any command line (every user
+/// of this computer can read those, in `/proc/*/cmdline`). On Linux `xdg-open` is given the
+/// page's address with a one-time code instead of the token ([`guard::OpenCodes`]): the page
+/// serves the person's own user's connections only, so another user who reads the code cannot
+/// use it, and a browser that may not read the person's files (a snap's Firefox or Chromium,
+/// Ubuntu's default, cannot read `/tmp` or `$XDG_RUNTIME_DIR`) still opens it. Elsewhere
+/// (macOS, where no such check guards the page) `open` is given a file readable by the person
+/// only that sends the browser on, as Jupyter opens its notebooks; it is returned, and removed
+/// when dropped. A failure is reported, and the page still serves at the address printed.
+fn open_browser(url: &str, port: u16, secrets: &guard::Secrets) -> Option<OpenFile> {
+    let (target, file) = if cfg!(target_os = "linux") {
+        match secrets.open_codes.issue(std::time::Instant::now()) {
+            Ok(code) => (
+                format!("http://127.0.0.1:{port}{}{code}", guard::OPEN_PREFIX),
+                None,
+            ),
+            Err(error) => {
+                tracing::warn!(%error, "no randomness for a code that opens the page; open the address above");
+                return None;
+            }
+        }
+    } else {
+        match OpenFile::new(url) {
+            Ok(file) => (file.path.display().to_string(), Some(file)),
+            Err(error) => {
+                tracing::warn!(%error, "could not write the file that opens the page; open the address above");
+                return None;
+            }
+        }
+    };
     let program = if cfg!(target_os = "macos") {
         "open"
     } else {
         "xdg-open"
     };
     if let Err(error) = std::process::Command::new(program)
-        .arg(url)
+        .arg(&target)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
     {
         tracing::warn!(%error, program, "could not open the browser; open the address above");
+    }
+    file
+}
+
+/// A page that sends the browser on to `url`, in a new directory only the person may enter
+/// (0700) as a file only they may read (0600): under `$XDG_RUNTIME_DIR` (the person's own,
+/// 0700 by its specification) when set, else the temporary directory. Removed when dropped.
+struct OpenFile {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl OpenFile {
+    fn new(url: &str) -> std::io::Result<OpenFile> {
+        use std::io::Write as _;
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute() && dir.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let mut tag = [0u8; 8];
+        getrandom::fill(&mut tag).map_err(std::io::Error::other)?;
+        let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = base.join(format!("phonelogs-ui-{tag}"));
+        let mut builder = std::fs::DirBuilder::new();
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+            builder.mode(0o700);
+            options.mode(0o600);
+        }
+        builder.create(&dir)?;
+        let path = dir.join("open-phonelogs.html");
+        let file = OpenFile { dir, path };
+        // The address is the page's own: digits and a hex token, nothing to escape.
+        let page = format!(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={url}\"><title>phonelogs</title></head>\n<body><p><a href=\"{url}\">Open the phonelogs page</a></p></body></html>\n"
+        );
+        options.open(&file.path)?.write_all(page.as_bytes())?;
+        Ok(file)
+    }
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -377,16 +491,21 @@ async fn answer(State(state): State<AppState>, Form(form): Form<AnswerForm>) -> 
 
 async fn rules(State(state): State<AppState>) -> Response {
     let found = state
-        .with_store(|s| Ok((s.rules()?, s.blocked_apps()?)))
+        .with_store(|s| Ok((s.rules()?, s.blocked_apps()?, s.unmasked_apps()?)))
         .await;
-    let (rules, blocked) = match found {
+    let (rules, blocked, unmasked) = match found {
         Ok(found) => found,
         Err(response) => return response,
     };
     let blocked: Vec<String> = blocked.iter().map(ToString::to_string).collect();
+    let unmasked: Vec<(String, String)> = unmasked
+        .into_iter()
+        .map(|(app, since)| (app.to_string(), since))
+        .collect();
     let body = html::rules_page(
         &rules,
         &blocked,
+        &unmasked,
         &state.models(),
         &state.secrets.csrf,
         &state.clock(),
@@ -408,6 +527,31 @@ async fn revoke(State(state): State<AppState>, Form(form): Form<RevokeForm>) -> 
     let id = form.id;
     match state.with_store(move |s| s.revoke_rule(&id)).await {
         // A rule revoked twice (two tabs) is gone either way.
+        Ok(()) | Err(_) => Redirect::to("rules").into_response(),
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct MaskForm {
+    #[serde(default)]
+    csrf: Option<String>,
+    app: String,
+}
+
+/// Mask again: the person turns the masking of an app's secrets back on (the history records
+/// it as done on the page).
+async fn mask(State(state): State<AppState>, Form(form): Form<MaskForm>) -> Response {
+    if !state.secrets.csrf_ok(form.csrf.as_deref()) {
+        return csrf_refused();
+    }
+    let Ok(app) = phonelogs_driver::AppId::parse(&form.app) else {
+        return Redirect::to("rules").into_response();
+    };
+    match state
+        .with_store(move |s| s.mask_app(&app, phonelogs_gateway::AnsweredVia::Page))
+        .await
+    {
+        // Masked twice (two tabs): it is masked either way.
         Ok(()) | Err(_) => Redirect::to("rules").into_response(),
     }
 }

@@ -19,6 +19,7 @@ const PORT: u16 = 4321;
 
 struct Page {
     router: Router,
+    secrets: Arc<Secrets>,
     token: String,
     csrf: String,
     store: Store,
@@ -40,6 +41,7 @@ fn page() -> Page {
     };
     Page {
         router: router(state),
+        secrets: secrets.clone(),
         token: secrets.token.clone(),
         csrf: secrets.csrf.clone(),
         store,
@@ -274,4 +276,109 @@ fn secrets_are_long_random_and_compared_whole() {
     assert!(!same("", &a.token));
     assert!(!a.csrf_ok(None));
     assert!(a.csrf_ok(Some(&a.csrf)));
+}
+
+#[tokio::test]
+async fn an_unmasked_app_is_listed_and_mask_again_masks_it_only_with_the_csrf_token() {
+    let page = page();
+    let app = phonelogs_driver::AppId::new("dev.example.debug");
+    page.store
+        .unmask_app(&app, phonelogs_gateway::AnsweredVia::CommandLine)
+        .unwrap();
+    let (status, _, text) = send(
+        &page,
+        get(&format!("/{}/rules", page.token)),
+        "",
+        loopback(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        text.contains("Secrets shown unmasked") && text.contains("dev.example.debug"),
+        "{text}"
+    );
+    assert!(text.contains("Mask again"), "{text}");
+    let path = format!("/{}/mask", page.token);
+    // Without the CSRF token nothing changes.
+    let (status, _, _) = send(&page, post(&path), "app=dev.example.debug", loopback()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(page.store.unmasked_apps().unwrap().len(), 1);
+    let body = format!("csrf={}&app=dev.example.debug", page.csrf);
+    let (status, _, _) = send(&page, post(&path), &body, loopback()).await;
+    assert!(status.is_redirection(), "{status}");
+    assert!(page.store.unmasked_apps().unwrap().is_empty());
+    let steps = page
+        .store
+        .history(phonelogs_gateway::HistoryFilter::default())
+        .unwrap();
+    assert!(
+        steps.last().is_some_and(|s| s
+            .step
+            .contains("back on for dev.example.debug (on your page)")),
+        "{steps:?}"
+    );
+}
+
+/// Review of h28a, finding 3: `--open` on Linux hands the browser `/open/<code>`, never the
+/// token; the code is exchanged once for the page's address (a redirect), and then, or from
+/// another computer, another host name, or as a POST, it opens nothing.
+#[tokio::test]
+async fn a_one_time_code_opens_the_page_once() {
+    let page = page();
+    let now = std::time::Instant::now();
+    let code = page.secrets.open_codes.issue(now).unwrap();
+    assert!(code.len() >= 64 && !code.contains(&page.token));
+    let path = format!("{}{code}", guard::OPEN_PREFIX);
+    let far = SocketAddr::from(([192, 168, 1, 5], 50000));
+    let (status, _, _) = send(&page, get(&path), "", far).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "from another computer");
+    let other_host = Request::get(&path).header(header::HOST, "evil.example:4321");
+    let (status, _, _) = send(&page, other_host, "", loopback()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "another host name");
+    let (status, _, _) = send(&page, post(&path), "", loopback()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a POST");
+    let (status, headers, _) = send(&page, get(&path), "", loopback()).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], format!("/{}/", page.token));
+    assert_eq!(headers[header::CONTENT_SECURITY_POLICY], CSP);
+    let (status, _, body) = send(&page, get(&path), "", loopback()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "used twice");
+    assert!(body.contains("used already or has expired"), "{body}");
+    assert!(!body.contains(&page.token));
+    let wrong = format!("{}{}", guard::OPEN_PREFIX, "0".repeat(code.len()));
+    let (status, _, _) = send(&page, get(&wrong), "", loopback()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a code never made");
+}
+
+/// A code is good for `OPEN_CODE_LIFETIME` only, and an expired one is gone for good.
+#[test]
+fn a_one_time_code_expires() {
+    let codes = guard::OpenCodes::default();
+    let start = std::time::Instant::now();
+    let late = codes.issue(start).unwrap();
+    let on_time = codes.issue(start).unwrap();
+    assert!(codes.redeem(&on_time, start + guard::OPEN_CODE_LIFETIME / 2));
+    let after = start + guard::OPEN_CODE_LIFETIME + std::time::Duration::from_secs(1);
+    assert!(!codes.redeem(&late, after));
+    let again = codes.issue(after).unwrap();
+    assert!(!codes.redeem(&late, after), "an expired code is gone");
+    assert!(codes.redeem(&again, after + std::time::Duration::from_secs(1)));
+}
+
+/// Where no uid check guards the page (macOS), `--open` hands the browser a file instead: a
+/// page readable by the person only, in a directory only they may enter, removed when dropped.
+#[cfg(unix)]
+#[test]
+fn the_file_that_opens_the_page_elsewhere_is_the_persons_alone_and_goes_when_dropped() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let url = "http://127.0.0.1:4321/0123abcd/";
+    let file = OpenFile::new(url).unwrap();
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file.path), 0o600);
+    assert_eq!(mode(&file.dir), 0o700);
+    assert!(std::fs::read_to_string(&file.path).unwrap().contains(url));
+    let (path, dir) = (file.path.clone(), file.dir.clone());
+    drop(file);
+    assert!(!path.exists() && !dir.exists());
 }

@@ -214,3 +214,21 @@ pub fn with_id(mut request: LogsRequest, id: &str) -> LogsRequest {
     request.approval_id = Some(id.to_owned());
     request
 }
+
+/// A debugging aid's data as the MCP frontend sends it.
+pub fn data_json(data: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(data).unwrap()
+}
+
+/// The id of the question a debugging aid's call is waiting for (it must be waiting).
+pub fn pending_id(response: &phonelogs_gateway::DebugResponse) -> String {
+    assert_eq!(
+        response.status,
+        phonelogs_gateway::DebugStatus::ApprovalPending,
+        "{response:?}"
+    );
+    response.data.as_ref().map(data_json).unwrap()["approval_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}

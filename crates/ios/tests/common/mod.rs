@@ -12,9 +12,10 @@ use phonelogs_crash::ostrace::OsTraceEntry;
 use phonelogs_driver::{AppId, DeviceId, DeviceInfo, DeviceState, Error, Platform, Result};
 use phonelogs_ios::protocol;
 use phonelogs_ios::services::{
-    AppLookup, AppRecord, CrashDir, CrashFileSource, DeviceBackend, DeviceServices, LogStream,
-    ProcessEntry, ProcessLister, StreamOpener,
+    AppLookup, AppRecord, CrashDir, CrashFileSource, DeviceBackend, DeviceServices, FactReader,
+    LogStream, PhoneFacts, ProcessEntry, ProcessImage, ProcessLister, StreamOpener,
 };
+use phonelogs_ios::sources::{Blocker, ListingFailed, ProcessList, ProcessSource, SourceMiss};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::mpsc;
 
@@ -126,6 +127,14 @@ pub struct FakeState {
     pub process_lists: u64,
     pub lookups: u64,
     pub fail_processes: bool,
+    /// The process list names processes only, as os_trace_relay's `PidList` does without the
+    /// developer disk image: each executable's file name, the source `PidList`, CoreDevice
+    /// passed over.
+    pub names_only: bool,
+    /// What `open_other` (the RemoteXPC shim) does: `None`, no other way.
+    pub other_mode: Option<StreamMode>,
+    /// Every pid a stream was opened for the other way.
+    pub opened_other: Vec<u32>,
     pub files: HashMap<String, Vec<u8>>,
     pub reads: Vec<String>,
     pub flushes: u64,
@@ -151,6 +160,7 @@ impl FakePhone {
             streams: Arc::new(self.clone()),
             apps: Arc::new(self.clone()),
             crashes: Arc::new(self.clone()),
+            facts: Arc::new(self.clone()),
         }
     }
 
@@ -165,10 +175,7 @@ impl FakePhone {
     pub fn spawn_process(&self, pid: u32, executable: &str) {
         let mut s = self.state.lock().unwrap();
         s.processes.retain(|p| p.pid != pid);
-        s.processes.push(ProcessEntry {
-            pid,
-            executable: executable.into(),
-        });
+        s.processes.push(ProcessEntry::at(pid, executable));
     }
 
     pub fn kill(&self, pid: u32) {
@@ -218,13 +225,58 @@ impl FakePhone {
 
 #[async_trait]
 impl ProcessLister for FakePhone {
-    async fn processes(&self) -> Result<Vec<ProcessEntry>> {
+    async fn processes(&self) -> std::result::Result<ProcessList, ListingFailed> {
         let mut s = self.state.lock().unwrap();
         s.process_lists += 1;
         if s.fail_processes {
-            return Err(Error::Disconnected("the fake phone went away".into()));
+            return Err(ListingFailed {
+                misses: vec![
+                    SourceMiss {
+                        source: ProcessSource::CoreDevice,
+                        blocker: Blocker::DiskImageNotMounted,
+                    },
+                    SourceMiss {
+                        source: ProcessSource::PidList,
+                        blocker: Blocker::Locked,
+                    },
+                ],
+            });
         }
-        Ok(s.processes.clone())
+        if s.names_only {
+            let processes = s
+                .processes
+                .iter()
+                .map(|p| match &p.image {
+                    ProcessImage::Path(path) => {
+                        ProcessEntry::named(p.pid, path.rsplit('/').next().unwrap_or(path))
+                    }
+                    ProcessImage::Name(name) => ProcessEntry::named(p.pid, name.clone()),
+                })
+                .collect();
+            return Ok(ProcessList {
+                processes,
+                source: ProcessSource::PidList,
+                passed_over: vec![SourceMiss {
+                    source: ProcessSource::CoreDevice,
+                    blocker: Blocker::DiskImageNotMounted,
+                }],
+            });
+        }
+        Ok(ProcessList::from(
+            ProcessSource::CoreDevice,
+            s.processes.clone(),
+        ))
+    }
+}
+
+#[async_trait]
+impl FactReader for FakePhone {
+    async fn facts(&self) -> PhoneFacts {
+        PhoneFacts {
+            product_version: Some("26.1".into()),
+            developer_mode: Some(true),
+            disk_image: Ok(!self.state.lock().unwrap().names_only),
+        }
     }
 }
 
@@ -243,14 +295,36 @@ impl LogStream for DuplexLogStream {
 #[async_trait]
 impl StreamOpener for FakePhone {
     async fn open(&self, pid: u32) -> Result<Box<dyn LogStream>> {
-        let (mut client, mut server) = tokio::io::duplex(64 * 1024);
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let (mode, backlog) = {
+        let mode = {
             let mut s = self.state.lock().unwrap();
             s.opened.push(pid);
+            s.modes.get(&pid).copied().unwrap_or(StreamMode::Live)
+        };
+        self.stream(pid, mode).await
+    }
+
+    async fn open_other(&self, pid: u32) -> Result<Box<dyn LogStream>> {
+        let mode = {
+            let mut s = self.state.lock().unwrap();
+            let Some(mode) = s.other_mode else {
+                return Err(Error::Unsupported("no other way".into()));
+            };
+            s.opened_other.push(pid);
+            mode
+        };
+        self.stream(pid, mode).await
+    }
+}
+
+impl FakePhone {
+    /// A fake os_trace stream of `pid` that behaves as `mode` says.
+    async fn stream(&self, pid: u32, mode: StreamMode) -> Result<Box<dyn LogStream>> {
+        let (mut client, mut server) = tokio::io::duplex(64 * 1024);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let backlog = {
+            let mut s = self.state.lock().unwrap();
             s.senders.entry(pid).or_default().push(tx);
-            let mode = s.modes.get(&pid).copied().unwrap_or(StreamMode::Live);
-            (mode, s.backlog.remove(&pid).unwrap_or_default())
+            s.backlog.remove(&pid).unwrap_or_default()
         };
         let state = Arc::clone(&self.state);
         tokio::spawn(async move {
