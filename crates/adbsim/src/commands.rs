@@ -406,8 +406,9 @@ async fn dumpsys(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, C
             Ok(0)
         }
         Some("dropbox") => {
-            let entries = phone.lock().dropbox.clone();
-            let (out, err) = format::dropbox_dump(&entries, &args[1..], &profile);
+            // Printed under the lock rather than from a copy: a copy of every entry's text for
+            // each command made the simulated phone, not the reader, the cost of a crashes read.
+            let (out, err) = format::dropbox_dump(&phone.lock().dropbox, &args[1..], &profile);
             sink.out(out).await?;
             sink.err(err).await?;
             Ok(0)

@@ -320,14 +320,19 @@ pub fn parse_log_head(line: &[u8]) -> Option<LogcatHead<'_>> {
         end -= 1;
     }
     let line = &line[..end];
-    let mut at = 0;
-    while at < end && line[at] == b' ' {
-        at += 1;
-    }
-    let (time, rest) = parse_time(&line[at..])?;
+    let (time, mut at) = match fixed_epoch_time(line) {
+        Some(found) => found,
+        None => {
+            let mut at = 0;
+            while at < end && line[at] == b' ' {
+                at += 1;
+            }
+            let (time, rest) = parse_time(&line[at..])?;
+            (time, end - rest.len())
+        }
+    };
     // After the time come two or three whitespace-separated fields (uid?, pid, tid), then the
     // priority letter standing alone, then the tag up to the first ": ".
-    let mut at = end - rest.len();
     let mut fields: [(usize, usize); 3] = [(0, 0); 3];
     let mut count = 0;
     let level = loop {
@@ -372,6 +377,36 @@ pub fn parse_log_head(line: &[u8]) -> Option<LogcatHead<'_>> {
     })
 }
 
+/// The time of a line in logcat's common `-v epoch` layout, read at fixed places (as
+/// [`epoch_uid_field`] finds the uid): seconds right-aligned in 19 columns after at least one
+/// space, a `.`, 3 digits and a space; and where the time ends. Exactly what the general
+/// reading (`parse_time` after the spaces) gives such a line, without its searching.
+#[inline]
+fn fixed_epoch_time(line: &[u8]) -> Option<(LogTime, usize)> {
+    let prefix = line.get(..24)?;
+    if prefix[0] != b' '
+        || prefix[19] != b'.'
+        || prefix[23] != b' '
+        || !is_epoch_prefix(&prefix[..23])
+    {
+        return None;
+    }
+    let spaces = prefix.iter().take_while(|&&b| b == b' ').count();
+    let seconds = prefix[spaces..19]
+        .iter()
+        .fold(0i64, |value, digit| value * 10 + i64::from(digit - b'0'));
+    let millis = prefix[20..23]
+        .iter()
+        .fold(0u32, |value, digit| value * 10 + u32::from(digit - b'0'));
+    Some((
+        LogTime::Epoch {
+            seconds,
+            nanos: millis * 1_000_000,
+        },
+        23,
+    ))
+}
+
 /// Where the tag ends and the text starts in the rest of a line after its level: at the first
 /// `": "`, or a final `:` with no text. Both ASCII, so the split falls on character boundaries.
 fn tag_split(rest: &[u8]) -> Option<(usize, usize)> {
@@ -393,6 +428,17 @@ fn decimal_u32(text: &[u8]) -> Option<u32> {
     let digits = text.strip_prefix(b"+").unwrap_or(text);
     if digits.is_empty() {
         return None;
+    }
+    if digits.len() <= 9 {
+        // Nine digits never overflow: the common case (pids, tids, uids) without the checks.
+        let mut value: u32 = 0;
+        for &digit in digits {
+            if !digit.is_ascii_digit() {
+                return None;
+            }
+            value = value * 10 + u32::from(digit - b'0');
+        }
+        return Some(value);
     }
     let mut value: u32 = 0;
     for &digit in digits {
