@@ -154,7 +154,7 @@ impl AdbPhone {
             "am get-current-user".to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 4)?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
         let sdk: Option<u32> = text(&sections[0]).trim().parse().ok();
         // Android 10 (API 29) and older have no `logcat --uid`.
         let uid_option = sdk.is_none_or(|sdk| sdk >= 30);
@@ -289,7 +289,7 @@ impl AdbPhone {
             format!("dumpsys package {}", quote(app.as_str())),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 2)?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
         if !self.same_install(device, app, &sections[0], &kept)? {
             return Ok(self.facts(device, app).await?.1);
         }
@@ -386,14 +386,14 @@ fn checked_app(app: &AppId) -> Result<AppId> {
     AppId::parse(app.as_str())
 }
 
-/// Splits a script's output and insists on `count` sections: fewer means the device went away
-/// before the script ended.
+/// Splits the output of a script of `count` commands and insists on all `count` sections:
+/// fewer means the device went away before the script ended.
 fn expect_sections<'a>(
     output: &'a ShellOutput,
     marker: &str,
     count: usize,
 ) -> Result<Vec<Section<'a>>> {
-    let sections = split_sections(&output.stdout, marker);
+    let sections = split_sections(&output.stdout, marker, count);
     if sections.len() < count {
         let stderr: String = output.stderr_text().trim().chars().take(400).collect();
         return Err(Error::Disconnected(format!(
@@ -513,7 +513,7 @@ impl AdbPhone {
             oldest.to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 6)?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
         if let Attempt::Again =
             self.confirm(device, app, [&sections[1], &sections[2]], &facts, expected)?
         {
@@ -924,7 +924,7 @@ impl AppDebugger for AdbPhone {
             "pm list packages -U".to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 3)?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
         if sections[0].exit_code != Some(0) {
             let said = output.stderr_text();
             if is_refusal(&said) {
@@ -982,7 +982,7 @@ impl AppDebugger for AdbPhone {
             "pm list packages -U".to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 2)?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
         if sections[1].exit_code != Some(0) {
             return Err(command_failure("pm list packages -U", &output, ""));
         }
@@ -1022,7 +1022,7 @@ impl AppDebugger for AdbPhone {
             format!("stat -c %u /proc/{pid}"),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
-        let sections = expect_sections(&output, &marker, 2)?;
+        let sections = expect_sections(&output, &marker, commands.len())?;
         let dump = text(&sections[0]);
         let dumped = sections[0].exit_code == Some(0);
         let parsed = phonelogs_crash::tombstone::parse_backtrace(&dump);

@@ -708,13 +708,60 @@ pub fn parse_lines(text: &str) -> Vec<LogcatLine> {
 mod tests {
     use super::*;
 
+    /// The time as it was read with `str` patterns (`str::parse`): the reference for the byte
+    /// reading and its fixed-place fast path.
+    fn parse_time_with_patterns(text: &str) -> Option<(LogTime, &str)> {
+        let bytes = text.as_bytes();
+        let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+        let fraction = |text: &'_ str| -> Option<(u32, usize)> {
+            let count = text.bytes().take_while(u8::is_ascii_digit).count();
+            if !matches!(count, 3 | 6 | 9) || text.as_bytes().get(count) != Some(&b' ') {
+                return None;
+            }
+            let value: u32 = text[..count].parse().ok()?;
+            Some((value * 10u32.pow(9 - count as u32), count))
+        };
+        if digits == 2 && bytes.get(2) == Some(&b'-') {
+            let head = text.get(..18)?;
+            let hb = head.as_bytes();
+            if hb[5] != b' ' || hb[8] != b':' || hb[11] != b':' || hb[14] != b'.' {
+                return None;
+            }
+            let number =
+                |range: std::ops::Range<usize>| -> Option<u8> { text.get(range)?.parse().ok() };
+            let (month, day) = (number(0..2)?, number(3..5)?);
+            let (hour, minute, second) = (number(6..8)?, number(9..11)?, number(12..14)?);
+            let (nanos, count) = fraction(&text[15..])?;
+            if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+                return None;
+            }
+            let time = LogTime::MonthDay {
+                month,
+                day,
+                hour,
+                minute,
+                second: second.min(60),
+                nanos,
+            };
+            return Some((time, &text[15 + count..]));
+        }
+        if digits == 0 || digits > 18 || bytes.get(digits) != Some(&b'.') {
+            return None;
+        }
+        let seconds: i64 = text[..digits].parse().ok()?;
+        let (nanos, count) = fraction(&text[digits + 1..])?;
+        Some((
+            LogTime::Epoch { seconds, nanos },
+            &text[digits + 1 + count..],
+        ))
+    }
+
     /// `parse_log_line` as it was written with `str` patterns: the reference for the byte loop.
     fn parse_log_line_with_patterns(line: &str) -> Option<LogcatLineRef<'_>> {
         let line = line.trim_end_matches(['\r', '\n']);
         let start = line.len() - line.trim_start_matches(' ').len();
         let rest = &line[start..];
-        let (time, after) = parse_time(rest.as_bytes())?;
-        let rest = &rest[rest.len() - after.len()..];
+        let (time, rest) = parse_time_with_patterns(rest)?;
         // After the time come two or three whitespace-separated fields (uid?, pid, tid), then the
         // priority letter standing alone, then the tag up to the first ": ".
         let mut fields: [&str; 3] = [""; 3];
@@ -774,6 +821,8 @@ mod tests {
         use proptest::prelude::*;
         let time = prop_oneof![
             4 => "[ ]{0,10}[0-9]{1,10}\\.([0-9]{3}|[0-9]{6}|[0-9]{9})",
+            // `-v epoch`'s own layout (seconds right-aligned in 19 columns), read at fixed places.
+            3 => ("[0-9]{1,19}", "[0-9]{3}").prop_map(|(s, f)| format!("{s:>19}.{f}")),
             2 => "(0[1-9]|1[0-2])-[0-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9]{3}",
             1 => "[ 0-9.:+-]{0,22}",
         ];
