@@ -118,14 +118,7 @@ pub(crate) fn split_sections<'a>(
     let mut sections = Vec::with_capacity(found.len());
     let mut start = 0;
     for &at in found.iter().rev() {
-        let after = &stdout[at + marker.len()..];
-        let line_end = after
-            .iter()
-            .position(|&b| b == b'\n')
-            .unwrap_or(after.len());
-        let exit_code = std::str::from_utf8(&after[..line_end])
-            .ok()
-            .map(|code| exit_code_text(code.trim()));
+        let (line_end, exit_code) = marker_line(&stdout[at + marker.len()..]);
         sections.push(Section {
             output: stdout.get(start..at).unwrap_or_default(),
             exit_code,
@@ -133,6 +126,16 @@ pub(crate) fn split_sections<'a>(
         start = at + marker.len() + line_end + 1;
     }
     sections
+}
+
+/// The rest of a marker's line (after `marker `): its length before the `\n` (or the end) and
+/// the exit code it prints.
+fn marker_line(after: &[u8]) -> (usize, Option<i32>) {
+    let line_end = memchr::memchr(b'\n', after).unwrap_or(after.len());
+    let exit_code = std::str::from_utf8(&after[..line_end])
+        .ok()
+        .map(|code| exit_code_text(code.trim()));
+    (line_end, exit_code)
 }
 
 /// An exit code as a marker line prints it: a number, or (from the failure branch of a shell
@@ -1009,13 +1012,7 @@ mod tests {
         while let Some(at) = memchr::memmem::find(rest, marker.as_bytes()) {
             let output = &rest[..at];
             let after = &rest[at + marker.len()..];
-            let line_end = after
-                .iter()
-                .position(|&b| b == b'\n')
-                .unwrap_or(after.len());
-            let exit_code = std::str::from_utf8(&after[..line_end])
-                .ok()
-                .map(|code| exit_code_text(code.trim()));
+            let (line_end, exit_code) = marker_line(after);
             sections.push(Section { output, exit_code });
             rest = after.get(line_end + 1..).unwrap_or(&[]);
         }

@@ -6,8 +6,8 @@
 //! answers, an "Allow once" used, blocks, masking) is committed with `synchronous=FULL`, so it
 //! survives a power failure too. A history step is committed with `synchronous=NORMAL`: no
 //! fsync on the call's path (it was about 1 ms of a 12 ms warm `phone_logs`); the next
-//! durable commit or the checkpoint thread's (within a second) syncs it, so a power failure can
-//! lose the history of at most that last second, never a decision. Every write is one `BEGIN IMMEDIATE` transaction
+//! durable commit or the checkpoint thread's (usually within a second) syncs it, so a power
+//! failure can lose the history of the last moments, never a decision. Every write is one `BEGIN IMMEDIATE` transaction
 //! and every connection waits up to [`BUSY_TIMEOUT`] for another process's write, so two
 //! processes can work on it at once. Schema changes are numbered migrations recorded in
 //! `PRAGMA user_version`. A file that is not a readable database is an error
