@@ -515,26 +515,27 @@ async fn an_answer_picked_up_on_a_warm_call_is_the_persons() {
 /// development build is read fresh before a question would be put, and nobody is asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_on_held_facts_is_decided_on_fresh_ones() {
-    let lab = Lab::start().await;
-    lab.reinstall(|package| package.debuggable = false);
-    let first = lab.read().await;
-    assert_eq!(first.status, Status::ApprovalPending, "{}", first.message);
-
-    lab.reinstall(|_| {});
-    lab.log(CRASH_TEST, "debug build line");
-    let second = lab.read().await;
-    assert_eq!(second.status, Status::Ok, "{}", second.message);
-    assert!(second.log.contains("debug build line"), "{}", second.log);
+    decided_on_fresh_facts(
+        |package| package.debuggable = false,
+        Status::ApprovalPending,
+    )
+    .await;
 }
 
 /// Held facts never refuse: one of the phone's own apps, refused on the first call, that is an
 /// ordinary development build by the second, is read fresh before a refusal, and read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_on_held_facts_is_decided_on_fresh_ones() {
+    decided_on_fresh_facts(|package| package.system = true, Status::BlockedByPolicy).await;
+}
+
+/// The app installed as `first` makes the first call end as `status`; reinstalled as an
+/// ordinary development build, its new line is read on the second call.
+async fn decided_on_fresh_facts(first: impl FnOnce(&mut Package), status: Status) {
     let lab = Lab::start().await;
-    lab.reinstall(|package| package.system = true);
-    let first = lab.read().await;
-    assert_eq!(first.status, Status::BlockedByPolicy, "{}", first.message);
+    lab.reinstall(first);
+    let got = lab.read().await;
+    assert_eq!(got.status, status, "{}", got.message);
 
     lab.reinstall(|_| {});
     lab.log(CRASH_TEST, "debug build line");
