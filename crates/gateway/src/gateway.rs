@@ -258,14 +258,18 @@ impl GatewayBuilder {
         // 60 ms here), on a thread of their own started here: a client's `initialize` and
         // `tools/list` are answered without waiting for them, and the first call that shows or
         // matches a line waits only for what is left. Without a thread, they are compiled here.
-        let compiling = std::thread::Builder::new()
-            .name("secret-rules".into())
-            .spawn(|| {
+        // One thread per process: a later gateway finds them compiled or compiling.
+        static COMPILE: std::sync::Once = std::sync::Once::new();
+        COMPILE.call_once(|| {
+            let compiling = std::thread::Builder::new()
+                .name("secret-rules".into())
+                .spawn(|| {
+                    let _ = crate::mask::masker();
+                });
+            if compiling.is_err() {
                 let _ = crate::mask::masker();
-            });
-        if compiling.is_err() {
-            let _ = crate::mask::masker();
-        }
+            }
+        });
         let symbols = match &self.symbols_dir {
             Some(dir) => Some(phonelogs_symbols::SymbolsDir::open(dir).map_err(|error| {
                 Error::InvalidArgument(format!("the symbols directory cannot be used: {error}"))
