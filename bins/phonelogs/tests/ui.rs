@@ -276,6 +276,21 @@ impl Browser {
             .unwrap();
     }
 
+    /// Waits until the marked document has been replaced by a new one.
+    async fn wait_reloaded(&self) {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        // A script run while the next page loads may fail: that is "not yet" too.
+        while self
+            .client
+            .execute("return window.phonelogsMark || null;", vec![])
+            .await
+            .map_or(true, |mark| mark == json!("not reloaded"))
+        {
+            assert!(Instant::now() < deadline, "the page was never reloaded");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     async fn still_marked(&self) -> bool {
         self.client
             .execute("return window.phonelogsMark || null;", vec![])
@@ -564,6 +579,9 @@ async fn filter(browser: &Browser, choices: &[(&str, &str)]) -> Vec<String> {
             .map_or("", |(_, value)| value);
         choose(browser, select, value).await;
     }
+    // The old page shows the same heading: the rows are read only once the filtered page has
+    // replaced it (its document no longer carries the mark).
+    browser.mark().await;
     browser
         .client
         .find(Locator::Css("#filter"))
@@ -572,6 +590,7 @@ async fn filter(browser: &Browser, choices: &[(&str, &str)]) -> Vec<String> {
         .click()
         .await
         .unwrap();
+    browser.wait_reloaded().await;
     browser.wait_for_text("h2.view", "History").await;
     rows(browser).await
 }
