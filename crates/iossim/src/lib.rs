@@ -63,7 +63,7 @@ pub use model::{
 };
 pub use pairing::Pairing;
 pub use services::os_trace::encode_entry;
-pub use services::syslog::syslog_line;
+pub use services::syslog::{syslog_line, vis_encode};
 pub use services::{CORE_DEVICE_PROXY, LOCKDOWN_PORT, SERVICES};
 
 /// A running simulator: usbmuxd listening, the phone behind it. Dropping it (or
