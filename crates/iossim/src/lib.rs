@@ -58,8 +58,8 @@ mod xpc;
 pub use error::Error;
 pub use life::Background;
 pub use model::{
-    App, CrashKind, DdiRefusal, Fault, IosVersion, Level, Opened, Process, Profile, ReportFile,
-    ReportForm, Signing, SimPhone, Trust,
+    App, CrashKind, DdiRefusal, Fault, Hostile, IosVersion, Level, Opened, Process, Profile,
+    ReportFile, ReportForm, Signing, SimPhone, Trust,
 };
 pub use pairing::Pairing;
 pub use services::os_trace::encode_entry;
