@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use phonelogs_crash::{android, ostrace};
+use phonelogs_crash::{android, ostrace, vis};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -16,4 +16,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = android::parse_date_offset(&text);
     let _ = android::parse_local_date_time(&text);
     let _ = ostrace::parse_entry(data);
+    let _ = vis::decode(&text);
 });

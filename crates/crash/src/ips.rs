@@ -962,7 +962,9 @@ pub struct CrashFileName {
 }
 
 /// Reads a crash report's file name or path: `<name>-YYYY-MM-DD-HHMMSS[.NNNN].ips[.synced]`,
-/// also under `Retired/`. Other names give `None`.
+/// also under `Retired/`. Other names give `None`, among them CoreAnalytics' `….ips.ca.synced`
+/// (iOS 26 keeps them beside the reports, in `Retired/` too: go-ios's e2e test `TestCrashLs`;
+/// they hold analytics, some 16–21 MB, and no crash) and a folder such as `BioLog`.
 ///
 /// ```
 /// use phonelogs_crash::ips::parse_crash_file_name;
@@ -971,6 +973,7 @@ pub struct CrashFileName {
 /// assert_eq!(name.local_time.hour(), 10);
 /// assert!(name.retired && name.synced);
 /// assert!(parse_crash_file_name("notes.txt").is_none());
+/// assert!(parse_crash_file_name("Retired/Analytics-2026-10-07-090004.ips.ca.synced").is_none());
 /// ```
 pub fn parse_crash_file_name(path: &str) -> Option<CrashFileName> {
     let path = path.trim();
@@ -983,7 +986,9 @@ pub fn parse_crash_file_name(path: &str) -> Option<CrashFileName> {
         Some(stem) => (stem, true),
         None => (file, false),
     };
-    let file = file.strip_suffix(".ca").unwrap_or(file);
+    if file.ends_with(".ca") {
+        return None;
+    }
     let stem = file.strip_suffix(".ips")?;
     // An optional `.NNNN` sequence number after the time.
     let stem = match stem.rsplit_once('.') {

@@ -34,6 +34,7 @@ pub mod logcat;
 pub mod ostrace;
 mod report;
 pub mod tombstone;
+pub mod vis;
 
 pub use error::Error;
 pub use exitinfo::ExitRecord;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use phonelogs_crash::{
     PhoneClock, android, anr, crashbuf, detect_format, dropbox, exitinfo, ips, logcat, ostrace,
-    parse_any, render_heading, tombstone,
+    parse_any, render_heading, tombstone, vis,
 };
 use proptest::prelude::*;
 
@@ -84,6 +84,7 @@ fn run_all(bytes: &[u8]) {
     let _ = ips::ips_report(bytes);
     let _ = ips::parse_crash_file_name(&text);
     let _ = ostrace::parse_entry(bytes);
+    let _ = vis::decode(&text);
 }
 
 fn fixture_files() -> Vec<PathBuf> {

@@ -12,7 +12,10 @@
 //! crowded out by everyone else's. A file
 //! name's time is the phone's local time with no zone, so files up to 14 hours older than
 //! `since` are kept (no zone is further than that from UTC), newest first, and at most 50 are
-//! read per call. A file whose first-line header also names the app's bundle id is parsed and
+//! read per call, fewer when the call's `limit` of the app's reports is met first (the names'
+//! local times order the reports as their headers do, unless the phone's zone changed between
+//! them). Folders and names that are no report (iOS 26's `BioLog/`, CoreAnalytics'
+//! `….ips.ca.synced`) are never read. A file whose first-line header also names the app's bundle id is parsed and
 //! cut by `phonelogs-crash` and judged by its header's `timestamp`, which has the zone. Other bug types (jetsam, resource
 //! use) are skipped; a `0x8badf00d` termination is kind `watchdog`. Reports are only copied,
 //! never moved or deleted. An extension's reports name the extension's bundle id, so they never
@@ -181,7 +184,12 @@ pub async fn read_crashes(
         }
     };
     let mut reports = Vec::new();
+    // Newest first by name, and no further once `limit` reports are kept: one file's bytes at
+    // a time are held (at most MAX_REPORT_BYTES), and only the cut reports beyond that.
     for candidate in candidates(&root, &retired, executable, since) {
+        if reports.len() >= limit {
+            break;
+        }
         let bytes = match read_one(dir.as_mut(), &candidate.path, call_timeout).await {
             Ok(bytes) => bytes,
             Err(error) => {

@@ -778,7 +778,9 @@ async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
             Ok(Some(entry)) => {
                 // The phone filters by pid; checking again means a stream that ignored the
                 // filter still leaks nothing of another process.
-                if entry.pid != to.pid {
+                // A record without its process path (length 0, which Apple's layout allows)
+                // cannot be checked: it is left out, and the stream read on.
+                if entry.pid != to.pid || entry.filename.is_empty() {
                     continue;
                 }
                 if confirmed.as_deref() != Some(entry.filename.as_str()) {

@@ -545,12 +545,13 @@ impl FactReader for IdevicePhone {
 
 struct SocketStream {
     socket: Box<dyn ReadWrite>,
+    skipped: protocol::Skipped,
 }
 
 #[async_trait]
 impl LogStream for SocketStream {
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        Ok(protocol::next_entry(&mut self.socket).await?)
+        Ok(protocol::next_entry(&mut self.socket, &mut self.skipped).await?)
     }
 }
 
@@ -594,7 +595,10 @@ impl StreamOpener for IdevicePhone {
             }
         };
         protocol::start_activity(&mut socket, pid).await?;
-        Ok(Box::new(SocketStream { socket }))
+        Ok(Box::new(SocketStream {
+            socket,
+            skipped: protocol::Skipped::default(),
+        }))
     }
 
     async fn open_other(&self, pid: u32) -> Result<Box<dyn LogStream>> {
@@ -603,7 +607,10 @@ impl StreamOpener for IdevicePhone {
         let mut socket = self.shim().await?;
         protocol::start_activity(&mut socket, pid).await?;
         self.shim_first.store(true, Ordering::Relaxed);
-        Ok(Box::new(SocketStream { socket }))
+        Ok(Box::new(SocketStream {
+            socket,
+            skipped: protocol::Skipped::default(),
+        }))
     }
 }
 

@@ -8,7 +8,7 @@
 //! os_trace client is not used for entries: it refuses level `0x03` and misreads microseconds
 //! (see the iOS notes, §6.4 and §6.5); entries are parsed by `phonelogs-crash`, bounds-checked.
 
-use phonelogs_crash::ostrace::{OsTraceEntry, parse_entry};
+use phonelogs_crash::ostrace::{OsTraceEntry, OsTraceRecord, parse_record};
 use phonelogs_driver::AppId;
 use plist::{Dictionary, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -31,7 +31,8 @@ pub const MESSAGE_FILTER_ALL: i64 = 0xFFFF;
 pub const STREAM_FLAGS: i64 = 0x3C;
 /// The largest plist this crate accepts in one message (a Lookup of one app is a few KB).
 pub const MAX_PLIST_BYTES: usize = 16 * 1024 * 1024;
-/// The largest os_trace entry accepted; a message is at most 64 KiB, plus its strings.
+/// The largest os_trace record accepted: far above any log message (os_log keeps a message
+/// to about 1 KiB; the record's paths are at most 64 KiB each).
 pub const MAX_ENTRY_BYTES: usize = 1024 * 1024;
 
 /// The attributes asked of installation_proxy: enough to know the bundle's path, its names,
@@ -194,18 +195,48 @@ pub async fn read_entry_frame<S: AsyncRead + Unpin>(
     Ok(Some(entry))
 }
 
-/// Reads frames until one decodes. A damaged entry is skipped (and logged), so one bad entry
-/// does not end the stream; `None` when the stream ends.
+/// The records of one stream read and left out so far: records of another type than an
+/// os_log message (activity, trace, user action), and records Apple's client would refuse
+/// (another version or header size, or a length that breaks its size rule; see
+/// `phonelogs_crash::ostrace`). Neither ever becomes a line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Skipped {
+    /// Records of another type, skipped.
+    pub other_types: u64,
+    /// Records that break Apple's rules, skipped.
+    pub broken: u64,
+}
+
+/// Reads frames until one is a log message. Another record type or a record that breaks
+/// Apple's rules is skipped and counted in `skipped` (the first broken one of a stream is
+/// logged as a warning, the rest at debug), so one odd record never ends or blocks the
+/// stream; `None` when the stream ends.
 pub async fn next_entry<S: AsyncRead + Unpin>(
     stream: &mut S,
+    skipped: &mut Skipped,
 ) -> Result<Option<OsTraceEntry>, Error> {
     loop {
         let Some(frame) = read_entry_frame(stream).await? else {
             return Ok(None);
         };
-        match parse_entry(&frame) {
-            Ok(entry) => return Ok(Some(entry)),
-            Err(error) => tracing::debug!(%error, "skipping a damaged os_trace entry"),
+        match parse_record(&frame) {
+            Ok(OsTraceRecord::Log(entry)) => return Ok(Some(entry)),
+            Ok(OsTraceRecord::Other { kind }) => {
+                skipped.other_types += 1;
+                tracing::debug!(
+                    kind,
+                    skipped = skipped.other_types,
+                    "skipping an os_trace record that is not a log message"
+                );
+            }
+            Err(error) => {
+                skipped.broken += 1;
+                if skipped.broken == 1 {
+                    tracing::warn!(%error, "skipping an os_trace record Apple's client would refuse");
+                } else {
+                    tracing::debug!(%error, skipped = skipped.broken, "skipping an os_trace record Apple's client would refuse");
+                }
+            }
         }
     }
 }

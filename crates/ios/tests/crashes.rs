@@ -231,10 +231,12 @@ async fn at_most_fifty_reports_are_read_per_call() {
         );
     }
     let since = datetime!(2026-11-30 09:00:00 UTC);
-    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 10, TIMEOUT)
+    // A limit above the cap: the 50 newest are read, no more (a smaller limit reads fewer:
+    // `reading_stops_once_the_limit_is_met`).
+    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 100, TIMEOUT)
         .await
         .unwrap();
-    assert_eq!(reports.len(), 10);
+    assert_eq!(reports.len(), MAX_READS);
     assert_eq!(reports[0].pid, Some(1069));
     let state = phone.state.lock().unwrap();
     assert_eq!(state.reads.len(), MAX_READS);
@@ -286,4 +288,62 @@ async fn a_mover_that_never_answers_times_out() {
     .await
     .unwrap();
     assert_eq!(reports.len(), 1);
+}
+
+/// Issue 38, item 5: reports are read newest first and no further than the call's limit: 80
+/// reports of the app and a limit of 3 open 3 files, not 50.
+#[tokio::test]
+async fn reading_stops_once_the_limit_is_met() {
+    let phone = FakePhone::new();
+    for i in 0..80u32 {
+        let (minute, second) = (i / 60, i % 60);
+        phone.add_file(
+            &format!("CrashTest-2026-11-30-11{minute:02}{second:02}.ips"),
+            crash(
+                &format!("2026-11-30 11:{minute:02}:{second:02}.00 +0100"),
+                100 + i,
+                "crash",
+            ),
+        );
+    }
+    let since = datetime!(2026-11-30 09:00:00 UTC);
+    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 3, TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(
+        reports.iter().map(|r| r.pid).collect::<Vec<_>>(),
+        [Some(179), Some(178), Some(177)]
+    );
+    assert_eq!(phone.state.lock().unwrap().reads.len(), 3);
+}
+
+/// Issue 38, item 6: an iOS 26 crash folder holds entries that are no report (go-ios's e2e
+/// test `TestCrashLs`: `BioLog/`, `Retired/<name>.ips.ca.synced`); none is opened, even one
+/// named after the app's executable.
+#[tokio::test]
+async fn what_is_not_a_report_is_never_read() {
+    let phone = FakePhone::new();
+    phone.add_file("BioLog/CrashTest-2026-11-30-110000.ips", b"bio".to_vec());
+    phone.add_file(
+        "Retired/CrashTest-2026-11-30-110001.ips.ca.synced",
+        b"{\"bug_type\":\"211\"}\n{}".to_vec(),
+    );
+    phone.add_file(
+        "Analytics-2026-11-30-110002.ips.ca.synced",
+        b"{\"bug_type\":\"211\"}\n{}".to_vec(),
+    );
+    phone.add_file(
+        "CrashTest-2026-11-30-110003.ips",
+        crash("2026-11-30 11:00:03.00 +0100", 7, "the one report"),
+    );
+    let since = datetime!(2026-11-30 09:00:00 UTC);
+    let reports = read_crashes(&phone, &AppId::new(APP), EXE, since, 10, TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0].pid, Some(7));
+    assert_eq!(
+        phone.state.lock().unwrap().reads,
+        ["CrashTest-2026-11-30-110003.ips"]
+    );
 }

@@ -518,6 +518,23 @@ async fn with_names_only_a_same_named_process_is_closed_unread_at_its_first_entr
     assert!(follower.status().rejected.is_empty());
 }
 
+/// Issue 38: a record without a process path (length 0 in Apple's layout) cannot be checked:
+/// it is left out, and neither closes the stream nor shows; the app's entries around it do.
+#[tokio::test(start_paused = true)]
+async fn an_entry_without_a_process_path_is_left_out_and_the_stream_read_on() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "before"));
+    phone.add_backlog(raw(100, T0 + 1, INFO, "", "NO-PATH"));
+    phone.add_backlog(raw(100, T0 + 2, INFO, &exe(), "after"));
+    let follower = start(&phone);
+    settle().await;
+    assert_eq!(texts(&follower), ["before", "after"]);
+    let status = follower.status();
+    assert!(status.rejected.is_empty());
+    assert_eq!(status.open_streams, [100]);
+}
+
 /// An entry that shows another executable closes even a stream that began with the app's
 /// (a pid reused): what came before stays, nothing from then on.
 #[tokio::test(start_paused = true)]

@@ -59,8 +59,12 @@ async fn start_activity_then_entries_of_every_level_including_user_action() {
         request
     });
     protocol::start_activity(&mut client, 321).await.unwrap();
+    let mut skipped = protocol::Skipped::default();
     let mut levels = Vec::new();
-    while let Some(entry) = protocol::next_entry(&mut client).await.unwrap() {
+    while let Some(entry) = protocol::next_entry(&mut client, &mut skipped)
+        .await
+        .unwrap()
+    {
         assert_eq!(entry.pid, 321);
         levels.push(entry.level);
         if entry.message == "after damage" {
@@ -88,7 +92,12 @@ async fn start_activity_then_entries_of_every_level_including_user_action() {
         Some(321)
     );
     // The stream ends cleanly when the phone closes it.
-    assert!(protocol::next_entry(&mut client).await.unwrap().is_none());
+    assert!(
+        protocol::next_entry(&mut client, &mut skipped)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[tokio::test]
@@ -100,9 +109,14 @@ async fn a_refused_start_and_a_bad_frame_marker_are_errors() {
     });
     assert!(protocol::start_activity(&mut client, 1).await.is_err());
 
+    let mut skipped = protocol::Skipped::default();
     let (mut client, mut server) = tokio::io::duplex(4096);
     server.write_all(&[0x03, 1, 0, 0, 0, 0]).await.unwrap();
-    assert!(protocol::next_entry(&mut client).await.is_err());
+    assert!(
+        protocol::next_entry(&mut client, &mut skipped)
+            .await
+            .is_err()
+    );
 
     // A length far beyond any entry is refused before anything is allocated.
     let (mut client, mut server) = tokio::io::duplex(4096);
@@ -110,7 +124,58 @@ async fn a_refused_start_and_a_bad_frame_marker_are_errors() {
         .write_all(&[0x02, 0xff, 0xff, 0xff, 0x7f])
         .await
         .unwrap();
-    assert!(protocol::next_entry(&mut client).await.is_err());
+    assert!(
+        protocol::next_entry(&mut client, &mut skipped)
+            .await
+            .is_err()
+    );
+}
+
+/// Issue 38: activity, trace and user-action records, and records Apple's client refuses
+/// (version 0, a header size of 0, a length that breaks the size rule, a 16-bit reading of
+/// the message length), are skipped and counted; the log records around them are read.
+#[tokio::test]
+async fn other_record_types_and_broken_records_are_skipped_and_counted() {
+    let (mut client, mut server) = tokio::io::duplex(1 << 16);
+    let good = |text: &str| encode_entry(&raw(7, 1_764_496_800, INFO, "/a/X.app/X", text));
+    let mut odd = Vec::new();
+    for kind in [2u32, 4, 16] {
+        let mut record = good("not a line");
+        record[1..5].copy_from_slice(&kind.to_le_bytes());
+        odd.push(record);
+    }
+    let mut version = good("version 0");
+    version[0] = 0;
+    let mut header = good("header 0");
+    header[5..9].copy_from_slice(&0u32.to_le_bytes());
+    let mut longer = good("one byte more");
+    longer.push(b'!');
+    let mut message_high = good("message length past 16 bits");
+    message_high[111] = 1;
+    let broken = [version, header, longer, message_high];
+    tokio::spawn(async move {
+        server.write_all(&frame(&good("first"))).await.unwrap();
+        for record in odd.iter().chain(&broken) {
+            server.write_all(&frame(record)).await.unwrap();
+        }
+        server.write_all(&frame(&good("second"))).await.unwrap();
+    });
+    let mut skipped = protocol::Skipped::default();
+    let mut read = Vec::new();
+    while let Some(entry) = protocol::next_entry(&mut client, &mut skipped)
+        .await
+        .unwrap()
+    {
+        read.push(entry.message);
+    }
+    assert_eq!(read, ["first", "second"]);
+    assert_eq!(
+        skipped,
+        protocol::Skipped {
+            other_types: 3,
+            broken: 4
+        }
+    );
 }
 
 fn lookup_answer(app: &str, get_task_allow: Option<bool>, app_type: &str) -> Vec<u8> {

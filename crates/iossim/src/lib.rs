@@ -58,12 +58,12 @@ mod xpc;
 pub use error::Error;
 pub use life::Background;
 pub use model::{
-    App, CrashKind, DdiRefusal, Fault, IosVersion, Level, Opened, Process, Profile, ReportFile,
-    ReportForm, Signing, SimPhone, Trust,
+    App, CrashKind, DdiRefusal, Fault, Hostile, IosVersion, Level, Opened, Process, Profile,
+    ReportFile, ReportForm, Signing, SimPhone, Trust,
 };
 pub use pairing::Pairing;
 pub use services::os_trace::encode_entry;
-pub use services::syslog::syslog_line;
+pub use services::syslog::{syslog_line, vis_encode};
 pub use services::{CORE_DEVICE_PROXY, LOCKDOWN_PORT, SERVICES};
 
 /// A running simulator: usbmuxd listening, the phone behind it. Dropping it (or

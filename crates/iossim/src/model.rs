@@ -488,6 +488,28 @@ pub enum Fault {
     /// streams: what iOS 27 betas were reported doing (Hacker-Valley-Media/Interceptor#145).
     /// Lasts until cleared.
     SilentLockdownOsTrace,
+    /// The next answer of one kind carries bytes a broken or hostile phone could send (issue
+    /// 38): taken once.
+    Hostile(Hostile),
+}
+
+/// Bytes a broken or hostile phone (or a farm's usbmuxd) could send, each in place of one
+/// answer, to show that the computer's side turns them into an error and keeps serving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hostile {
+    /// The RSD handshake's answer is a RemoteXPC message whose body is arrays nested this
+    /// deep (12 bytes a level).
+    XpcNesting(u32),
+    /// The RSD handshake's answer is a RemoteXPC wrapper claiming this body length, and no body.
+    XpcBodyLength(u64),
+    /// lockdown's next `GetValue` answer is this big-endian length prefix, then the connection
+    /// closes.
+    PlistLength(u32),
+    /// usbmuxd's next `ListDevices` answer is a header whose length (which counts the 16-byte
+    /// header) is this, then nothing.
+    UsbmuxdLength(u32),
+    /// AFC's next `ReadDir` answer is a packet whose whole length is smaller than its header.
+    AfcLength,
 }
 
 /// What the phone says about itself (lockdown values).
@@ -1033,6 +1055,17 @@ impl SimPhone {
             Fault::ClaimedFileSize(size) => Some(*size),
             _ => None,
         })
+    }
+
+    /// Takes the first [`Fault::Hostile`] that `pick` chooses, if one is set.
+    pub(crate) fn take_hostile<T>(&self, pick: impl Fn(&Hostile) -> Option<T>) -> Option<T> {
+        let mut state = self.lock();
+        let (i, value) = state.faults.iter().enumerate().find_map(|(i, f)| match f {
+            Fault::Hostile(h) => pick(h).map(|v| (i, v)),
+            _ => None,
+        })?;
+        state.faults.remove(i);
+        Some(value)
     }
 
     pub(crate) fn take_fault(&self, fault: &Fault) -> bool {

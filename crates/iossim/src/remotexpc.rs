@@ -172,7 +172,12 @@ impl Connection {
 
     /// Sends `message` on `stream`, in frames of at most 16 KiB, within the client's windows.
     pub(crate) async fn send(&mut self, stream: u32, message: &Message) -> std::io::Result<()> {
-        let bytes = Bytes::from(message.encode());
+        self.send_bytes(stream, message.encode()).await
+    }
+
+    /// Sends bytes as they are on `stream` (a [`crate::Hostile`] answer is no well-formed message).
+    pub(crate) async fn send_bytes(&mut self, stream: u32, bytes: Vec<u8>) -> std::io::Result<()> {
+        let bytes = Bytes::from(bytes);
         let mut at = 0;
         while at < bytes.len() {
             let window = self

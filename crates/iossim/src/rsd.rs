@@ -14,7 +14,7 @@
 
 use plist::Value;
 
-use crate::model::SimPhone;
+use crate::model::{Hostile, SimPhone};
 use crate::remotexpc::{Connection, REPLY, ROOT};
 use crate::services::{self, BoxStream, Device, INSTRUMENTS, Via, dict, read_plist, write_plist};
 use crate::xpc::{Message, Xpc, flags};
@@ -127,6 +127,15 @@ pub(crate) async fn serve_handshake(
             .and_then(Xpc::as_str)
             == Some("Handshake");
         if handshake && !answered {
+            if let Some(bytes) = device.phone.take_hostile(|h| match h {
+                Hostile::XpcNesting(depth) => Some(Message::nested_arrays(*depth)),
+                Hostile::XpcBodyLength(len) => Some(Message::claiming(*len)),
+                _ => None,
+            }) {
+                connection.send_bytes(ROOT, bytes).await?;
+                answered = true;
+                continue;
+            }
             let peer = peer_info(&device.phone, &ports);
             connection.send(ROOT, &Message::new(0, peer)).await?;
             answered = true;

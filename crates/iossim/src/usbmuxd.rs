@@ -9,7 +9,7 @@ use plist::{Dictionary, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::coredevice;
-use crate::model::Trust;
+use crate::model::{Hostile, Trust};
 use crate::services::{self, BoxStream, CORE_DEVICE_PROXY, Device, Via, dict};
 
 /// The device id usbmuxd gives the simulated phone.
@@ -140,6 +140,18 @@ async fn client_loop(
         let ours = |udid: Option<&str>| attached && udid == Some(phone.profile().udid.as_str());
         match text(&body, "MessageType").unwrap_or("") {
             "ListDevices" => {
+                if let Some(len) = phone.take_hostile(|h| match h {
+                    Hostile::UsbmuxdLength(len) => Some(*len),
+                    _ => None,
+                }) {
+                    let mut header = len.to_le_bytes().to_vec();
+                    for word in [PLIST_VERSION, PLIST_MESSAGE, tag] {
+                        header.extend_from_slice(&word.to_le_bytes());
+                    }
+                    stream.write_all(&header).await?;
+                    stream.flush().await?;
+                    continue;
+                }
                 let list = if attached {
                     vec![Value::Dictionary(attached_record(device))]
                 } else {

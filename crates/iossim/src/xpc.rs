@@ -198,6 +198,37 @@ impl Message {
         out
     }
 
+    /// A message whose body is arrays nested `depth` deep around a null: what a hostile phone
+    /// could send to make a recursive decoder overflow its stack (issue 38).
+    pub(crate) fn nested_arrays(depth: u32) -> Vec<u8> {
+        let mut body = Vec::with_capacity(12 * depth as usize + 12);
+        put32(&mut body, PAYLOAD_MAGIC);
+        put32(&mut body, PAYLOAD_VERSION);
+        let inner = |level: u32| 4 + 12 * u64::from(depth - level);
+        for level in 0..depth {
+            put32(&mut body, ARRAY);
+            put32(&mut body, len32(inner(level + 1) as usize));
+            put32(&mut body, 1);
+        }
+        put32(&mut body, NULL);
+        Self::wrapper(body.len() as u64, &body)
+    }
+
+    /// A wrapper that claims a body of `len` bytes and carries none (a lying length).
+    pub(crate) fn claiming(len: u64) -> Vec<u8> {
+        Self::wrapper(len, &[])
+    }
+
+    fn wrapper(len: u64, body: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(WRAPPER_LEN + body.len());
+        put32(&mut out, WRAPPER_MAGIC);
+        put32(&mut out, flags::ALWAYS_SET | flags::DATA_PRESENT);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
     /// Decodes one message from the start of `buf`: `Ok(None)` when `buf` holds only part of
     /// one, otherwise the message and how many bytes it took. A body that is not a well-formed
     /// object leaves `body` empty, as both clients treat it.

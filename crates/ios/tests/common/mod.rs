@@ -40,32 +40,36 @@ pub struct Raw {
     pub category: Option<String>,
 }
 
-/// Encodes an entry as the iOS notes §6.4 lay it out: a 129-byte little-endian header, the
-/// NUL-terminated filename, then the image name, message, subsystem and category, each with
-/// its size (NUL included) in the header.
+/// Encodes a log record as Apple's client reads it (`shared/notes/ios-ostrace-apple.md`):
+/// version 2, type 8, header size 129, then the process path, image path, message,
+/// subsystem and category, each with its length (NUL included, 0 = absent) in the header.
 pub fn encode_entry(raw: &Raw) -> Vec<u8> {
     let mut bytes = vec![0u8; 129];
+    bytes[0] = 2;
+    bytes[1..5].copy_from_slice(&8u32.to_le_bytes());
+    bytes[5..9].copy_from_slice(&129u32.to_le_bytes());
     bytes[9..13].copy_from_slice(&raw.pid.to_le_bytes());
     bytes[13..21].copy_from_slice(&u64::from(raw.pid).to_le_bytes());
-    bytes[55..59].copy_from_slice(&raw.seconds.to_le_bytes());
+    bytes[55..63].copy_from_slice(&u64::from(raw.seconds).to_le_bytes());
     bytes[63..67].copy_from_slice(&raw.micros.to_le_bytes());
+    bytes[67] = 0x04;
     bytes[68] = raw.level;
     let z = |s: &str| {
         let mut v = s.as_bytes().to_vec();
         v.push(0);
         v
     };
+    let path = z(&raw.filename);
     let image = z("/usr/lib/system/libsystem_trace.dylib");
     let message = z(&raw.message);
-    let (subsystem, category) = match (&raw.subsystem, &raw.category) {
-        (Some(s), Some(c)) => (z(s), z(c)),
-        _ => (Vec::new(), Vec::new()),
-    };
+    let subsystem = raw.subsystem.as_deref().map(z).unwrap_or_default();
+    let category = raw.category.as_deref().map(z).unwrap_or_default();
+    bytes[37..39].copy_from_slice(&(path.len() as u16).to_le_bytes());
     bytes[107..109].copy_from_slice(&(image.len() as u16).to_le_bytes());
-    bytes[109..111].copy_from_slice(&(message.len() as u16).to_le_bytes());
+    bytes[109..113].copy_from_slice(&(message.len() as u32).to_le_bytes());
     bytes[117..121].copy_from_slice(&(subsystem.len() as u32).to_le_bytes());
     bytes[121..125].copy_from_slice(&(category.len() as u32).to_le_bytes());
-    bytes.extend(z(&raw.filename));
+    bytes.extend(path);
     bytes.extend(image);
     bytes.extend(message);
     bytes.extend(subsystem);
@@ -283,12 +287,13 @@ impl FactReader for FakePhone {
 /// The client end of a fake os_trace stream, read with the crate's own wire code.
 struct DuplexLogStream {
     client: DuplexStream,
+    skipped: protocol::Skipped,
 }
 
 #[async_trait]
 impl LogStream for DuplexLogStream {
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        Ok(protocol::next_entry(&mut self.client).await?)
+        Ok(protocol::next_entry(&mut self.client, &mut self.skipped).await?)
     }
 }
 
@@ -366,7 +371,10 @@ impl FakePhone {
             }
         });
         protocol::start_activity(&mut client, pid).await?;
-        Ok(Box::new(DuplexLogStream { client }))
+        Ok(Box::new(DuplexLogStream {
+            client,
+            skipped: protocol::Skipped::default(),
+        }))
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::UNIX_EPOCH;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{BoxStream, IDLE, MAX_REQUESTS};
-use crate::model::SimPhone;
+use crate::model::{Hostile, SimPhone};
 
 /// `CFA6LPAA`, little-endian.
 pub const MAGIC: u64 = 0x4141_504c_3641_4643;
@@ -199,6 +199,19 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
         };
         let n = packet.number;
         match packet.operation {
+            op::READ_DIR
+                if phone
+                    .take_hostile(|h| (*h == Hostile::AfcLength).then_some(()))
+                    .is_some() =>
+            {
+                // A whole length smaller than the header's: a lying length.
+                let mut out = Vec::new();
+                for word in [MAGIC, HEADER - 8, HEADER, n, op::DATA] {
+                    out.extend_from_slice(&word.to_le_bytes());
+                }
+                stream.write_all(&out).await?;
+                stream.flush().await?;
+            }
             op::READ_DIR => match components(&packet.header).and_then(|p| lookup(phone, &p)) {
                 Some(Node::Dir(children)) => {
                     let mut names = vec![".".to_owned(), "..".to_owned()];

@@ -12,7 +12,7 @@ use tokio_rustls::server::TlsStream;
 use super::{
     BoxStream, Device, MAX_REQUESTS, Stream, dict, lockdown_starts, read_plist, write_plist,
 };
-use crate::model::Trust;
+use crate::model::{Hostile, Trust};
 
 enum Conn {
     Plain(BoxStream),
@@ -97,6 +97,16 @@ pub(crate) async fn serve(device: &Device, stream: BoxStream) -> std::io::Result
                 write_plist(conn.io(), &d).await?;
             }
             "GetValue" => {
+                if let Some(len) = device.phone.take_hostile(|h| match h {
+                    Hostile::PlistLength(len) => Some(*len),
+                    _ => None,
+                }) {
+                    // The length prefix alone, then the connection closes.
+                    use tokio::io::AsyncWriteExt;
+                    conn.io().write_all(&len.to_be_bytes()).await?;
+                    conn.io().flush().await?;
+                    return Ok(());
+                }
                 let reply = get_value(device, &request, &name);
                 write_plist(conn.io(), &reply).await?;
             }

@@ -1,7 +1,7 @@
 //! `com.apple.os_trace_relay`: `PidList`, and `StartActivity` with a pid (or `-1` for all),
-//! then the entry frames (`0x02`, `u32` little-endian length, the entry with its fixed
-//! 129-byte header), as `shared/notes/ios-formats.md` §6 describes from pymobiledevice3's and
-//! idevice's clients.
+//! then the record frames (`0x02`, `u32` little-endian length, the record), framed as
+//! `shared/notes/ios-formats.md` §6 describes and each record laid out as Apple's own client
+//! reads it (`shared/notes/ios-ostrace-apple.md`).
 
 use plist::Value;
 use tokio::io::AsyncWriteExt;
@@ -10,59 +10,68 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use super::{BoxStream, Via, binary, dict, read_plist};
 use crate::model::{Fault, LogEntry, SimPhone, unix_parts};
 
-/// The fixed part of an entry.
+/// The fixed part of a record, also the header size each record states.
 pub const HEADER_LEN: usize = 129;
-/// The longest message an entry's 16-bit size field can carry (with its NUL).
-const MAX_MESSAGE: usize = u16::MAX as usize - 1;
+/// The record version Apple's client reads.
+const VERSION: u8 = 2;
+/// The record type of an os_log message.
+const TYPE_LOG: u32 = 8;
 /// Entries written per socket write at most.
 const BATCH: usize = 512;
 
-/// One entry in the relay's binary layout.
+/// A string's bytes with its NUL, cut to fit a `u16` length; empty (length 0, absent) when
+/// the string is.
+fn with_nul(text: &str) -> Vec<u8> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let mut end = text.len().min(usize::from(u16::MAX) - 1);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut bytes = text.as_bytes()[..end].to_vec();
+    bytes.push(0);
+    bytes
+}
+
+/// One log record in Apple's layout (`shared/notes/ios-ostrace-apple.md`): version 2, type 8,
+/// header size 129, every string by its length with its NUL (0 = absent), no words (N = 0),
+/// the mach time at 75. Its length is exactly `129 + 8N + every string length`.
 pub fn encode_entry(entry: &LogEntry) -> Vec<u8> {
     let (seconds, micros) = unix_parts(entry.time);
-    let mut message = entry.message.as_bytes();
-    if message.len() > MAX_MESSAGE {
-        let mut end = MAX_MESSAGE;
-        while !entry.message.is_char_boundary(end) {
-            end -= 1;
-        }
-        message = &message[..end];
-    }
-    let image = entry.image.as_bytes();
+    let path = with_nul(&entry.executable);
+    let image = with_nul(&entry.image);
+    let mut message = entry.message.as_bytes().to_vec();
+    message.push(0);
     let (subsystem, category) = match &entry.label {
-        Some((s, c)) => (s.as_bytes(), c.as_bytes()),
-        None => (&[][..], &[][..]),
+        Some((s, c)) => (with_nul(s), with_nul(c)),
+        None => (Vec::new(), Vec::new()),
     };
-    let sized = |b: &[u8]| if b.is_empty() { 0 } else { b.len() + 1 };
     let mut out = vec![0u8; HEADER_LEN];
+    out[0] = VERSION;
+    out[1..5].copy_from_slice(&TYPE_LOG.to_le_bytes());
+    out[5..9].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
     out[9..13].copy_from_slice(&entry.pid.to_le_bytes());
     out[13..21].copy_from_slice(&u64::from(entry.pid).to_le_bytes());
     out[21..37].copy_from_slice(&uuid_bytes(&entry.executable));
-    out[55..59].copy_from_slice(&(seconds as u32).to_le_bytes());
+    out[37..39].copy_from_slice(&(path.len() as u16).to_le_bytes());
+    out[55..63].copy_from_slice(&seconds.to_le_bytes());
     out[63..67].copy_from_slice(&micros.to_le_bytes());
+    // The trace id: 0x04 (a log message) in its first byte, the os_log type in its second.
+    out[67] = 0x04;
     out[68] = entry.level.byte();
     let mach = seconds.wrapping_mul(24_000_000) + u64::from(micros) * 24;
-    out[73..81].copy_from_slice(&mach.to_le_bytes());
+    out[75..83].copy_from_slice(&mach.to_le_bytes());
     out[83..91].copy_from_slice(&entry.thread.to_le_bytes());
     out[91..107].copy_from_slice(&uuid_bytes(&entry.image));
-    out[107..109].copy_from_slice(&(sized(image) as u16).to_le_bytes());
-    out[109..111].copy_from_slice(&((message.len() + 1) as u16).to_le_bytes());
+    out[107..109].copy_from_slice(&(image.len() as u16).to_le_bytes());
+    out[109..113].copy_from_slice(&(message.len() as u32).to_le_bytes());
     out[113..117].copy_from_slice(&0x4_2c4u32.to_le_bytes());
-    out[117..121].copy_from_slice(&(sized(subsystem) as u32).to_le_bytes());
-    out[121..125].copy_from_slice(&(sized(category) as u32).to_le_bytes());
-    out.extend_from_slice(entry.executable.as_bytes());
-    out.push(0);
-    if !image.is_empty() {
-        out.extend_from_slice(image);
-        out.push(0);
-    }
-    out.extend_from_slice(message);
-    out.push(0);
-    if !subsystem.is_empty() && !category.is_empty() {
-        out.extend_from_slice(subsystem);
-        out.push(0);
-        out.extend_from_slice(category);
-        out.push(0);
+    out[117..121].copy_from_slice(&(subsystem.len() as u32).to_le_bytes());
+    out[121..125].copy_from_slice(&(category.len() as u32).to_le_bytes());
+    // N = 0: the bytes 125..129 stay zero.
+    for part in [path, image, message, subsystem, category] {
+        out.extend_from_slice(&part);
     }
     out
 }

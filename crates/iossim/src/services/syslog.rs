@@ -14,7 +14,43 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
-/// One entry as syslog_relay prints it (without the delimiter).
+/// `text` as syslog_relay writes it, with BSD `vis(3)`: printable ASCII, tab and line break as
+/// they are; the backslash as `\134` and a meta space as `\240` (Apple libc's octal forms, as
+/// Flutter's and go-ios's decoders describe them); any other byte `\M-c`, `\M^c` or `\^c`.
+/// Which control characters a phone leaves as they are is not attested; tab and line break
+/// are kept so a multi-line message still reads as lines. `phonelogs_crash::vis` decodes it.
+pub fn vis_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for &b in text.as_bytes() {
+        match b {
+            b'\\' => out.push_str("\\134"),
+            b'\t' | b'\n' | 0x20..=0x7E => out.push(char::from(b)),
+            0xA0 => out.push_str("\\240"),
+            _ => {
+                out.push('\\');
+                let low = b & 0x7F;
+                if b & 0x80 != 0 {
+                    out.push('M');
+                }
+                if low < 0x20 || low == 0x7F {
+                    out.push('^');
+                    out.push(if low == 0x7F {
+                        '?'
+                    } else {
+                        char::from(low + 0x40)
+                    });
+                } else {
+                    out.push('-');
+                    out.push(char::from(low));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One entry as syslog_relay prints it (without the delimiter), the message escaped with
+/// [`vis_encode`].
 pub fn syslog_line(entry: &LogEntry, device_name: &str, utc_offset_minutes: i32) -> String {
     let offset = time::UtcOffset::from_whole_seconds(utc_offset_minutes * 60)
         .unwrap_or(time::UtcOffset::UTC);
@@ -34,7 +70,7 @@ pub fn syslog_line(entry: &LogEntry, device_name: &str, utc_offset_minutes: i32)
         t.minute(),
         t.second(),
         entry.level.syslog_name(),
-        entry.message
+        vis_encode(&entry.message)
     )
 }
 
