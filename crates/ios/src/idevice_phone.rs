@@ -25,6 +25,7 @@ use phonelogs_driver::{AppId, Error, Result};
 use tokio::sync::Mutex;
 use tokio::time::{Instant, timeout};
 
+use crate::coredevice::{AppService, ListForm};
 use crate::error::device_error;
 use crate::protocol;
 use crate::services::{
@@ -102,20 +103,61 @@ raw_service!(InstallationProxyService, protocol::INSTALLATION_PROXY);
 raw_service!(MoverService, protocol::CRASH_REPORT_MOVER);
 raw_service!(ImageMounterService, protocol::IMAGE_MOUNTER);
 
-/// A CoreDevice tunnel (iOS 17.4 and later) with its RSD services, kept between polls: setting
-/// up the tunnel and the RSD handshake every second would be wasteful.
+/// How streams reach the phone's RSD services: through our own CoreDevice tunnel (idevice's
+/// userspace TCP stack over CoreDeviceProxy, iOS 17.4 and later), or through a tunnel another
+/// program runs (pymobiledevice3's `remote tunneld`), whose address the system routes.
+enum Transport {
+    Own(idevice::tcp::handle::AdapterHandle),
+    #[allow(dead_code)] // built by the tunneld probe (next commit)
+    Tunneld(std::net::IpAddr),
+}
+
+impl Transport {
+    async fn connect(
+        &mut self,
+        port: u16,
+    ) -> std::result::Result<Box<dyn ReadWrite>, IdeviceError> {
+        match self {
+            Transport::Own(handle) => Ok(Box::new(handle.connect(port).await?)),
+            Transport::Tunneld(address) => {
+                let stream = tokio::net::TcpStream::connect((*address, port)).await?;
+                Ok(Box::new(stream))
+            }
+        }
+    }
+}
+
+/// A CoreDevice tunnel with its RSD services, kept between polls: setting up the tunnel and
+/// the RSD handshake every second would be wasteful.
 struct Tunnel {
-    // Every stream opened through the tunnel goes through this handle.
-    handle: idevice::tcp::handle::AdapterHandle,
+    // Every stream opened through the tunnel goes through this.
+    transport: Transport,
     /// RSD's port inside the tunnel, for a new handshake.
     rsd_port: u16,
-    ports: HashMap<String, u16>,
+    /// The services of the last handshake, with their ports and `Features`.
+    services: HashMap<String, idevice::rsd::RsdService>,
     /// When the last handshake was made.
     handshake_at: Instant,
-    app_service: Option<idevice::core_device::AppServiceClient<idevice::tcp::handle::StreamHandle>>,
+    /// The app service's connection, kept between polls; taken out for each call and put back
+    /// only when the call finished (see [`AppService::processes`]).
+    app_service: Option<AppService>,
 }
 
 impl Tunnel {
+    async fn new(
+        mut transport: Transport,
+        rsd_port: u16,
+    ) -> std::result::Result<Tunnel, IdeviceError> {
+        let services = rsd_services(&mut transport, rsd_port).await?;
+        Ok(Tunnel {
+            transport,
+            rsd_port,
+            services,
+            handshake_at: Instant::now(),
+            app_service: None,
+        })
+    }
+
     /// Does the RSD handshake again over the same tunnel, at most every [`RSD_AGAIN`]: a
     /// service the last one lacked may be there now (`ServiceNotFound` never clears itself
     /// otherwise, so a DDI mounted during a follow would never be seen).
@@ -124,23 +166,24 @@ impl Tunnel {
             return Ok(false);
         }
         self.handshake_at = Instant::now();
-        self.ports = rsd_ports(&mut self.handle, self.rsd_port).await?;
+        self.services = rsd_services(&mut self.transport, self.rsd_port).await?;
         self.app_service = None;
         Ok(true)
     }
+
+    /// The app service's `Features` in the last handshake (`None`: it listed none).
+    fn features(&self, service: &str) -> Option<&[String]> {
+        self.services.get(service)?.features.as_deref()
+    }
 }
 
-async fn rsd_ports(
-    handle: &mut idevice::tcp::handle::AdapterHandle,
+async fn rsd_services(
+    transport: &mut Transport,
     port: u16,
-) -> std::result::Result<HashMap<String, u16>, IdeviceError> {
-    let stream = handle.connect(port).await?;
+) -> std::result::Result<HashMap<String, idevice::rsd::RsdService>, IdeviceError> {
+    let stream = transport.connect(port).await?;
     let handshake = idevice::rsd::RsdHandshake::new(stream).await?;
-    Ok(handshake
-        .services
-        .iter()
-        .map(|(name, service)| (name.clone(), service.port))
-        .collect())
+    Ok(handshake.services)
 }
 
 type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadWrite>>;
@@ -238,15 +281,8 @@ impl IdevicePhone {
     async fn open_tunnel(&self) -> std::result::Result<Tunnel, IdeviceError> {
         let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider).await?;
         let rsd_port = proxy.tunnel_info().server_rsd_port;
-        let mut handle = proxy.create_software_tunnel()?.to_async_handle();
-        let ports = rsd_ports(&mut handle, rsd_port).await?;
-        Ok(Tunnel {
-            handle,
-            rsd_port,
-            ports,
-            handshake_at: Instant::now(),
-            app_service: None,
-        })
+        let handle = proxy.create_software_tunnel()?.to_async_handle();
+        Tunnel::new(Transport::Own(handle), rsd_port).await
     }
 
     /// The port of an RSD service, setting up the tunnel if needed, and doing the RSD handshake
@@ -264,14 +300,14 @@ impl IdevicePhone {
                 "no CoreDevice tunnel".into(),
             ));
         };
-        if let Some(port) = tunnel.ports.get(service) {
-            return Ok(*port);
+        if let Some(found) = tunnel.services.get(service) {
+            return Ok(found.port);
         }
         match tunnel.handshake_again().await {
             Ok(_) => tunnel
-                .ports
+                .services
                 .get(service)
-                .copied()
+                .map(|found| found.port)
                 .ok_or(IdeviceError::ServiceNotFound),
             Err(error) => {
                 // A tunnel whose RSD no longer answers is set up again next time.
@@ -281,7 +317,10 @@ impl IdevicePhone {
         }
     }
 
-    async fn coredevice_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
+    async fn coredevice_processes(
+        &self,
+        version: &str,
+    ) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
         let mut slot = self.tunnel.lock().await;
         let port = self.tunnel_port(&mut slot, APP_SERVICE).await?;
         let Some(tunnel) = slot.as_mut() else {
@@ -289,23 +328,23 @@ impl IdevicePhone {
                 "no CoreDevice tunnel".into(),
             ));
         };
-        if tunnel.app_service.is_none() {
-            // The client is built on the concrete stream type rather than through
-            // `RsdService`, whose boxed-stream impl trips the compiler's `Send` inference
-            // inside async traits.
-            let stream = tunnel.handle.connect(port).await?;
-            tunnel.app_service = Some(idevice::core_device::AppServiceClient::new(stream).await?);
-        }
-        let Some(client) = tunnel.app_service.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice app service".into(),
-            ));
+        // Taken out for the call: a call cut short by the caller's timeout drops it with its
+        // unanswered request, so the next poll opens a new one (see `AppService::processes`).
+        let mut client = match tunnel.app_service.take() {
+            Some(client) => client,
+            None => {
+                let version = crate::sources::IosVersion::parse(version);
+                let form = ListForm::choose(tunnel.features(APP_SERVICE), version)
+                    .map_err(IdeviceError::UnexpectedResponse)?;
+                let stream = tunnel.transport.connect(port).await?;
+                AppService::new(stream, form).await?
+            }
         };
-        match client.list_processes().await {
-            Ok(tokens) => Ok(tokens
-                .into_iter()
-                .filter_map(|t| Some(ProcessEntry::at(t.pid, t.executable_url?.relative)))
-                .collect()),
+        match client.processes().await {
+            Ok(list) => {
+                tunnel.app_service = Some(client);
+                Ok(list)
+            }
             Err(error) => {
                 // A broken tunnel is set up again on the next poll.
                 *slot = None;
@@ -324,14 +363,14 @@ impl IdevicePhone {
                 "no CoreDevice tunnel".into(),
             ));
         };
-        let stream = match tunnel.handle.connect(port).await {
+        let stream = match tunnel.transport.connect(port).await {
             Ok(stream) => stream,
             Err(error) => {
                 *slot = None;
-                return Err(error.into());
+                return Err(error);
             }
         };
-        let mut idevice = Idevice::new(Box::new(stream), LABEL);
+        let mut idevice = Idevice::new(stream, LABEL);
         idevice.rsd_checkin().await?;
         idevice
             .get_socket()
@@ -385,7 +424,7 @@ impl IdevicePhone {
     ) -> std::result::Result<Vec<ProcessEntry>, Blocker> {
         let asked = async {
             match source {
-                ProcessSource::CoreDevice => match self.coredevice_processes().await {
+                ProcessSource::CoreDevice => match self.coredevice_processes(version).await {
                     Ok(list) => Ok(list),
                     Err(error) => Err(self.coredevice_blocker(&error, version).await),
                 },

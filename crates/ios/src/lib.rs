@@ -39,6 +39,7 @@
 //! assert_eq!(line.time.millisecond(), 250);
 //! ```
 
+pub mod coredevice;
 pub mod crashes;
 mod device;
 mod error;

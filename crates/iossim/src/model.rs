@@ -435,6 +435,15 @@ impl IosVersion {
     pub fn has_core_device_proxy(self) -> bool {
         self >= IosVersion::V17_4
     }
+
+    /// CoreDevice's streamed lists (`com.apple.coredevice.feature.streamprocesslist`,
+    /// `streamapplist`), advertised in the appservice's RSD `Features` from iOS 26, where the
+    /// plain `listprocesses`/`listapps` never answer (pymobiledevice3 `app_service.py`
+    /// `list_apps`: "DDIs new enough to offer streamapplist … never reply to a well-formed
+    /// non-streaming listapps request").
+    pub fn has_streamed_lists(self) -> bool {
+        self >= IosVersion::V26_1
+    }
 }
 
 impl std::fmt::Display for IosVersion {
@@ -488,6 +497,14 @@ pub enum Fault {
     /// streams: what iOS 27 betas were reported doing (Hacker-Valley-Media/Interceptor#145).
     /// Lasts until cleared.
     SilentLockdownOsTrace,
+    /// RemoteXPC answers (RSD, the appservice) go out in HTTP/2 DATA frames of at most this
+    /// many bytes (at least 1), so a large answer is split over many frames. Lasts until
+    /// cleared.
+    SplitFrames(usize),
+    /// The appservice's next answer to this feature (`"listprocesses"`, `"streamprocesslist"`)
+    /// is held: it goes out, stale, just before the answer to the connection's next request,
+    /// as a phone's late reply does after the client gave up waiting. One-shot.
+    HoldReply(String),
 }
 
 /// What the phone says about itself (lockdown values).
@@ -1049,6 +1066,14 @@ impl SimPhone {
     /// Whether a lasting fault is present.
     pub(crate) fn has_fault(&self, fault: &Fault) -> bool {
         self.lock().faults.contains(fault)
+    }
+
+    /// The largest RemoteXPC DATA frame while [`Fault::SplitFrames`] is set.
+    pub(crate) fn split_frames(&self) -> Option<usize> {
+        self.lock().faults.iter().find_map(|f| match f {
+            Fault::SplitFrames(size) => Some((*size).max(1)),
+            _ => None,
+        })
     }
 
     /// Whether a service stalls.
