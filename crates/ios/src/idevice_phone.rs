@@ -52,6 +52,8 @@ const SOURCE_RETRY: Duration = Duration::from_secs(5);
 /// The least time between two RSD handshakes made to look for a service the last one lacked
 /// (the developer disk image mounted meanwhile).
 const RSD_AGAIN: Duration = Duration::from_secs(3);
+/// How long a tunneld may take to list its tunnels, and then the RSD handshake through one.
+const TUNNELD_TIMEOUT: Duration = Duration::from_secs(1);
 /// The lockdown domain of Developer Mode's state (pymobiledevice3
 /// `lockdown_service_provider.py` `get_developer_mode_status`).
 const AMFI_DOMAIN: &str = "com.apple.security.mac.amfi";
@@ -108,7 +110,6 @@ raw_service!(ImageMounterService, protocol::IMAGE_MOUNTER);
 /// program runs (pymobiledevice3's `remote tunneld`), whose address the system routes.
 enum Transport {
     Own(idevice::tcp::handle::AdapterHandle),
-    #[allow(dead_code)] // built by the tunneld probe (next commit)
     Tunneld(std::net::IpAddr),
 }
 
@@ -191,6 +192,8 @@ type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadW
 /// One phone reached through usbmuxd, implementing every service trait with idevice.
 pub(crate) struct IdevicePhone {
     provider: UsbmuxdProvider,
+    /// The tunnelds asked first for this phone's RSD tunnel.
+    tunnelds: Arc<[std::net::SocketAddr]>,
     tunnel: Mutex<Option<Tunnel>>,
     instruments: Mutex<Option<Instruments>>,
     /// Which process source to ask, built once the phone's version is known.
@@ -201,9 +204,13 @@ pub(crate) struct IdevicePhone {
 }
 
 impl IdevicePhone {
-    pub(crate) fn new(provider: UsbmuxdProvider) -> Arc<Self> {
+    pub(crate) fn new(
+        provider: UsbmuxdProvider,
+        tunnelds: Arc<[std::net::SocketAddr]>,
+    ) -> Arc<Self> {
         Arc::new(IdevicePhone {
             provider,
+            tunnelds,
             tunnel: Mutex::new(None),
             instruments: Mutex::new(None),
             sources: Mutex::new(None),
@@ -278,8 +285,64 @@ impl IdevicePhone {
             .map_err(|e| e.to_string())
     }
 
-    async fn open_tunnel(&self) -> std::result::Result<Tunnel, IdeviceError> {
-        let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider).await?;
+    /// The phone's RSD tunnel: one a running tunneld lists for it (pymobiledevice3's `remote
+    /// tunneld`, the only way iOS 17.0 to 17.3 reach RSD), else our own through
+    /// CoreDeviceProxy (17.4 and later; 17.0 to 17.3 refuse it with `InvalidService`).
+    async fn open_tunnel(&self) -> std::result::Result<Tunnel, TunnelFailure> {
+        for tunneld in self.tunnelds.iter() {
+            match self.tunneld_tunnel(*tunneld).await {
+                Ok(Some(tunnel)) => return Ok(tunnel),
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::debug!(%tunneld, %error, "no tunnel from this tunneld");
+                }
+            }
+        }
+        let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider)
+            .await
+            .map_err(TunnelFailure::starting_proxy)?;
+        Ok(self.own_tunnel(proxy).await?)
+    }
+
+    /// The tunnel `tunneld` lists for this phone (idevice's tunneld client: `GET /` answers
+    /// `{udid: [{"tunnel-address", "tunnel-port", "interface"}]}`, its first entry taken),
+    /// with its RSD handshake made; `None` when it lists none for this phone.
+    async fn tunneld_tunnel(
+        &self,
+        tunneld: std::net::SocketAddr,
+    ) -> std::result::Result<Option<Tunnel>, IdeviceError> {
+        let listed = timeout(
+            TUNNELD_TIMEOUT,
+            idevice::tunneld::get_tunneld_devices(tunneld),
+        )
+        .await
+        .map_err(|_| IdeviceError::Timeout)??;
+        let Some(entry) = listed.get(&self.provider.udid) else {
+            return Ok(None);
+        };
+        // A link-local address may carry its interface (`fe80::1%utun4`); the tunnels
+        // tunneld makes are unique-local, reached without one.
+        let host = entry.tunnel_address.split('%').next().unwrap_or_default();
+        let address: std::net::IpAddr = host.parse().map_err(|_| {
+            IdeviceError::UnexpectedResponse(format!(
+                "tunneld listed the tunnel address {:?}",
+                entry.tunnel_address
+            ))
+        })?;
+        let tunnel = timeout(
+            TUNNELD_TIMEOUT,
+            Tunnel::new(Transport::Tunneld(address), entry.tunnel_port),
+        )
+        .await
+        .map_err(|_| IdeviceError::Timeout)??;
+        tracing::info!(%tunneld, tunnel = %address, port = entry.tunnel_port, "reading the iPhone through a running tunneld's tunnel");
+        Ok(Some(tunnel))
+    }
+
+    async fn own_tunnel(
+        &self,
+        proxy: idevice::core_device_proxy::CoreDeviceProxy,
+    ) -> std::result::Result<Tunnel, IdeviceError> {
         let rsd_port = proxy.tunnel_info().server_rsd_port;
         let handle = proxy.create_software_tunnel()?.to_async_handle();
         Tunnel::new(Transport::Own(handle), rsd_port).await
@@ -291,14 +354,12 @@ impl IdevicePhone {
         &self,
         slot: &mut Option<Tunnel>,
         service: &str,
-    ) -> std::result::Result<u16, IdeviceError> {
+    ) -> std::result::Result<u16, TunnelFailure> {
         if slot.is_none() {
             *slot = Some(self.open_tunnel().await?);
         }
         let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
+            return Err(no_tunnel().into());
         };
         if let Some(found) = tunnel.services.get(service) {
             return Ok(found.port);
@@ -308,11 +369,11 @@ impl IdevicePhone {
                 .services
                 .get(service)
                 .map(|found| found.port)
-                .ok_or(IdeviceError::ServiceNotFound),
+                .ok_or(IdeviceError::ServiceNotFound.into()),
             Err(error) => {
                 // A tunnel whose RSD no longer answers is set up again next time.
                 *slot = None;
-                Err(error)
+                Err(error.into())
             }
         }
     }
@@ -320,13 +381,11 @@ impl IdevicePhone {
     async fn coredevice_processes(
         &self,
         version: &str,
-    ) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
+    ) -> std::result::Result<Vec<ProcessEntry>, TunnelFailure> {
         let mut slot = self.tunnel.lock().await;
         let port = self.tunnel_port(&mut slot, APP_SERVICE).await?;
         let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
+            return Err(no_tunnel().into());
         };
         // Taken out for the call: a call cut short by the caller's timeout drops it with its
         // unanswered request, so the next poll opens a new one (see `AppService::processes`).
@@ -348,7 +407,7 @@ impl IdevicePhone {
             Err(error) => {
                 // A broken tunnel is set up again on the next poll.
                 *slot = None;
-                Err(error)
+                Err(error.into())
             }
         }
     }
@@ -357,11 +416,12 @@ impl IdevicePhone {
     /// then the same protocol as over lockdown.
     async fn shim_stream(&self) -> std::result::Result<Box<dyn ReadWrite>, IdeviceError> {
         let mut slot = self.tunnel.lock().await;
-        let port = self.tunnel_port(&mut slot, OS_TRACE_SHIM).await?;
+        let port = self
+            .tunnel_port(&mut slot, OS_TRACE_SHIM)
+            .await
+            .map_err(TunnelFailure::into_inner)?;
         let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
+            return Err(no_tunnel());
         };
         let stream = match tunnel.transport.connect(port).await {
             Ok(stream) => stream,
@@ -444,23 +504,31 @@ impl IdevicePhone {
         }
     }
 
-    /// Why CoreDevice's process list failed: no CoreDevice over lockdown (17.0 to 17.3), or no
-    /// app service in RSD (the DDI, or Developer Mode that it needs).
-    async fn coredevice_blocker(&self, error: &IdeviceError, version: &str) -> Blocker {
+    /// Why CoreDevice's process list failed, by the failure's kind: the phone refused
+    /// CoreDeviceProxy (on 17.0 to 17.3, or a phone of unknown version, that is the missing
+    /// tunnel, whatever the error's name; on 17.4 and later a refusal with its words), no app
+    /// service in RSD (the DDI, or Developer Mode that it needs), or anything else.
+    async fn coredevice_blocker(&self, failure: &TunnelFailure, version: &str) -> Blocker {
+        let error = failure.inner();
         if let Some(blocker) = blocker_of(error) {
             return blocker;
         }
-        match error {
-            IdeviceError::ServiceNotFound => self.disk_image_blocker().await,
-            // Only a phone of unknown version is asked on 17.0 to 17.3, which refuse it.
-            IdeviceError::UnknownErrorType(kind)
-                if kind == "InvalidService" && version.is_empty() =>
-            {
-                Blocker::NoTunnel {
-                    version: "on this iPhone".into(),
+        let parsed = crate::sources::IosVersion::parse(version);
+        match failure {
+            TunnelFailure::ProxyRefused(error) => match parsed {
+                Some(v) if (v.major, v.minor) >= (17, 4) => {
+                    failed("the iPhone refused CoreDeviceProxy", error)
                 }
-            }
-            other => failed("the CoreDevice tunnel", other),
+                _ => Blocker::NoTunnel {
+                    version: if version.is_empty() {
+                        "on this iPhone".into()
+                    } else {
+                        version.into()
+                    },
+                },
+            },
+            TunnelFailure::Other(IdeviceError::ServiceNotFound) => self.disk_image_blocker().await,
+            TunnelFailure::Other(other) => failed("the CoreDevice tunnel", other),
         }
     }
 
@@ -555,6 +623,47 @@ fn blocker_of(error: &IdeviceError) -> Option<Blocker> {
         IdeviceError::DeveloperModeNotEnabled => Some(Blocker::DeveloperModeOff),
         _ => None,
     }
+}
+
+/// Why the CoreDevice tunnel, or a call through it, failed: the phone refused to start
+/// CoreDeviceProxy (lockdown answered `StartService` with an error), or anything else.
+#[derive(Debug)]
+enum TunnelFailure {
+    ProxyRefused(IdeviceError),
+    Other(IdeviceError),
+}
+
+impl From<IdeviceError> for TunnelFailure {
+    fn from(error: IdeviceError) -> Self {
+        TunnelFailure::Other(error)
+    }
+}
+
+impl TunnelFailure {
+    /// A failure of starting CoreDeviceProxy over lockdown: a transport failure stays one
+    /// (the phone said nothing); any answer of lockdown's is a refusal.
+    fn starting_proxy(error: IdeviceError) -> Self {
+        match error {
+            IdeviceError::Socket(_) | IdeviceError::Timeout => TunnelFailure::Other(error),
+            refused => TunnelFailure::ProxyRefused(refused),
+        }
+    }
+
+    fn inner(&self) -> &IdeviceError {
+        match self {
+            TunnelFailure::ProxyRefused(error) | TunnelFailure::Other(error) => error,
+        }
+    }
+
+    fn into_inner(self) -> IdeviceError {
+        match self {
+            TunnelFailure::ProxyRefused(error) | TunnelFailure::Other(error) => error,
+        }
+    }
+}
+
+fn no_tunnel() -> IdeviceError {
+    IdeviceError::UnexpectedResponse("no CoreDevice tunnel".into())
 }
 
 fn failed(what: &str, error: &IdeviceError) -> Blocker {

@@ -505,6 +505,15 @@ pub enum Fault {
     /// is held: it goes out, stale, just before the answer to the connection's next request,
     /// as a phone's late reply does after the client gave up waiting. One-shot.
     HoldReply(String),
+    /// Lockdown refuses to start this service with this error (`StartService` answered with
+    /// `Error`), e.g. `ServiceProhibited` or `ServiceLimit` (libimobiledevice's lockdown error
+    /// names). Lasts until cleared.
+    RefuseService {
+        /// The lockdown service's name.
+        service: String,
+        /// The `Error` lockdown answers.
+        error: String,
+    },
 }
 
 /// What the phone says about itself (lockdown values).
@@ -1072,6 +1081,14 @@ impl SimPhone {
     pub(crate) fn split_frames(&self) -> Option<usize> {
         self.lock().faults.iter().find_map(|f| match f {
             Fault::SplitFrames(size) => Some((*size).max(1)),
+            _ => None,
+        })
+    }
+
+    /// The error lockdown refuses `service` with, while [`Fault::RefuseService`] names it.
+    pub(crate) fn refusal(&self, service: &str) -> Option<String> {
+        self.lock().faults.iter().find_map(|f| match f {
+            Fault::RefuseService { service: s, error } if s == service => Some(error.clone()),
             _ => None,
         })
     }
