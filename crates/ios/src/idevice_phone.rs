@@ -188,6 +188,62 @@ async fn rsd_services(
 }
 
 type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadWrite>>;
+type Running = Vec<idevice::dvt::device_info::RunningProcess>;
+type RunningReply = tokio::sync::oneshot::Sender<std::result::Result<Running, IdeviceError>>;
+
+/// instruments' `deviceinfo` channel (iOS 16 and earlier), opened once on its own connection
+/// and asked for `runningProcesses` at every poll. A task owns the connection and the channel
+/// (idevice's channel borrows its client, so the two cannot be kept side by side in a struct);
+/// it ends, closing both, when this handle is dropped, when a call fails, or when a caller
+/// gives up waiting (so a late answer is never read as the next poll's).
+struct InstrumentsLister {
+    requests: tokio::sync::mpsc::Sender<RunningReply>,
+}
+
+impl InstrumentsLister {
+    fn start(client: Instruments) -> Self {
+        let (requests, asked) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(serve_instruments(client, asked));
+        InstrumentsLister { requests }
+    }
+
+    async fn processes(&mut self) -> std::result::Result<Running, IdeviceError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let ended = || IdeviceError::UnexpectedResponse("the instruments session ended".into());
+        self.requests.send(reply).await.map_err(|_| ended())?;
+        answer.await.map_err(|_| ended())?
+    }
+}
+
+async fn serve_instruments(
+    mut client: Instruments,
+    mut asked: tokio::sync::mpsc::Receiver<RunningReply>,
+) {
+    let Some(mut reply) = asked.recv().await else {
+        return;
+    };
+    let mut info = match idevice::dvt::device_info::DeviceInfoClient::new(&mut client).await {
+        Ok(info) => info,
+        Err(error) => {
+            let _ = reply.send(Err(error));
+            return;
+        }
+    };
+    loop {
+        let listed = tokio::select! {
+            listed = info.running_processes() => listed,
+            () = reply.closed() => return,
+        };
+        let failed = listed.is_err();
+        if reply.send(listed).is_err() || failed {
+            return;
+        }
+        match asked.recv().await {
+            Some(next) => reply = next,
+            None => return,
+        }
+    }
+}
 
 /// One phone reached through usbmuxd, implementing every service trait with idevice.
 pub(crate) struct IdevicePhone {
@@ -195,7 +251,7 @@ pub(crate) struct IdevicePhone {
     /// The tunnelds asked first for this phone's RSD tunnel.
     tunnelds: Arc<[std::net::SocketAddr]>,
     tunnel: Mutex<Option<Tunnel>>,
-    instruments: Mutex<Option<Instruments>>,
+    instruments: Mutex<Option<InstrumentsLister>>,
     /// Which process source to ask, built once the phone's version is known.
     sources: Mutex<Option<SourcePlan>>,
     /// Set once a lockdown stream stayed silent while its process ran: this phone's streams
@@ -440,18 +496,16 @@ impl IdevicePhone {
     async fn instruments_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
         let mut slot = self.instruments.lock().await;
         if slot.is_none() {
-            *slot = Some(Instruments::connect(&self.provider).await?);
+            *slot = Some(InstrumentsLister::start(
+                Instruments::connect(&self.provider).await?,
+            ));
         }
-        let Some(client) = slot.as_mut() else {
+        let Some(lister) = slot.as_mut() else {
             return Err(IdeviceError::UnexpectedResponse(
                 "no instruments session".into(),
             ));
         };
-        let listed = match idevice::dvt::device_info::DeviceInfoClient::new(client).await {
-            Ok(mut info) => info.running_processes().await,
-            Err(error) => Err(error),
-        };
-        match listed {
+        match lister.processes().await {
             Ok(processes) => Ok(processes
                 .into_iter()
                 .map(|p| ProcessEntry::at(p.pid, p.real_app_name))

@@ -6,22 +6,25 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use idevice::usbmuxd::UsbmuxdAddr;
 use phonelogs_driver::DeviceId;
+use phonelogs_ios::UsbmuxdBackend;
+use phonelogs_ios::services::{DeviceBackend, DeviceServices};
 use phonelogs_ios::sources::{ProcessImage, ProcessList, ProcessSource};
-use phonelogs_ios::{LockdownPhone, UsbmuxdBackend};
 use phonelogs_iossim::{Fault, IosSim, IosVersion, SimPhone};
 
 const UDID: &str = "00008101-000A1234567890AB";
 const APPSERVICE: &str = "com.apple.coredevice.appservice";
 
-fn driver(sim: &IosSim) -> LockdownPhone {
+/// One phone's services, as a follower holds them from its start: every listing through them
+/// is a poll of the same phone (its tunnel, its app service connection, its instruments
+/// channel kept between polls).
+async fn driver(sim: &IosSim) -> DeviceServices {
     let addr = sim.tcp_addr().expect("a loopback simulator");
-    LockdownPhone::new(Arc::new(UsbmuxdBackend::with_addr(UsbmuxdAddr::TcpSocket(
-        addr,
-    ))))
+    UsbmuxdBackend::with_addr(UsbmuxdAddr::TcpSocket(addr))
+        .connect(&DeviceId::new(UDID))
+        .await
+        .unwrap()
 }
 
 /// How often the app service was asked for `feature`.
@@ -30,11 +33,12 @@ fn asked(phone: &SimPhone, feature: &str) -> usize {
     phone.opened().iter().filter(|o| o.service == name).count()
 }
 
-/// One listing, as `phonelogs doctor` makes it.
-async fn listing(driver: &LockdownPhone) -> ProcessList {
-    let check = driver.check_phone(&DeviceId::new(UDID)).await.unwrap();
-    check
-        .listing
+/// One poll of the phone's processes, as the follower makes it.
+async fn listing(services: &DeviceServices) -> ProcessList {
+    services
+        .processes
+        .processes()
+        .await
         .unwrap_or_else(|e| panic!("no process list: {e}"))
 }
 
@@ -47,7 +51,7 @@ async fn on_26_1_processes_are_listed_through_the_streamed_form_only() {
     let phone = SimPhone::default_phone_on(IosVersion::V26_1);
     let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
-    let driver = driver(&sim);
+    let driver = driver(&sim).await;
     for _ in 0..2 {
         let list = listing(&driver).await;
         assert_eq!(list.source, ProcessSource::CoreDevice, "{list:?}");
@@ -63,7 +67,7 @@ async fn on_18_6_the_plain_form_is_used_as_advertised() {
     let phone = SimPhone::default_phone_on(IosVersion::V18_6);
     let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
     let pid = phone.launch("dev.phonelogs.crashtest").unwrap();
-    let list = listing(&driver(&sim)).await;
+    let list = listing(&driver(&sim).await).await;
     assert_eq!(list.source, ProcessSource::CoreDevice, "{list:?}");
     assert!(has_pid(&list, pid), "{list:?}");
     assert_eq!(asked(&phone, "listprocesses"), 1);
@@ -77,7 +81,7 @@ async fn on_18_6_the_plain_form_is_used_as_advertised() {
 async fn a_late_answer_is_not_read_as_the_next_polls(ios: IosVersion, feature: &str) {
     let phone = SimPhone::default_phone_on(ios);
     let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
-    let driver = driver(&sim);
+    let driver = driver(&sim).await;
     assert_eq!(listing(&driver).await.source, ProcessSource::CoreDevice);
     phone.inject_fault(Fault::HoldReply(feature.into()));
     // This listing's CoreDevice answer is held: CoreDevice times out, PidList answers.
@@ -122,7 +126,7 @@ async fn answers_split_over_many_frames_arrive_whole() {
                 (phone.spawn_executable(&path), path)
             })
             .collect();
-        let list = listing(&driver(&sim)).await;
+        let list = listing(&driver(&sim).await).await;
         assert_eq!(list.source, ProcessSource::CoreDevice, "{ios}");
         assert_eq!(list.processes.len(), phone.processes().len(), "{ios}");
         for (pid, path) in pids {
@@ -130,4 +134,30 @@ async fn answers_split_over_many_frames_arrive_whole() {
             assert_eq!(found.image, ProcessImage::Path(format!("file://{path}")));
         }
     }
+}
+
+/// iOS 16's instruments: one connection and one `deviceinfo` channel for every poll, not a
+/// channel opened (and never closed) per poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_16_7_the_instruments_channel_is_opened_once_and_reused() {
+    let phone = SimPhone::default_phone_on(IosVersion::V16_7_10);
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim).await;
+    let mut pids = Vec::new();
+    for _ in 0..3 {
+        pids.push(phone.spawn_executable("/usr/libexec/polled"));
+        let list = listing(&driver).await;
+        assert_eq!(list.source, ProcessSource::Instruments, "{list:?}");
+        // Each poll answers with the processes of now.
+        assert!(pids.iter().all(|pid| has_pid(&list, *pid)), "{list:?}");
+    }
+    let count = |service: &str| {
+        phone
+            .opened()
+            .iter()
+            .filter(|o| o.service == service)
+            .count()
+    };
+    assert_eq!(count("com.apple.instruments.server.services.deviceinfo"), 1);
+    assert_eq!(count("com.apple.instruments.remoteserver"), 1);
 }
