@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
     pub task_apps: Option<Vec<String>>,
     /// A TOML file with the same keys (state_dir, agent, agent_mode, agent_apps, task_apps,
-    /// local_root, result_cap, symbols_dir, adb_servers, usbmuxd) and the block rules and extra refused apps under [policy].
+    /// local_root, result_cap, symbols_dir, adb_servers, usbmuxd, tunneld) and the block rules and extra refused apps under [policy].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Where capture_native_tombstone may write (under tombstones/). Default:
@@ -77,6 +77,11 @@ pub struct Args {
     /// socket.
     #[arg(long = "usbmuxd", value_name = "ADDR")]
     pub usbmuxd: Vec<String>,
+    /// A running tunneld (pymobiledevice3 `remote tunneld`) to ask for an iPhone's tunnel,
+    /// `HOST:PORT` (repeat for several: a lab's federated tunneld). 127.0.0.1:49151 is always
+    /// asked first; an iPhone no tunneld lists gets our own tunnel (iOS 17.4 and later).
+    #[arg(long = "tunneld", value_name = "HOST:PORT")]
+    pub tunneld: Vec<String>,
     /// Streamable HTTP instead of stdio (`--http ADDR` and its flags).
     #[command(flatten)]
     pub http: crate::http::HttpArgs,
@@ -119,6 +124,8 @@ pub struct FileConfig {
     pub adb_servers: Option<Vec<String>>,
     /// As `--usbmuxd`, one entry per address.
     pub usbmuxd: Option<Vec<String>>,
+    /// As `--tunneld`, one entry per address.
+    pub tunneld: Option<Vec<String>>,
     /// Block rules and extra refused apps (`block`, `finance_apps`, `password_managers`,
     /// `phone_apps`, `helpers`, `agents`).
     #[serde(default)]
@@ -148,6 +155,8 @@ pub struct Settings {
     pub adb_servers: Vec<String>,
     /// The usbmuxd addresses; empty: `USBMUXD_SOCKET_ADDRESS`, else the platform's socket.
     pub usbmuxd: Vec<String>,
+    /// The tunnelds asked after 127.0.0.1:49151 (`host:port`).
+    pub tunneld: Vec<String>,
     /// Streamable HTTP, when `--http` is given; stdio otherwise.
     pub http: Option<crate::http::HttpSettings>,
 }
@@ -231,6 +240,7 @@ impl Settings {
             http,
             adb_servers: flag_or_file(args.adb_server, file.adb_servers),
             usbmuxd: flag_or_file(args.usbmuxd, file.usbmuxd),
+            tunneld: flag_or_file(args.tunneld, file.tunneld),
         })
     }
 }
@@ -361,6 +371,7 @@ mod tests {
                 r#"
                 adb_servers = ["lab-1:5037", "lab-2:5037"]
                 usbmuxd = ["10.0.0.9:27015"]
+                tunneld = ["10.0.0.9:49151"]
                 "#,
             )
             .unwrap()
@@ -368,6 +379,7 @@ mod tests {
         let s = Settings::merge(args(&[]), file(), env(&[("HOME", "/h")])).unwrap();
         assert_eq!(s.adb_servers, ["lab-1:5037", "lab-2:5037"]);
         assert_eq!(s.usbmuxd, ["10.0.0.9:27015"]);
+        assert_eq!(s.tunneld, ["10.0.0.9:49151"]);
         let s = Settings::merge(
             args(&["--adb-server", "a:1", "--adb-server", "b:2"]),
             file(),

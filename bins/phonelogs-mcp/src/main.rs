@@ -121,8 +121,9 @@ fn demo_note(demo: Option<&demo::Demo>) -> Option<String> {
 
 /// Android through each adb server (`--adb-server`, `adb_servers`; else adb's own rule:
 /// ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT, 127.0.0.1:5037) and iPhones through each usbmuxd
-/// (`--usbmuxd`, `usbmuxd`; else USBMUXD_SOCKET_ADDRESS or the platform's socket): one driver
-/// each, so one server going down fails only its own phones.
+/// (`--usbmuxd`, `usbmuxd`; else USBMUXD_SOCKET_ADDRESS or the platform's socket), each asking
+/// 127.0.0.1:49151 and the `--tunneld`s for an iPhone's tunnel: one driver each, so one server
+/// going down fails only its own phones.
 fn phone_drivers(settings: &Settings) -> anyhow::Result<Vec<Arc<dyn phonelogs_driver::AppLogger>>> {
     let mut drivers: Vec<Arc<dyn phonelogs_driver::AppLogger>> = Vec::new();
     if settings.adb_servers.is_empty() {
@@ -143,7 +144,15 @@ fn phone_drivers(settings: &Settings) -> anyhow::Result<Vec<Arc<dyn phonelogs_dr
                 .with_context(|| format!("--usbmuxd {address}"))?,
         );
     }
+    let tunnelds = settings
+        .tunneld
+        .iter()
+        .map(|address| {
+            phonelogs_ios::parse_tunneld(address).with_context(|| format!("--tunneld {address}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     for mux in muxes {
+        let mux = mux.with_tunnelds(&tunnelds);
         drivers.push(Arc::new(phonelogs_ios::LockdownPhone::new(Arc::new(mux))));
     }
     Ok(drivers)

@@ -1,5 +1,5 @@
-//! Which phones `devices` and `doctor` look at: the same `--adb-server` and `--usbmuxd` flags
-//! and `adb_servers` / `usbmuxd` config keys as `phonelogs-mcp`, one driver per server or
+//! Which phones `devices` and `doctor` look at: the same `--adb-server`, `--usbmuxd` and
+//! `--tunneld` flags and `adb_servers` / `usbmuxd` / `tunneld` config keys as `phonelogs-mcp`, one driver per server or
 //! address, named by the gateway exactly as the MCP server names them.
 
 use std::path::{Path, PathBuf};
@@ -22,7 +22,11 @@ pub struct PhoneArgs {
     /// $USBMUXD_SOCKET_ADDRESS, else the platform's socket.
     #[arg(long = "usbmuxd", value_name = "ADDR")]
     pub usbmuxd: Vec<String>,
-    /// phonelogs-mcp's config file: its `adb_servers` and `usbmuxd` keys, and for `doctor` its
+    /// A running tunneld (pymobiledevice3 `remote tunneld`), `HOST:PORT` (repeat for several),
+    /// asked for an iPhone's tunnel after 127.0.0.1:49151.
+    #[arg(long = "tunneld", value_name = "HOST:PORT")]
+    pub tunneld: Vec<String>,
+    /// phonelogs-mcp's config file: its `adb_servers`, `usbmuxd` and `tunneld` keys, and for `doctor` its
     /// `symbols_dir` (flags win).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -33,11 +37,12 @@ pub struct PhoneArgs {
 struct FileKeys {
     adb_servers: Option<Vec<String>>,
     usbmuxd: Option<Vec<String>>,
+    tunneld: Option<Vec<String>>,
     symbols_dir: Option<PathBuf>,
 }
 
 /// The keys of the config file read here.
-const KEYS: [&str; 3] = ["adb_servers", "usbmuxd", "symbols_dir"];
+const KEYS: [&str; 4] = ["adb_servers", "usbmuxd", "tunneld", "symbols_dir"];
 
 /// One driver per adb server and per usbmuxd.
 pub struct Phones {
@@ -73,6 +78,13 @@ impl PhoneArgs {
         };
         let adb = pick(&self.adb_server, file.adb_servers);
         let mux = pick(&self.usbmuxd, file.usbmuxd);
+        let tunnelds = pick(&self.tunneld, file.tunneld)
+            .iter()
+            .map(|address| {
+                phonelogs_ios::parse_tunneld(address)
+                    .with_context(|| format!("--tunneld {address}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut android = Vec::new();
         if adb.is_empty() {
             android.push(Arc::new(AdbPhone::from_env()));
@@ -85,12 +97,13 @@ impl PhoneArgs {
         let mut ios = Vec::new();
         if mux.is_empty() {
             ios.push(Arc::new(LockdownPhone::new(Arc::new(
-                UsbmuxdBackend::from_env(),
+                UsbmuxdBackend::from_env().with_tunnelds(&tunnelds),
             ))));
         }
         for address in &mux {
-            let backend =
-                UsbmuxdBackend::parse(address).with_context(|| format!("--usbmuxd {address}"))?;
+            let backend = UsbmuxdBackend::parse(address)
+                .with_context(|| format!("--usbmuxd {address}"))?
+                .with_tunnelds(&tunnelds);
             ios.push(Arc::new(LockdownPhone::new(Arc::new(backend))));
         }
         Ok(Phones { android, ios })

@@ -31,9 +31,68 @@ pub struct UsbmuxdBackend {
     /// This usbmuxd stands for the platform's own wherever it listens (a demo's simulated
     /// iPhone): its phones keep their bare UDIDs ([`UsbmuxdBackend::is_default`]).
     stands_for_default: bool,
+    /// The tunnelds asked first for a phone's RSD tunnel (`127.0.0.1:49151`, then any named
+    /// with [`UsbmuxdBackend::with_tunnelds`]).
+    tunnelds: std::sync::Arc<[std::net::SocketAddr]>,
+}
+
+/// Where pymobiledevice3's `remote tunneld` listens unless told otherwise (its
+/// `tunneld/api.py` `TUNNELD_DEFAULT_ADDRESS`; idevice's `tunneld::DEFAULT_PORT`).
+pub const TUNNELD_DEFAULT: std::net::SocketAddr = std::net::SocketAddr::new(
+    std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    idevice::tunneld::DEFAULT_PORT,
+);
+
+fn default_tunnelds() -> std::sync::Arc<[std::net::SocketAddr]> {
+    std::sync::Arc::from([TUNNELD_DEFAULT])
+}
+
+/// A tunneld's address as `--tunneld` and the `tunneld` key take it: `HOST:PORT` (an IPv6
+/// host in brackets), a host name resolved here, once.
+///
+/// ```
+/// use phonelogs_ios::parse_tunneld;
+/// assert_eq!(parse_tunneld("10.0.0.7:49151")?.to_string(), "10.0.0.7:49151");
+/// assert!(parse_tunneld("10.0.0.7").is_err());
+/// # Ok::<(), phonelogs_driver::Error>(())
+/// ```
+pub fn parse_tunneld(text: &str) -> Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let text = text.trim();
+    let bad = |why: String| {
+        Error::InvalidArgument(format!(
+            "{text:?} is not a tunneld address (HOST:PORT): {why}"
+        ))
+    };
+    if let Ok(socket) = text.parse::<std::net::SocketAddr>() {
+        return Ok(socket);
+    }
+    match text.to_socket_addrs().map(|mut all| all.next()) {
+        Ok(Some(socket)) => Ok(socket),
+        Ok(None) => Err(bad("the host has no address".into())),
+        Err(error) => Err(bad(error.to_string())),
+    }
 }
 
 impl UsbmuxdBackend {
+    /// Also asks these tunnelds (a lab's, or a federated one that lists other hosts' phones)
+    /// for a phone's RSD tunnel, after the local default `127.0.0.1:49151`.
+    pub fn with_tunnelds(mut self, tunnelds: &[std::net::SocketAddr]) -> Self {
+        let mut all: Vec<std::net::SocketAddr> = self.tunnelds.to_vec();
+        for tunneld in tunnelds {
+            if !all.contains(tunneld) {
+                all.push(*tunneld);
+            }
+        }
+        self.tunnelds = all.into();
+        self
+    }
+
+    /// The tunnelds asked for a phone's tunnel, in order.
+    pub fn tunnelds(&self) -> &[std::net::SocketAddr] {
+        &self.tunnelds
+    }
+
     /// The usbmuxd that `USBMUXD_SOCKET_ADDRESS` names, or the default socket.
     pub fn from_env() -> Self {
         let addr = match std::env::var("USBMUXD_SOCKET_ADDRESS") {
@@ -45,6 +104,7 @@ impl UsbmuxdBackend {
         UsbmuxdBackend {
             addr,
             stands_for_default: false,
+            tunnelds: default_tunnelds(),
         }
     }
 
@@ -60,6 +120,7 @@ impl UsbmuxdBackend {
         UsbmuxdBackend {
             addr: Ok(addr),
             stands_for_default: false,
+            tunnelds: default_tunnelds(),
         }
     }
 
@@ -281,7 +342,7 @@ impl DeviceBackend for UsbmuxdBackend {
             )));
         }
         let provider = device.to_provider(self.addr()?.clone(), LABEL);
-        Ok(IdevicePhone::new(provider).services())
+        Ok(IdevicePhone::new(provider, self.tunnelds.clone()).services())
     }
 }
 

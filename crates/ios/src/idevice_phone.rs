@@ -25,6 +25,7 @@ use phonelogs_driver::{AppId, Error, Result};
 use tokio::sync::Mutex;
 use tokio::time::{Instant, timeout};
 
+use crate::coredevice::{AppService, ListForm};
 use crate::error::device_error;
 use crate::protocol;
 use crate::services::{
@@ -51,6 +52,8 @@ const SOURCE_RETRY: Duration = Duration::from_secs(5);
 /// The least time between two RSD handshakes made to look for a service the last one lacked
 /// (the developer disk image mounted meanwhile).
 const RSD_AGAIN: Duration = Duration::from_secs(3);
+/// How long a tunneld may take to list its tunnels, and then the RSD handshake through one.
+const TUNNELD_TIMEOUT: Duration = Duration::from_secs(1);
 /// The lockdown domain of Developer Mode's state (pymobiledevice3
 /// `lockdown_service_provider.py` `get_developer_mode_status`).
 const AMFI_DOMAIN: &str = "com.apple.security.mac.amfi";
@@ -102,20 +105,60 @@ raw_service!(InstallationProxyService, protocol::INSTALLATION_PROXY);
 raw_service!(MoverService, protocol::CRASH_REPORT_MOVER);
 raw_service!(ImageMounterService, protocol::IMAGE_MOUNTER);
 
-/// A CoreDevice tunnel (iOS 17.4 and later) with its RSD services, kept between polls: setting
-/// up the tunnel and the RSD handshake every second would be wasteful.
+/// How streams reach the phone's RSD services: through our own CoreDevice tunnel (idevice's
+/// userspace TCP stack over CoreDeviceProxy, iOS 17.4 and later), or through a tunnel another
+/// program runs (pymobiledevice3's `remote tunneld`), whose address the system routes.
+enum Transport {
+    Own(idevice::tcp::handle::AdapterHandle),
+    Tunneld(std::net::IpAddr),
+}
+
+impl Transport {
+    async fn connect(
+        &mut self,
+        port: u16,
+    ) -> std::result::Result<Box<dyn ReadWrite>, IdeviceError> {
+        match self {
+            Transport::Own(handle) => Ok(Box::new(handle.connect(port).await?)),
+            Transport::Tunneld(address) => {
+                let stream = tokio::net::TcpStream::connect((*address, port)).await?;
+                Ok(Box::new(stream))
+            }
+        }
+    }
+}
+
+/// A CoreDevice tunnel with its RSD services, kept between polls: setting up the tunnel and
+/// the RSD handshake every second would be wasteful.
 struct Tunnel {
-    // Every stream opened through the tunnel goes through this handle.
-    handle: idevice::tcp::handle::AdapterHandle,
+    // Every stream opened through the tunnel goes through this.
+    transport: Transport,
     /// RSD's port inside the tunnel, for a new handshake.
     rsd_port: u16,
-    ports: HashMap<String, u16>,
+    /// The services of the last handshake, with their ports and `Features`.
+    services: HashMap<String, idevice::rsd::RsdService>,
     /// When the last handshake was made.
     handshake_at: Instant,
-    app_service: Option<idevice::core_device::AppServiceClient<idevice::tcp::handle::StreamHandle>>,
+    /// The app service's connection, kept between polls; taken out for each call and put back
+    /// only when the call finished (see [`AppService::processes`]).
+    app_service: Option<AppService>,
 }
 
 impl Tunnel {
+    async fn new(
+        mut transport: Transport,
+        rsd_port: u16,
+    ) -> std::result::Result<Tunnel, IdeviceError> {
+        let services = rsd_services(&mut transport, rsd_port).await?;
+        Ok(Tunnel {
+            transport,
+            rsd_port,
+            services,
+            handshake_at: Instant::now(),
+            app_service: None,
+        })
+    }
+
     /// Does the RSD handshake again over the same tunnel, at most every [`RSD_AGAIN`]: a
     /// service the last one lacked may be there now (`ServiceNotFound` never clears itself
     /// otherwise, so a DDI mounted during a follow would never be seen).
@@ -124,32 +167,91 @@ impl Tunnel {
             return Ok(false);
         }
         self.handshake_at = Instant::now();
-        self.ports = rsd_ports(&mut self.handle, self.rsd_port).await?;
+        self.services = rsd_services(&mut self.transport, self.rsd_port).await?;
         self.app_service = None;
         Ok(true)
     }
+
+    /// The app service's `Features` in the last handshake (`None`: it listed none).
+    fn features(&self, service: &str) -> Option<&[String]> {
+        self.services.get(service)?.features.as_deref()
+    }
 }
 
-async fn rsd_ports(
-    handle: &mut idevice::tcp::handle::AdapterHandle,
+async fn rsd_services(
+    transport: &mut Transport,
     port: u16,
-) -> std::result::Result<HashMap<String, u16>, IdeviceError> {
-    let stream = handle.connect(port).await?;
+) -> std::result::Result<HashMap<String, idevice::rsd::RsdService>, IdeviceError> {
+    let stream = transport.connect(port).await?;
     let handshake = idevice::rsd::RsdHandshake::new(stream).await?;
-    Ok(handshake
-        .services
-        .iter()
-        .map(|(name, service)| (name.clone(), service.port))
-        .collect())
+    Ok(handshake.services)
 }
 
 type Instruments = idevice::dvt::remote_server::RemoteServerClient<Box<dyn ReadWrite>>;
+type Running = Vec<idevice::dvt::device_info::RunningProcess>;
+type RunningReply = tokio::sync::oneshot::Sender<std::result::Result<Running, IdeviceError>>;
+
+/// instruments' `deviceinfo` channel (iOS 16 and earlier), opened once on its own connection
+/// and asked for `runningProcesses` at every poll. A task owns the connection and the channel
+/// (idevice's channel borrows its client, so the two cannot be kept side by side in a struct);
+/// it ends, closing both, when this handle is dropped, when a call fails, or when a caller
+/// gives up waiting (so a late answer is never read as the next poll's).
+struct InstrumentsLister {
+    requests: tokio::sync::mpsc::Sender<RunningReply>,
+}
+
+impl InstrumentsLister {
+    fn start(client: Instruments) -> Self {
+        let (requests, asked) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(serve_instruments(client, asked));
+        InstrumentsLister { requests }
+    }
+
+    async fn processes(&mut self) -> std::result::Result<Running, IdeviceError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let ended = || IdeviceError::UnexpectedResponse("the instruments session ended".into());
+        self.requests.send(reply).await.map_err(|_| ended())?;
+        answer.await.map_err(|_| ended())?
+    }
+}
+
+async fn serve_instruments(
+    mut client: Instruments,
+    mut asked: tokio::sync::mpsc::Receiver<RunningReply>,
+) {
+    let Some(mut reply) = asked.recv().await else {
+        return;
+    };
+    let mut info = match idevice::dvt::device_info::DeviceInfoClient::new(&mut client).await {
+        Ok(info) => info,
+        Err(error) => {
+            let _ = reply.send(Err(error));
+            return;
+        }
+    };
+    loop {
+        let listed = tokio::select! {
+            listed = info.running_processes() => listed,
+            () = reply.closed() => return,
+        };
+        let failed = listed.is_err();
+        if reply.send(listed).is_err() || failed {
+            return;
+        }
+        match asked.recv().await {
+            Some(next) => reply = next,
+            None => return,
+        }
+    }
+}
 
 /// One phone reached through usbmuxd, implementing every service trait with idevice.
 pub(crate) struct IdevicePhone {
     provider: UsbmuxdProvider,
+    /// The tunnelds asked first for this phone's RSD tunnel.
+    tunnelds: Arc<[std::net::SocketAddr]>,
     tunnel: Mutex<Option<Tunnel>>,
-    instruments: Mutex<Option<Instruments>>,
+    instruments: Mutex<Option<InstrumentsLister>>,
     /// Which process source to ask, built once the phone's version is known.
     sources: Mutex<Option<SourcePlan>>,
     /// Set once a lockdown stream stayed silent while its process ran: this phone's streams
@@ -158,9 +260,13 @@ pub(crate) struct IdevicePhone {
 }
 
 impl IdevicePhone {
-    pub(crate) fn new(provider: UsbmuxdProvider) -> Arc<Self> {
+    pub(crate) fn new(
+        provider: UsbmuxdProvider,
+        tunnelds: Arc<[std::net::SocketAddr]>,
+    ) -> Arc<Self> {
         Arc::new(IdevicePhone {
             provider,
+            tunnelds,
             tunnel: Mutex::new(None),
             instruments: Mutex::new(None),
             sources: Mutex::new(None),
@@ -235,18 +341,67 @@ impl IdevicePhone {
             .map_err(|e| e.to_string())
     }
 
-    async fn open_tunnel(&self) -> std::result::Result<Tunnel, IdeviceError> {
-        let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider).await?;
+    /// The phone's RSD tunnel: one a running tunneld lists for it (pymobiledevice3's `remote
+    /// tunneld`, the only way iOS 17.0 to 17.3 reach RSD), else our own through
+    /// CoreDeviceProxy (17.4 and later; 17.0 to 17.3 refuse it with `InvalidService`).
+    async fn open_tunnel(&self) -> std::result::Result<Tunnel, TunnelFailure> {
+        for tunneld in self.tunnelds.iter() {
+            match self.tunneld_tunnel(*tunneld).await {
+                Ok(Some(tunnel)) => return Ok(tunnel),
+                Ok(None) => {}
+                Err(error) => {
+                    tracing::debug!(%tunneld, %error, "no tunnel from this tunneld");
+                }
+            }
+        }
+        let proxy = idevice::core_device_proxy::CoreDeviceProxy::connect(&self.provider)
+            .await
+            .map_err(TunnelFailure::starting_proxy)?;
+        Ok(self.own_tunnel(proxy).await?)
+    }
+
+    /// The tunnel `tunneld` lists for this phone (idevice's tunneld client: `GET /` answers
+    /// `{udid: [{"tunnel-address", "tunnel-port", "interface"}]}`, its first entry taken),
+    /// with its RSD handshake made; `None` when it lists none for this phone.
+    async fn tunneld_tunnel(
+        &self,
+        tunneld: std::net::SocketAddr,
+    ) -> std::result::Result<Option<Tunnel>, IdeviceError> {
+        let listed = timeout(
+            TUNNELD_TIMEOUT,
+            idevice::tunneld::get_tunneld_devices(tunneld),
+        )
+        .await
+        .map_err(|_| IdeviceError::Timeout)??;
+        let Some(entry) = listed.get(&self.provider.udid) else {
+            return Ok(None);
+        };
+        // A link-local address may carry its interface (`fe80::1%utun4`); the tunnels
+        // tunneld makes are unique-local, reached without one.
+        let host = entry.tunnel_address.split('%').next().unwrap_or_default();
+        let address: std::net::IpAddr = host.parse().map_err(|_| {
+            IdeviceError::UnexpectedResponse(format!(
+                "tunneld listed the tunnel address {:?}",
+                entry.tunnel_address
+            ))
+        })?;
+        let tunnel = timeout(
+            TUNNELD_TIMEOUT,
+            Tunnel::new(Transport::Tunneld(address), entry.tunnel_port),
+        )
+        .await
+        .map_err(|_| IdeviceError::Timeout)??;
+        tracing::info!(%tunneld, tunnel = %address, port = entry.tunnel_port, "reading the iPhone through a running tunneld's tunnel");
+        Ok(Some(tunnel))
+    }
+
+    async fn own_tunnel(
+        &self,
+        proxy: idevice::core_device_proxy::CoreDeviceProxy,
+    ) -> std::result::Result<Tunnel, IdeviceError> {
         let rsd_port = proxy.tunnel_info().server_rsd_port;
-        let mut handle = proxy.create_software_tunnel()?.to_async_handle();
-        let ports = rsd_ports(&mut handle, rsd_port).await?;
-        Ok(Tunnel {
-            handle,
-            rsd_port,
-            ports,
-            handshake_at: Instant::now(),
-            app_service: None,
-        })
+        let handle = proxy.create_software_tunnel()?.to_async_handle();
+        Tunnel::new(Transport::Own(handle), rsd_port).await
     }
 
     /// The port of an RSD service, setting up the tunnel if needed, and doing the RSD handshake
@@ -255,61 +410,60 @@ impl IdevicePhone {
         &self,
         slot: &mut Option<Tunnel>,
         service: &str,
-    ) -> std::result::Result<u16, IdeviceError> {
+    ) -> std::result::Result<u16, TunnelFailure> {
         if slot.is_none() {
             *slot = Some(self.open_tunnel().await?);
         }
         let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
+            return Err(no_tunnel().into());
         };
-        if let Some(port) = tunnel.ports.get(service) {
-            return Ok(*port);
+        if let Some(found) = tunnel.services.get(service) {
+            return Ok(found.port);
         }
         match tunnel.handshake_again().await {
             Ok(_) => tunnel
-                .ports
+                .services
                 .get(service)
-                .copied()
-                .ok_or(IdeviceError::ServiceNotFound),
+                .map(|found| found.port)
+                .ok_or(IdeviceError::ServiceNotFound.into()),
             Err(error) => {
                 // A tunnel whose RSD no longer answers is set up again next time.
                 *slot = None;
-                Err(error)
+                Err(error.into())
             }
         }
     }
 
-    async fn coredevice_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
+    async fn coredevice_processes(
+        &self,
+        version: &str,
+    ) -> std::result::Result<Vec<ProcessEntry>, TunnelFailure> {
         let mut slot = self.tunnel.lock().await;
         let port = self.tunnel_port(&mut slot, APP_SERVICE).await?;
         let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
+            return Err(no_tunnel().into());
         };
-        if tunnel.app_service.is_none() {
-            // The client is built on the concrete stream type rather than through
-            // `RsdService`, whose boxed-stream impl trips the compiler's `Send` inference
-            // inside async traits.
-            let stream = tunnel.handle.connect(port).await?;
-            tunnel.app_service = Some(idevice::core_device::AppServiceClient::new(stream).await?);
-        }
-        let Some(client) = tunnel.app_service.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice app service".into(),
-            ));
+        // Taken out for the call: a call cut short by the caller's timeout drops it with its
+        // unanswered request, so the next poll opens a new one (see `AppService::processes`).
+        let mut client = match tunnel.app_service.take() {
+            Some(client) => client,
+            None => {
+                let version = crate::sources::IosVersion::parse(version);
+                let form = ListForm::choose(tunnel.features(APP_SERVICE), version)
+                    .map_err(IdeviceError::UnexpectedResponse)?;
+                let stream = tunnel.transport.connect(port).await?;
+                AppService::new(stream, form).await?
+            }
         };
-        match client.list_processes().await {
-            Ok(tokens) => Ok(tokens
-                .into_iter()
-                .filter_map(|t| Some(ProcessEntry::at(t.pid, t.executable_url?.relative)))
-                .collect()),
+        match client.processes().await {
+            Ok(list) => {
+                tunnel.app_service = Some(client);
+                Ok(list)
+            }
             Err(error) => {
                 // A broken tunnel is set up again on the next poll.
                 *slot = None;
-                Err(error)
+                Err(error.into())
             }
         }
     }
@@ -318,20 +472,21 @@ impl IdevicePhone {
     /// then the same protocol as over lockdown.
     async fn shim_stream(&self) -> std::result::Result<Box<dyn ReadWrite>, IdeviceError> {
         let mut slot = self.tunnel.lock().await;
-        let port = self.tunnel_port(&mut slot, OS_TRACE_SHIM).await?;
+        let port = self
+            .tunnel_port(&mut slot, OS_TRACE_SHIM)
+            .await
+            .map_err(TunnelFailure::into_inner)?;
         let Some(tunnel) = slot.as_mut() else {
-            return Err(IdeviceError::UnexpectedResponse(
-                "no CoreDevice tunnel".into(),
-            ));
+            return Err(no_tunnel());
         };
-        let stream = match tunnel.handle.connect(port).await {
+        let stream = match tunnel.transport.connect(port).await {
             Ok(stream) => stream,
             Err(error) => {
                 *slot = None;
-                return Err(error.into());
+                return Err(error);
             }
         };
-        let mut idevice = Idevice::new(Box::new(stream), LABEL);
+        let mut idevice = Idevice::new(stream, LABEL);
         idevice.rsd_checkin().await?;
         idevice
             .get_socket()
@@ -341,18 +496,16 @@ impl IdevicePhone {
     async fn instruments_processes(&self) -> std::result::Result<Vec<ProcessEntry>, IdeviceError> {
         let mut slot = self.instruments.lock().await;
         if slot.is_none() {
-            *slot = Some(Instruments::connect(&self.provider).await?);
+            *slot = Some(InstrumentsLister::start(
+                Instruments::connect(&self.provider).await?,
+            ));
         }
-        let Some(client) = slot.as_mut() else {
+        let Some(lister) = slot.as_mut() else {
             return Err(IdeviceError::UnexpectedResponse(
                 "no instruments session".into(),
             ));
         };
-        let listed = match idevice::dvt::device_info::DeviceInfoClient::new(client).await {
-            Ok(mut info) => info.running_processes().await,
-            Err(error) => Err(error),
-        };
-        match listed {
+        match lister.processes().await {
             Ok(processes) => Ok(processes
                 .into_iter()
                 .map(|p| ProcessEntry::at(p.pid, p.real_app_name))
@@ -385,7 +538,7 @@ impl IdevicePhone {
     ) -> std::result::Result<Vec<ProcessEntry>, Blocker> {
         let asked = async {
             match source {
-                ProcessSource::CoreDevice => match self.coredevice_processes().await {
+                ProcessSource::CoreDevice => match self.coredevice_processes(version).await {
                     Ok(list) => Ok(list),
                     Err(error) => Err(self.coredevice_blocker(&error, version).await),
                 },
@@ -405,23 +558,31 @@ impl IdevicePhone {
         }
     }
 
-    /// Why CoreDevice's process list failed: no CoreDevice over lockdown (17.0 to 17.3), or no
-    /// app service in RSD (the DDI, or Developer Mode that it needs).
-    async fn coredevice_blocker(&self, error: &IdeviceError, version: &str) -> Blocker {
+    /// Why CoreDevice's process list failed, by the failure's kind: the phone refused
+    /// CoreDeviceProxy (on 17.0 to 17.3, or a phone of unknown version, that is the missing
+    /// tunnel, whatever the error's name; on 17.4 and later a refusal with its words), no app
+    /// service in RSD (the DDI, or Developer Mode that it needs), or anything else.
+    async fn coredevice_blocker(&self, failure: &TunnelFailure, version: &str) -> Blocker {
+        let error = failure.inner();
         if let Some(blocker) = blocker_of(error) {
             return blocker;
         }
-        match error {
-            IdeviceError::ServiceNotFound => self.disk_image_blocker().await,
-            // Only a phone of unknown version is asked on 17.0 to 17.3, which refuse it.
-            IdeviceError::UnknownErrorType(kind)
-                if kind == "InvalidService" && version.is_empty() =>
-            {
-                Blocker::NoTunnel {
-                    version: "on this iPhone".into(),
+        let parsed = crate::sources::IosVersion::parse(version);
+        match failure {
+            TunnelFailure::ProxyRefused(error) => match parsed {
+                Some(v) if (v.major, v.minor) >= (17, 4) => {
+                    failed("the iPhone refused CoreDeviceProxy", error)
                 }
-            }
-            other => failed("the CoreDevice tunnel", other),
+                _ => Blocker::NoTunnel {
+                    version: if version.is_empty() {
+                        "on this iPhone".into()
+                    } else {
+                        version.into()
+                    },
+                },
+            },
+            TunnelFailure::Other(IdeviceError::ServiceNotFound) => self.disk_image_blocker().await,
+            TunnelFailure::Other(other) => failed("the CoreDevice tunnel", other),
         }
     }
 
@@ -516,6 +677,47 @@ fn blocker_of(error: &IdeviceError) -> Option<Blocker> {
         IdeviceError::DeveloperModeNotEnabled => Some(Blocker::DeveloperModeOff),
         _ => None,
     }
+}
+
+/// Why the CoreDevice tunnel, or a call through it, failed: the phone refused to start
+/// CoreDeviceProxy (lockdown answered `StartService` with an error), or anything else.
+#[derive(Debug)]
+enum TunnelFailure {
+    ProxyRefused(IdeviceError),
+    Other(IdeviceError),
+}
+
+impl From<IdeviceError> for TunnelFailure {
+    fn from(error: IdeviceError) -> Self {
+        TunnelFailure::Other(error)
+    }
+}
+
+impl TunnelFailure {
+    /// A failure of starting CoreDeviceProxy over lockdown: a transport failure stays one
+    /// (the phone said nothing); any answer of lockdown's is a refusal.
+    fn starting_proxy(error: IdeviceError) -> Self {
+        match error {
+            IdeviceError::Socket(_) | IdeviceError::Timeout => TunnelFailure::Other(error),
+            refused => TunnelFailure::ProxyRefused(refused),
+        }
+    }
+
+    fn inner(&self) -> &IdeviceError {
+        match self {
+            TunnelFailure::ProxyRefused(error) | TunnelFailure::Other(error) => error,
+        }
+    }
+
+    fn into_inner(self) -> IdeviceError {
+        match self {
+            TunnelFailure::ProxyRefused(error) | TunnelFailure::Other(error) => error,
+        }
+    }
+}
+
+fn no_tunnel() -> IdeviceError {
+    IdeviceError::UnexpectedResponse("no CoreDevice tunnel".into())
 }
 
 fn failed(what: &str, error: &IdeviceError) -> Blocker {

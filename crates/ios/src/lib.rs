@@ -39,6 +39,7 @@
 //! assert_eq!(line.time.millisecond(), 250);
 //! ```
 
+pub mod coredevice;
 pub mod crashes;
 mod device;
 mod error;
@@ -49,7 +50,7 @@ pub mod protocol;
 pub mod services;
 pub mod sources;
 
-pub use device::{UsbmuxdBackend, looks_like_simulator};
+pub use device::{TUNNELD_DEFAULT, UsbmuxdBackend, looks_like_simulator, parse_tunneld};
 pub use error::{Error, LOCKED_ADVICE, NOT_PAIRED_ADVICE, device_error};
 pub use follower::{Follower, FollowerConfig, FollowerLines, FollowerStatus};
 pub use phone::{LockdownPhone, PhoneCheck, PhoneConfig};

@@ -151,9 +151,9 @@ impl Blocker {
             Blocker::DiskImageNotMounted => {
                 "the developer disk image is not mounted (a restart unmounts it)".into()
             }
-            Blocker::NoTunnel { version } => {
-                format!("iOS {version} has no CoreDevice tunnel over USB (it came with iOS 17.4)")
-            }
+            Blocker::NoTunnel { version } => format!(
+                "iOS {version} has no CoreDevice tunnel over USB (it came with iOS 17.4), and no running tunneld lists this iPhone"
+            ),
             Blocker::Failed(what) => what.clone(),
         }
     }
@@ -169,7 +169,7 @@ impl Blocker {
                 "turn on Developer Mode (Settings › Privacy & Security › Developer Mode; the iPhone restarts), then {MOUNT}"
             ),
             Blocker::DiskImageNotMounted => MOUNT.into(),
-            Blocker::NoTunnel { .. } => "update the iPhone to iOS 17.4 or later".into(),
+            Blocker::NoTunnel { .. } => TUNNELD.into(),
             Blocker::Failed(_) => RECONNECT.into(),
         }
     }
@@ -191,6 +191,11 @@ impl Blocker {
 /// What to do about a failure with no better-known cause.
 pub const RECONNECT: &str =
     "reconnect the iPhone (unplug the cable and plug it in again) and read again";
+
+/// What iOS 17.0 to 17.3 need for CoreDevice: a tunnel pymobiledevice3's tunneld makes over
+/// RemotePairing (root for its TUN on Linux and Windows), found at `127.0.0.1:49151` or a
+/// `--tunneld` address.
+pub const TUNNELD: &str = "run pymobiledevice3's tunneld (`sudo pymobiledevice3 remote tunneld`; on 17.0–17.3 it is the only way to the iPhone's CoreDevice services) or update the iPhone to iOS 17.4 or later";
 
 /// How to mount the developer disk image, as the fix of several blockers.
 pub const MOUNT: &str = "mount the developer disk image: open Xcode with the iPhone attached (Window › Devices and Simulators), or run `pymobiledevice3 mounter auto-mount`";
@@ -380,13 +385,8 @@ impl SourcePlan {
     pub fn steps(&self, now: Instant) -> Vec<Step> {
         let mut steps = Vec::new();
         for source in ProcessSource::ALL {
-            match self.applies(source) {
-                Applies::No => continue,
-                Applies::Never(blocker) => {
-                    steps.push(Step::PassOver(SourceMiss { source, blocker }));
-                    continue;
-                }
-                Applies::Yes => {}
+            if !self.applies(source) {
+                continue;
             }
             match &self.failed[source.index()] {
                 Some((at, blocker)) if now.duration_since(*at) < self.retry_after => {
@@ -415,31 +415,20 @@ impl SourcePlan {
         }
     }
 
-    fn applies(&self, source: ProcessSource) -> Applies {
+    /// Whether this version has `source` at all.
+    fn applies(&self, source: ProcessSource) -> bool {
         let Some(version) = self.version else {
-            return Applies::Yes;
+            return true;
         };
         match source {
-            ProcessSource::CoreDevice if version.at_least(17, 4) => Applies::Yes,
-            ProcessSource::CoreDevice if version.at_least(17, 0) => {
-                Applies::Never(Blocker::NoTunnel {
-                    version: self.version_text.clone(),
-                })
-            }
-            // iOS 16 and earlier have no CoreDevice; their instruments' miss says what to do.
-            ProcessSource::CoreDevice => Applies::No,
-            ProcessSource::Instruments if version.at_least(17, 0) => Applies::No,
-            ProcessSource::Instruments | ProcessSource::PidList => Applies::Yes,
+            // 17.0 to 17.3 have no CoreDeviceProxy, but a running tunneld may list them (their
+            // miss then says so); iOS 16 and earlier have no CoreDevice, and their
+            // instruments' miss says what to do.
+            ProcessSource::CoreDevice => version.at_least(17, 0),
+            ProcessSource::Instruments => !version.at_least(17, 0),
+            ProcessSource::PidList => true,
         }
     }
-}
-
-enum Applies {
-    Yes,
-    /// Not on this version, and worth saying why (the better source it would have been).
-    Never(Blocker),
-    /// Not on this version, and nothing to say.
-    No,
 }
 
 #[cfg(test)]
@@ -463,8 +452,8 @@ mod tests {
         let retry = Duration::from_secs(5);
         for (version, want) in [
             (Some("16.7.10"), vec![Instruments, PidList]),
-            (Some("17.0"), vec![PidList]),
-            (Some("17.3.1"), vec![PidList]),
+            (Some("17.0"), vec![CoreDevice, PidList]),
+            (Some("17.3.1"), vec![CoreDevice, PidList]),
             (Some("17.4"), vec![CoreDevice, PidList]),
             (Some("18.6"), vec![CoreDevice, PidList]),
             (Some("26.1"), vec![CoreDevice, PidList]),
@@ -475,17 +464,6 @@ mod tests {
             let plan = SourcePlan::new(version, retry);
             assert_eq!(tried(&plan.steps(now)), want, "{version:?}");
         }
-        // 17.0 to 17.3 say why CoreDevice is not asked.
-        let steps = SourcePlan::new(Some("17.2"), retry).steps(now);
-        assert_eq!(
-            steps[0],
-            Step::PassOver(SourceMiss {
-                source: CoreDevice,
-                blocker: Blocker::NoTunnel {
-                    version: "17.2".into()
-                }
-            })
-        );
     }
 
     #[test]

@@ -258,7 +258,7 @@ async fn on_17_2_names_only_read_the_app_and_say_what_is_missing() {
     assert!(!texts(&got).contains(&"widget line"));
     let (cause, fix) = partly(&got).expect("the widget's lines are said missing");
     assert!(cause.contains("17.2"), "{cause}");
-    assert_eq!(fix, "update the iPhone to iOS 17.4 or later");
+    assert_eq!(fix, phonelogs_ios::sources::TUNNELD);
     let got = read_until(&driver, &example, since, |r| {
         texts(r).contains(&"example line")
     })

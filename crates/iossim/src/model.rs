@@ -435,6 +435,15 @@ impl IosVersion {
     pub fn has_core_device_proxy(self) -> bool {
         self >= IosVersion::V17_4
     }
+
+    /// CoreDevice's streamed lists (`com.apple.coredevice.feature.streamprocesslist`,
+    /// `streamapplist`), advertised in the appservice's RSD `Features` from iOS 26, where the
+    /// plain `listprocesses`/`listapps` never answer (pymobiledevice3 `app_service.py`
+    /// `list_apps`: "DDIs new enough to offer streamapplist … never reply to a well-formed
+    /// non-streaming listapps request").
+    pub fn has_streamed_lists(self) -> bool {
+        self >= IosVersion::V26_1
+    }
 }
 
 impl std::fmt::Display for IosVersion {
@@ -491,6 +500,23 @@ pub enum Fault {
     /// The next answer of one kind carries bytes a broken or hostile phone could send (issue
     /// 38): taken once.
     Hostile(Hostile),
+    /// RemoteXPC answers (RSD, the appservice) go out in HTTP/2 DATA frames of at most this
+    /// many bytes (at least 1), so a large answer is split over many frames. Lasts until
+    /// cleared.
+    SplitFrames(usize),
+    /// The appservice's next answer to this feature (`"listprocesses"`, `"streamprocesslist"`)
+    /// is held: it goes out, stale, just before the answer to the connection's next request,
+    /// as a phone's late reply does after the client gave up waiting. One-shot.
+    HoldReply(String),
+    /// Lockdown refuses to start this service with this error (`StartService` answered with
+    /// `Error`), e.g. `ServiceProhibited` or `ServiceLimit` (libimobiledevice's lockdown error
+    /// names). Lasts until cleared.
+    RefuseService {
+        /// The lockdown service's name.
+        service: String,
+        /// The `Error` lockdown answers.
+        error: String,
+    },
 }
 
 /// Bytes a broken or hostile phone (or a farm's usbmuxd) could send, each in place of one
@@ -1082,6 +1108,22 @@ impl SimPhone {
     /// Whether a lasting fault is present.
     pub(crate) fn has_fault(&self, fault: &Fault) -> bool {
         self.lock().faults.contains(fault)
+    }
+
+    /// The largest RemoteXPC DATA frame while [`Fault::SplitFrames`] is set.
+    pub(crate) fn split_frames(&self) -> Option<usize> {
+        self.lock().faults.iter().find_map(|f| match f {
+            Fault::SplitFrames(size) => Some((*size).max(1)),
+            _ => None,
+        })
+    }
+
+    /// The error lockdown refuses `service` with, while [`Fault::RefuseService`] names it.
+    pub(crate) fn refusal(&self, service: &str) -> Option<String> {
+        self.lock().faults.iter().find_map(|f| match f {
+            Fault::RefuseService { service: s, error } if s == service => Some(error.clone()),
+            _ => None,
+        })
     }
 
     /// Whether a service stalls.

@@ -44,6 +44,8 @@ pub(crate) struct Connection {
     send_connection: i64,
     send_streams: HashMap<u32, i64>,
     send_initial: i64,
+    /// The largest DATA frame sent ([`MAX_FRAME`], or less when the phone is told to split).
+    max_frame: usize,
 }
 
 impl Connection {
@@ -62,6 +64,7 @@ impl Connection {
             send_connection: DEFAULT_WINDOW,
             send_streams: HashMap::new(),
             send_initial: DEFAULT_WINDOW,
+            max_frame: MAX_FRAME,
         };
         let mut settings = Settings::default();
         settings.set_max_concurrent_streams(Some(100));
@@ -76,6 +79,12 @@ impl Connection {
             .await?;
         connection.flush().await?;
         Ok(connection)
+    }
+
+    /// Sends DATA frames of at most `bytes` (at least 1) from now on, so a large answer is
+    /// split over many frames (`Fault::SplitFrames`).
+    pub(crate) fn split_frames(&mut self, bytes: usize) {
+        self.max_frame = bytes.clamp(1, MAX_FRAME);
     }
 
     async fn feed(&mut self, frame: Frame<Bytes>) -> std::io::Result<()> {
@@ -170,7 +179,8 @@ impl Connection {
         Ok(())
     }
 
-    /// Sends `message` on `stream`, in frames of at most 16 KiB, within the client's windows.
+    /// Sends `message` on `stream`, in frames of at most 16 KiB (or what `split_frames` said),
+    /// within the client's windows.
     pub(crate) async fn send(&mut self, stream: u32, message: &Message) -> std::io::Result<()> {
         self.send_bytes(stream, message.encode()).await
     }
@@ -193,7 +203,7 @@ impl Connection {
                 }
                 continue;
             }
-            let n = (bytes.len() - at).min(MAX_FRAME).min(window as usize);
+            let n = (bytes.len() - at).min(self.max_frame).min(window as usize);
             let chunk = bytes.slice(at..at + n);
             self.feed(Frame::Data(Data::new(StreamId::from(stream), chunk)))
                 .await?;

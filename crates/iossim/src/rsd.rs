@@ -8,13 +8,15 @@
 //! developer disk image is mounted (they come from it: pymobiledevice3#862, #1744). A shim reads
 //! `RSDCheckin`, answers `RSDCheckin` then `StartService`, and runs the very service code lockdown
 //! starts (`services::serve`, told it came through RSD). The appservice answers
-//! `com.apple.coredevice.feature.listprocesses` with `processTokens`; dtservicehub is
+//! `com.apple.coredevice.feature.listprocesses` with `processTokens`, and on iOS 26 advertises
+//! and answers the streamed `streamprocesslist` and `streamapplist` while the plain
+//! `listprocesses` and `listapps` never answer, as iOS 26's do; dtservicehub is
 //! instruments' DTX service, the one lockdown starts on iOS 16. Shapes and sources:
 //! `testdata/iossim/README.md`.
 
 use plist::Value;
 
-use crate::model::{Hostile, SimPhone};
+use crate::model::{Fault, Hostile, Signing, SimPhone};
 use crate::remotexpc::{Connection, REPLY, ROOT};
 use crate::services::{self, BoxStream, Device, INSTRUMENTS, Via, dict, read_plist, write_plist};
 use crate::xpc::{Message, Xpc, flags};
@@ -25,8 +27,10 @@ const TRUSTED: &str = "com.apple.mobile.lockdown.remote.trusted";
 pub(crate) const APPSERVICE: &str = "com.apple.coredevice.appservice";
 /// Instruments over RSD.
 pub(crate) const DTSERVICEHUB: &str = "com.apple.instruments.dtservicehub";
-/// The one CoreDevice feature the appservice implements.
-const LIST_PROCESSES: &str = "com.apple.coredevice.feature.listprocesses";
+/// The prefix of every CoreDevice feature's name.
+const FEATURE_PREFIX: &str = "com.apple.coredevice.feature.";
+/// How many elements one streamed push carries.
+const PUSH_BATCH: usize = 16;
 
 /// What runs behind a listed name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +122,9 @@ pub(crate) async fn serve_handshake(
     ports: Ports,
 ) -> std::io::Result<()> {
     let mut connection = Connection::accept(stream).await?;
+    if let Some(size) = device.phone.split_frames() {
+        connection.split_frames(size);
+    }
     let mut answered = false;
     while let Some((_, message)) = connection.next().await? {
         let handshake = message
@@ -151,7 +158,7 @@ fn peer_info(phone: &SimPhone, ports: &Ports) -> Xpc {
         .services
         .iter()
         .filter(|(name, _)| listed(phone, name))
-        .map(|(name, port)| ((*name).to_owned(), service_entry(name, *port)))
+        .map(|(name, port)| ((*name).to_owned(), service_entry(phone, name, *port)))
         .collect();
     let properties = Xpc::dict([
         ("AppleInternal", Xpc::Bool(false)),
@@ -183,7 +190,7 @@ fn peer_info(phone: &SimPhone, ports: &Ports) -> Xpc {
     ])
 }
 
-fn service_entry(name: &str, port: u16) -> Xpc {
+fn service_entry(phone: &SimPhone, name: &str, port: u16) -> Xpc {
     let port = Xpc::string(port.to_string());
     match kind(name) {
         Some(Kind::AppService) => Xpc::dict([
@@ -195,7 +202,7 @@ fn service_entry(name: &str, port: u16) -> Xpc {
             (
                 "Properties",
                 Xpc::dict([
-                    ("Features", Xpc::Array(vec![Xpc::string(LIST_PROCESSES)])),
+                    ("Features", features(phone)),
                     ("ServiceVersion", Xpc::Int64(1)),
                     ("UsesRemoteXPC", Xpc::Bool(true)),
                 ]),
@@ -283,54 +290,174 @@ async fn shim(device: Device, service: &'static str, mut stream: BoxStream) -> s
     Ok(())
 }
 
-/// CoreDevice's app service: `listprocesses` (pymobiledevice3 `app_service.py`, idevice
-/// `core_device/app_service.rs`). Any other feature is not advertised; a request for one ends
-/// the connection rather than inventing an error the phone's format for which is not known here.
+/// CoreDevice's app service (pymobiledevice3 `app_service.py`, idevice
+/// `core_device/app_service.rs`): `listprocesses` with `processTokens`; from iOS 26 also the
+/// streamed `streamprocesslist` and `streamapplist` (pymobiledevice3 `core_device_service.py`
+/// `stream_invoke`: the request's input wraps `actualInput` and a `streamProxy` with a
+/// `sideChannel` UUID; the phone pushes messages keyed `CoreDevice.XPCMessageKey.
+/// sideChannelStatus`, `pushing` with `elements`, then `finishStreaming`), while the plain
+/// `listprocesses` and `listapps` are recorded and never answered, as iOS 26's are. Any other
+/// feature is not advertised; a request for one ends the connection rather than inventing an
+/// error the phone's format for which is not known here.
 async fn appservice(phone: &SimPhone, stream: BoxStream) -> std::io::Result<()> {
     let mut connection = Connection::accept(stream).await?;
+    let streamed = phone.profile().ios.has_streamed_lists();
+    // An answer the phone was told to hold ([`Fault::HoldReply`]): sent, stale, before the
+    // answer to the next request.
+    let mut held: Vec<(u32, Message)> = Vec::new();
     while let Some((_, message)) = connection.next().await? {
+        if let Some(size) = phone.split_frames() {
+            connection.split_frames(size);
+        }
         let Some(body) = &message.body else {
             continue;
         };
-        let feature = body
+        let Some(feature) = body
             .get("CoreDevice.featureIdentifier")
-            .and_then(Xpc::as_str);
-        match feature {
-            Some(LIST_PROCESSES) if message.flags & flags::WANTING_REPLY != 0 => {
-                phone.record_open(&format!("{APPSERVICE}/listprocesses"), None);
+            .and_then(Xpc::as_str)
+        else {
+            continue;
+        };
+        let Some(short) = feature.strip_prefix(FEATURE_PREFIX) else {
+            tracing::debug!(feature, "appservice: a feature not offered");
+            return Ok(());
+        };
+        if message.flags & flags::WANTING_REPLY == 0 || !offered(streamed, short) {
+            tracing::debug!(feature, "appservice: a feature not offered");
+            return Ok(());
+        }
+        phone.record_open(&format!("{APPSERVICE}/{short}"), None);
+        let answer = match short {
+            "listprocesses" | "listapps" if streamed => continue,
+            "listprocesses" => {
                 let output = Xpc::dict([("processTokens", process_tokens(phone))]);
-                let reply = Xpc::dict([("CoreDevice.output", output)]);
-                connection
-                    .send(REPLY, &Message::reply(message.id, reply))
-                    .await?;
+                vec![(
+                    REPLY,
+                    Message::reply(message.id, Xpc::dict([("CoreDevice.output", output)])),
+                )]
             }
-            None | Some(LIST_PROCESSES) => continue,
-            Some(other) => {
-                tracing::debug!(feature = other, "appservice: a feature not offered");
-                return Ok(());
-            }
+            "streamprocesslist" => pushed(message.id, body, process_token_list(phone)),
+            "streamapplist" => pushed(message.id, body, app_entries(phone)),
+            _ => return Ok(()),
+        };
+        for (stream, message) in held.drain(..) {
+            connection.send(stream, &message).await?;
+        }
+        if phone.take_fault(&Fault::HoldReply(short.to_owned())) {
+            held = answer;
+            continue;
+        }
+        for (stream, message) in &answer {
+            connection.send(*stream, message).await?;
         }
     }
     Ok(())
 }
 
-/// Every process as a token: its pid and its executable as a `file://` URL.
-fn process_tokens(phone: &SimPhone) -> Xpc {
+/// Whether the appservice of this phone offers `feature` (without its prefix).
+fn offered(streamed: bool, feature: &str) -> bool {
+    match feature {
+        "listprocesses" => true,
+        "listapps" | "streamprocesslist" | "streamapplist" => streamed,
+        _ => false,
+    }
+}
+
+/// The appservice's `Features` in the RSD handshake.
+fn features(phone: &SimPhone) -> Xpc {
+    let streamed = phone.profile().ios.has_streamed_lists();
+    let names = [
+        "listprocesses",
+        "listapps",
+        "streamprocesslist",
+        "streamapplist",
+    ];
     Xpc::Array(
-        phone
-            .processes()
+        names
             .into_iter()
-            .map(|p| {
-                Xpc::dict([
-                    ("processIdentifier", Xpc::Int64(i64::from(p.pid))),
-                    (
-                        "executableURL",
-                        Xpc::dict([("relative", Xpc::string(file_url(&p.executable)))]),
-                    ),
-                ])
-            })
+            .filter(|name| offered(streamed, name))
+            .map(|name| Xpc::string(format!("{FEATURE_PREFIX}{name}")))
             .collect(),
     )
+}
+
+/// A streamed answer: the elements pushed in batches of [`PUSH_BATCH`] on the root stream
+/// (where idevice's `invoke_streaming_with_plist` reads them; pymobiledevice3 reads any
+/// stream), each message echoing the side channel's UUID, then `finishStreaming`.
+fn pushed(id: u64, request: &Xpc, elements: Vec<Xpc>) -> Vec<(u32, Message)> {
+    let channel = request
+        .get("CoreDevice.input")
+        .and_then(|input| input.get("streamProxy"))
+        .and_then(|proxy| proxy.get("sideChannel"))
+        .cloned()
+        .unwrap_or(Xpc::Null);
+    let status = |status: Xpc| {
+        let body = Xpc::dict([
+            ("CoreDevice.XPCMessageKey.sideChannelStatus", status),
+            ("XPCSideChannel.uniqueIdentifier", channel.clone()),
+        ]);
+        (ROOT, Message::new(id, body))
+    };
+    let mut out: Vec<(u32, Message)> = elements
+        .chunks(PUSH_BATCH)
+        .map(|batch| {
+            let pushing = Xpc::dict([("elements", Xpc::Array(batch.to_vec()))]);
+            status(Xpc::dict([("pushing", pushing)]))
+        })
+        .collect();
+    out.push(status(Xpc::dict([(
+        "finishStreaming",
+        Xpc::Dictionary(Vec::new()),
+    )])));
+    out
+}
+
+/// The installed apps as `streamapplist` elements (the keys idevice's `AppListEntry` reads).
+fn app_entries(phone: &SimPhone) -> Vec<Xpc> {
+    phone
+        .apps()
+        .into_iter()
+        .map(|app| {
+            let system = app.signing == Signing::System;
+            Xpc::dict([
+                ("bundleIdentifier", Xpc::string(app.bundle_id.clone())),
+                ("bundleVersion", Xpc::string(app.build.clone())),
+                ("isAppClip", Xpc::Bool(false)),
+                (
+                    "isDeveloperApp",
+                    Xpc::Bool(app.signing == Signing::Development),
+                ),
+                ("isFirstParty", Xpc::Bool(system)),
+                ("isHidden", Xpc::Bool(false)),
+                ("isInternal", Xpc::Bool(false)),
+                ("isRemovable", Xpc::Bool(!system)),
+                ("name", Xpc::string(app.name.clone())),
+                ("path", Xpc::string(app.path.clone())),
+                ("version", Xpc::string(app.version.clone())),
+            ])
+        })
+        .collect()
+}
+
+/// Every process as a token: its pid and its executable as a `file://` URL.
+fn process_tokens(phone: &SimPhone) -> Xpc {
+    Xpc::Array(process_token_list(phone))
+}
+
+fn process_token_list(phone: &SimPhone) -> Vec<Xpc> {
+    phone
+        .processes()
+        .into_iter()
+        .map(|p| {
+            Xpc::dict([
+                ("processIdentifier", Xpc::Int64(i64::from(p.pid))),
+                (
+                    "executableURL",
+                    Xpc::dict([("relative", Xpc::string(file_url(&p.executable)))]),
+                ),
+            ])
+        })
+        .collect()
 }
 
 /// A path as a `file://` URL, percent-encoding what a URL path may not hold.

@@ -1,6 +1,7 @@
 //! pymobiledevice3 against the simulated iPhone on iOS 26.1: the process list through
 //! lockdown's os_trace `PidList`; RSD on its loopback port (`remote rsd-info --rsd`); the whole
-//! CoreDevice chain with no root (`developer core-device list-processes --userspace`:
+//! CoreDevice chain with no root (`developer core-device stream-processes --userspace`, and
+//! `list-apps`, which takes the streamed `streamapplist` that 26.1 advertises:
 //! CoreDeviceProxy over lockdown, the CDTunnel, pymobiledevice3's userspace TCP stack against the
 //! phone's, RSD, the appservice), with the developer disk image mounted and without it; and
 //! `syslog live` through RSD's os_trace shim, also while lockdown's stream stays silent.
@@ -129,7 +130,7 @@ async fn rsd_info_lists_the_shims_and_the_disk_images_services_while_mounted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_processes_through_the_userspace_tunnel_needs_the_disk_image() {
+async fn stream_processes_through_the_userspace_tunnel_needs_the_disk_image() {
     let Some(tool) = tool("pymobiledevice3") else {
         return;
     };
@@ -140,7 +141,14 @@ async fn list_processes_through_the_userspace_tunnel_needs_the_disk_image() {
         .launch_extension(CRASH_TEST, "dev.phonelogs.crashtest.widget")
         .unwrap();
     let app = phone.app(CRASH_TEST).unwrap();
-    let args = ["developer", "core-device", "list-processes", "--userspace"];
+    // iOS 26 advertises the streamed list and never answers the plain one (issue 38):
+    // pymobiledevice3's client of the streamed form reads it.
+    let args = [
+        "developer",
+        "core-device",
+        "stream-processes",
+        "--userspace",
+    ];
     let (ok, out, err) = pmd3(&tool, &args, &sim).await;
     assert!(ok, "stdout {out}\nstderr {err}");
     let tokens = json(&out);
@@ -173,6 +181,12 @@ async fn list_processes_through_the_userspace_tunnel_needs_the_disk_image() {
     assert!(
         opened
             .iter()
+            .any(|s| s == "com.apple.coredevice.appservice/streamprocesslist"),
+        "{opened:?}"
+    );
+    assert!(
+        !opened
+            .iter()
             .any(|s| s == "com.apple.coredevice.appservice/listprocesses"),
         "{opened:?}"
     );
@@ -192,6 +206,47 @@ async fn list_processes_through_the_userspace_tunnel_needs_the_disk_image() {
     phone.mount_ddi().unwrap();
     let (ok, out, err) = pmd3(&tool, &args, &sim).await;
     assert!(ok, "stdout {out}\nstderr {err}");
+}
+
+/// pymobiledevice3's `list-apps` takes `streamapplist` when the appservice advertises it (its
+/// `app_service.py` `list_apps`), as 26.1 does, and the plain `listapps` is never asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_apps_on_26_1_goes_through_the_streamed_form() {
+    let Some(tool) = tool("pymobiledevice3") else {
+        return;
+    };
+    let sim = sim_on(IosVersion::V26_1).await;
+    let args = ["developer", "core-device", "list-apps", "--userspace"];
+    let (ok, out, err) = pmd3(&tool, &args, &sim).await;
+    assert!(ok, "stdout {out}\nstderr {err}");
+    let apps = json(&out);
+    let app = sim.phone().app(CRASH_TEST).unwrap();
+    let found = apps
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["bundleIdentifier"] == CRASH_TEST)
+        .unwrap_or_else(|| panic!("{apps}"));
+    assert_eq!(found["path"], app.path.as_str(), "{found}");
+    assert_eq!(found["isDeveloperApp"], true, "{found}");
+    let opened: Vec<String> = sim
+        .phone()
+        .opened()
+        .into_iter()
+        .map(|o| o.service)
+        .collect();
+    assert!(
+        opened
+            .iter()
+            .any(|s| s == "com.apple.coredevice.appservice/streamapplist"),
+        "{opened:?}"
+    );
+    assert!(
+        !opened
+            .iter()
+            .any(|s| s == "com.apple.coredevice.appservice/listapps"),
+        "{opened:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -299,6 +299,8 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
                 };
                 match archived_string(message.aux.get(1)) {
                     Some(identifier) if identifier == DEVICE_INFO => {
+                        // Counted, so a test can tell a channel kept from one opened per use.
+                        phone.record_open(DEVICE_INFO, None);
                         channels.insert(code, identifier);
                         (TYPE_OK, None)
                     }

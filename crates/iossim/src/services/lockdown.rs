@@ -169,6 +169,10 @@ pub(crate) async fn serve(device: &Device, stream: BoxStream) -> std::io::Result
                     error(&name, "InvalidConnection")
                 } else if device.phone.trust() == Trust::Locked {
                     error(&name, "PasswordProtected")
+                } else if let Some(refusal) = device.phone.refusal(&service) {
+                    let mut d = error(&name, &refusal);
+                    d.insert("Service".into(), Value::from(service));
+                    d
                 } else if !lockdown_starts(&device.phone, &service) {
                     // As a phone refuses (jkcoxson/idevice#3): the request, the error and the
                     // service's name.
