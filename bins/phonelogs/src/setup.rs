@@ -4,9 +4,13 @@
 //! One entry named `phonelogs` runs the absolute path of the installed `phonelogs-mcp` with
 //! `--agent CLIENT` (and whatever follows `--`). The file is edited in place (`edit`): other
 //! servers, comments and order stay; a second run changes nothing; the file changed is first
-//! copied beside itself; a file that cannot be read is an error and nothing is written.
+//! copied beside itself (the last [`KEPT_BACKUPS`] copies kept); a file that cannot be read is
+//! an error and nothing is written. The file's real path (every symbolic link followed) is
+//! found first (`confine`), and one outside the scope asked for is refused: the file written,
+//! and the one reported, is always the real one.
 
 mod clients;
+mod confine;
 mod edit;
 
 use std::path::{Path, PathBuf};
@@ -15,7 +19,12 @@ use anyhow::{Context, Result, bail};
 
 pub use clients::{Client, Scope};
 use clients::{ConfigFile, Places, SERVER_NAME};
+use confine::scope_name;
 use edit::{Change, Entry};
+
+/// How many copies of a client's file `setup` keeps beside it: each change makes one, and the
+/// oldest beyond these go.
+pub const KEPT_BACKUPS: usize = 3;
 
 use crate::doctor::Finding;
 
@@ -71,49 +80,52 @@ pub fn run(args: SetupArgs) -> Result<()> {
     } else {
         (Change::Put, entry(&args)?)
     };
-    let old = read(&file.path)?;
+    let real = confine::confined(&file, &places)?;
+    let old = read(&real)?;
     let new = edit::edit(&file, old.as_deref(), &entry, change).map_err(|why| {
         anyhow::anyhow!(
             "cannot change {}: {why}. Nothing was written; fix the file (or move it away) and run this again",
-            file.path.display()
+            real.display()
         )
     })?;
     let what = format!("{} ({})", args.client.title(), scope_name(args.scope));
     let Some(new) = new else {
         match change {
-            Change::Put => println!("{what} already runs phonelogs: {}", file.path.display()),
-            Change::Remove => println!("{what} has no phonelogs entry: {}", file.path.display()),
+            Change::Put => println!("{what} already runs phonelogs: {}", real.display()),
+            Change::Remove => println!("{what} has no phonelogs entry: {}", real.display()),
         }
         return Ok(());
     };
     if args.dry_run {
-        print!(
-            "{}",
-            diff(&file.path, old.as_deref().unwrap_or_default(), &new)
-        );
+        print!("{}", diff(&real, old.as_deref().unwrap_or_default(), &new));
         println!("(dry run: nothing was written)");
         return Ok(());
     }
-    let backup = write(&file, old.as_deref(), &new)?;
+    let backups = write(&real, file.scope, old.as_deref(), &new)?;
     let verb = match change {
         Change::Put => "connected to phonelogs",
         Change::Remove => "no longer runs phonelogs",
     };
-    println!("{what} {verb}: {}", file.path.display());
-    if let Some(backup) = backup {
+    println!("{what} {verb}: wrote {}", real.display());
+    if real != file.path {
+        println!(
+            "({} leads there through a symbolic link)",
+            file.path.display()
+        );
+    }
+    if let Some(backup) = backups.made {
         println!("the previous file is kept as {}", backup.display());
+    }
+    if backups.removed > 0 {
+        println!(
+            "removed {} older backups (the last {KEPT_BACKUPS} are kept)",
+            backups.removed
+        );
     }
     if change == Change::Put {
         println!("{}", next_step(&file));
     }
     Ok(())
-}
-
-fn scope_name(scope: Scope) -> &'static str {
-    match scope {
-        Scope::User => "user",
-        Scope::Project => "project",
-    }
 }
 
 /// The entry: the absolute path of `phonelogs-mcp`, `--agent NAME`, then the extra arguments.
@@ -193,34 +205,86 @@ fn diff(path: &Path, old: &str, new: &str) -> String {
         .to_string()
 }
 
-/// Writes the new text: the old file copied beside itself first, then the new one written
-/// whole and renamed over it (so a crash leaves one or the other), with the old file's
-/// permissions. A symbolic link (a dotfiles checkout) is followed, not replaced.
-fn write(file: &ConfigFile, old: Option<&str>, new: &str) -> Result<Option<PathBuf>> {
-    let path = match std::fs::symlink_metadata(&file.path) {
-        Ok(meta) if meta.file_type().is_symlink() => std::fs::canonicalize(&file.path)
-            .with_context(|| format!("following {}", file.path.display()))?,
-        _ => file.path.clone(),
-    };
+/// The backups of one write: the copy made, and how many older ones were removed.
+struct Backups {
+    made: Option<PathBuf>,
+    removed: usize,
+}
+
+/// Writes the new text to `path` (the real path, every link followed): the old file copied
+/// beside itself first (the copies beyond the last [`KEPT_BACKUPS`] removed), then the new one
+/// written whole and renamed over it (so a crash leaves one or the other), with the old file's
+/// permissions.
+fn write(path: &Path, scope: Scope, old: Option<&str>, new: &str) -> Result<Backups> {
     let dir = path
         .parent()
         .with_context(|| format!("{} has no folder", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let backup = match old {
-        Some(_) => Some(backup(&path)?),
+    let made = match old {
+        Some(_) => Some(backup(path)?),
         None => None,
     };
     let mut temporary = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("writing in {}", dir.display()))?;
     std::io::Write::write_all(&mut temporary, new.as_bytes())?;
-    match std::fs::metadata(&path) {
+    match std::fs::metadata(path) {
         Ok(meta) => std::fs::set_permissions(temporary.path(), meta.permissions())?,
-        Err(_) => new_file_permissions(temporary.path(), file.scope)?,
+        Err(_) => new_file_permissions(temporary.path(), scope)?,
     }
     temporary
-        .persist(&path)
+        .persist(path)
         .with_context(|| format!("writing {}", path.display()))?;
-    Ok(backup)
+    let removed = match made {
+        Some(_) => prune_backups(path)?,
+        None => 0,
+    };
+    Ok(Backups { made, removed })
+}
+
+/// Removes the backups of `path` beyond the newest [`KEPT_BACKUPS`]; how many it removed.
+/// Only names [`backup`] makes are touched: `NAME.phonelogs-backup-STAMP` and `…-STAMP-N`,
+/// ordered by their stamp, then by N.
+fn prune_backups(path: &Path) -> Result<usize> {
+    let mut found = backups_of(path)?;
+    found.sort();
+    let extra = found.len().saturating_sub(KEPT_BACKUPS);
+    for (_, old) in &found[..extra] {
+        std::fs::remove_file(old).with_context(|| format!("removing {}", old.display()))?;
+    }
+    Ok(extra)
+}
+
+/// The backups of `path` beside it, each with its order ([`backup_order`]).
+fn backups_of(path: &Path) -> Result<Vec<((String, u32), PathBuf)>> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(Vec::new());
+    };
+    let prefix = format!("{}{BACKUP_INFIX}", name.to_string_lossy());
+    Ok(std::fs::read_dir(dir)
+        .with_context(|| format!("listing {}", dir.display()))?
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let file_name = entry.file_name().into_string().ok()?;
+            let key = backup_order(file_name.strip_prefix(&prefix)?)?;
+            let is_file = entry.file_type().ok()?.is_file();
+            is_file.then(|| (key, entry.path()))
+        })
+        .collect())
+}
+
+/// The order of a backup from what follows `.phonelogs-backup-`: its stamp
+/// (`YYYYMMDDTHHMMSSZ`, which sorts as text) and its number (1 when it has none).
+fn backup_order(rest: &str) -> Option<(String, u32)> {
+    let (stamp, n) = match rest.split_once('-') {
+        Some((stamp, n)) => (stamp, n.parse().ok()?),
+        None => (rest, 1),
+    };
+    let digits = stamp.bytes().enumerate().all(|(at, b)| match at {
+        8 => b == b'T',
+        15 => b == b'Z',
+        _ => b.is_ascii_digit(),
+    });
+    (stamp.len() == 16 && digits).then(|| (stamp.to_owned(), n))
 }
 
 /// A user's file may come to hold tokens (the clients keep secrets in some of them): only the
@@ -243,6 +307,9 @@ fn new_file_permissions(_path: &Path, _scope: Scope) -> Result<()> {
     Ok(())
 }
 
+/// What a backup's name puts between the file's name and its stamp.
+const BACKUP_INFIX: &str = ".phonelogs-backup-";
+
 /// Copies the file to `NAME.phonelogs-backup-YYYYMMDDTHHMMSSZ` (a number added when that name
 /// is taken), never replacing anything.
 fn backup(path: &Path) -> Result<PathBuf> {
@@ -255,13 +322,21 @@ fn backup(path: &Path) -> Result<PathBuf> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    for n in 1..1000 {
+    // After the number of the newest backup of this second, not in the first free name: a name
+    // freed by `prune_backups` must not make the newest backup sort as the oldest.
+    let first = backups_of(path)?
+        .into_iter()
+        .filter(|((at, _), _)| *at == stamp)
+        .map(|((_, n), _)| n + 1)
+        .max()
+        .unwrap_or(1);
+    for n in first..first.saturating_add(1000) {
         let suffix = if n == 1 {
             String::new()
         } else {
             format!("-{n}")
         };
-        let candidate = path.with_file_name(format!("{name}.phonelogs-backup-{stamp}{suffix}"));
+        let candidate = path.with_file_name(format!("{name}{BACKUP_INFIX}{stamp}{suffix}"));
         let created = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

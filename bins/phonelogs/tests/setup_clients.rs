@@ -482,3 +482,159 @@ fn dry_run_backup_broken_file_remove_and_doctor() {
         "{none}"
     );
 }
+
+/// Issue 37, item 8: a project's `.codex` (or `.cursor`) linked to the user's own folder, as
+/// people link one folder into many projects. `--scope project` followed the link and changed
+/// the user's file for every project, and reported the link's path. Now it refuses, naming the
+/// real file, and writes nothing there, no backup either; in a project whose folder is the home
+/// itself, the project's file is the user's, and that is refused too. A link that stays in the
+/// scope asked for (the user's file linked into a dotfiles folder in the home) is followed, the
+/// real file written and reported, and Codex itself lists the entry from it.
+#[cfg(unix)]
+#[test]
+fn setup_writes_only_inside_the_scope_asked_for_and_reports_the_real_file() {
+    let Some(server) = server() else { return };
+    let s = sides();
+    let server_text = server.to_string_lossy().into_owned();
+    let dotfiles = s.our_home.join("dotfiles/codex");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, s.our_home.join(".codex")).unwrap();
+    let users = dotfiles.join("config.toml");
+    let before = "# mine\nmodel = \"o3\"\n";
+    std::fs::write(&users, before).unwrap();
+
+    // The project's .codex is the user's folder: refused, named, nothing written.
+    std::os::unix::fs::symlink(&dotfiles, s.our_project.join(".codex")).unwrap();
+    let out = phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "codex", "--scope", "project"],
+    );
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("not writing {}", users.display()))
+            && stderr.contains("outside the project scope")
+            && stderr.contains("Nothing was written"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&users).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(&dotfiles).unwrap().count(),
+        1,
+        "no backup"
+    );
+
+    // A project in the home folder itself: its .cursor/mcp.json is the user's.
+    let out = phonelogs(
+        &s.our_home,
+        &s.our_home,
+        &["setup", "cursor", "--scope", "project"],
+    );
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("it is Cursor's user file, not its project file"),
+        "{stderr}"
+    );
+    assert!(!s.our_home.join(".cursor/mcp.json").exists());
+
+    // The user's scope through the link to the dotfiles folder: written there, said so.
+    let printed = ok(&phonelogs(&s.our_home, &s.our_project, &["setup", "codex"]));
+    assert!(
+        printed.contains(&format!(
+            "connected to phonelogs: wrote {}",
+            users.display()
+        )),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "{} leads there through a symbolic link",
+            s.our_home.join(".codex/config.toml").display()
+        )),
+        "{printed}"
+    );
+    assert!(
+        std::fs::symlink_metadata(s.our_home.join(".codex"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link stays a link"
+    );
+    let text = std::fs::read_to_string(&users).unwrap();
+    assert!(
+        text.starts_with(before) && text.contains(&server_text),
+        "{text}"
+    );
+
+    // Codex reads the file we said we wrote.
+    let Some(codex) = client_cli("codex") else {
+        return;
+    };
+    let mut list = client_command(&codex, &s.our_home, &s.our_project);
+    list.args(["mcp", "list", "--json"]);
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&run_with_limit(list, LIMIT))).expect("JSON");
+    let entry = listed
+        .as_array()
+        .and_then(|all| all.iter().find(|e| e["name"] == "phonelogs"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(entry["transport"]["command"], server_text.as_str());
+}
+
+/// Issue 37, item 8: every change kept one more backup, without bound. The last
+/// `KEPT_BACKUPS` (3) stay, the newest among them, and the run that removes older ones says
+/// how many; other files beside them, a backup-like name of another file included, are kept.
+#[test]
+fn setup_keeps_the_last_three_backups() {
+    let Some(_server) = server() else { return };
+    let s = sides();
+    let settings = s.our_home.join(".cursor/mcp.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{}\n").unwrap();
+    let neighbour = s
+        .our_home
+        .join(".cursor/other.json.phonelogs-backup-20260101T000000Z");
+    std::fs::write(&neighbour, "{}").unwrap();
+    let mut made = Vec::new();
+    let mut removed = 0;
+    for round in 0..6 {
+        let agent = format!("cursor-{round}");
+        let printed = ok(&phonelogs(
+            &s.our_home,
+            &s.our_project,
+            &["setup", "cursor", "--agent", &agent],
+        ));
+        let backup = printed
+            .lines()
+            .find_map(|l| l.strip_prefix("the previous file is kept as "))
+            .unwrap_or_else(|| panic!("{printed}"));
+        made.push(PathBuf::from(backup));
+        if let Some(count) = printed.lines().find_map(|l| {
+            l.strip_prefix("removed ")
+                .and_then(|rest| rest.strip_suffix(" older backups (the last 3 are kept)"))
+        }) {
+            removed += count.parse::<usize>().unwrap();
+        }
+    }
+    let mut kept: Vec<PathBuf> = std::fs::read_dir(settings.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("mcp.json.phonelogs-backup-")
+        })
+        .collect();
+    kept.sort();
+    let mut newest = made[made.len() - 3..].to_vec();
+    newest.sort();
+    assert_eq!(kept, newest, "made: {made:#?}");
+    assert_eq!(removed, made.len() - 3);
+    // The newest backup holds the file as it was before the last run.
+    let last = std::fs::read_to_string(made.last().unwrap()).unwrap();
+    assert!(last.contains("cursor-4"), "{last}");
+    assert!(neighbour.exists());
+}

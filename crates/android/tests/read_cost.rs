@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use common::Front;
 use phonelogs_adbsim::{Buffer, SimPhone};
-use phonelogs_android::AdbPhone;
+use phonelogs_android::{AdbConfig, AdbPhone};
 use phonelogs_driver::{AppId, AppLogger, LogQuery};
 use phonelogs_gateway::{Agent, Gateway, LogsKind, LogsRequest, Mode, Session, Status, TaskSpec};
 
@@ -59,6 +59,30 @@ const GATEWAY_BOUND: u64 = 236_000_000;
 
 /// Which measured run a child makes, from its environment.
 const CHILD: &str = "PHONELOGS_READ_COST_CHILD";
+
+/// How much longer every device timeout is in a child run: under callgrind the code runs tens
+/// of times slower (and the machine may have other work), so the driver's 3 s connect timeout
+/// failed a clean-clone CI run ("the adb server … is not running: no answer within 3s") while
+/// the same read passes alone. The timeouts are the driver's configuration
+/// (`AdbConfig::connect_timeout`, `read_timeout`, `call_timeout`) and the gateway's
+/// (`GatewayBuilder::call_timeout`), scaled; nothing here waits on them when all goes well.
+const UNDER_VALGRIND: u32 = 50;
+
+/// [`UNDER_VALGRIND`] in a child run, else 1.
+fn timeout_scale() -> u32 {
+    if std::env::var_os(CHILD).is_some() {
+        UNDER_VALGRIND
+    } else {
+        1
+    }
+}
+
+/// A driver configuration with its timeouts scaled for a child run ([`timeout_scale`]).
+fn scaled(config: &mut AdbConfig) {
+    config.connect_timeout *= timeout_scale();
+    config.read_timeout *= timeout_scale();
+    config.call_timeout *= timeout_scale();
+}
 
 #[test]
 fn a_warm_read_costs_instructions_for_what_it_reads_once() {
@@ -156,7 +180,7 @@ fn child_run() {
         let phone = SimPhone::default_phone();
         phone.set_noise_rate(0.0);
         phone.fill_log(APP, Buffer::Main, DUMP_BYTES).unwrap();
-        let front = Front::start(phone, |_| {}).await;
+        let front = Front::start(phone, scaled).await;
         match which.as_str() {
             "driver" => {
                 let query = LogQuery::since(time::OffsetDateTime::UNIX_EPOCH, LIMIT);
@@ -203,9 +227,12 @@ async fn measured_gateway_calls(session: &Session, front: &Front) {
 /// A gateway over a driver of its own for the front's phone, a task of an agent that may read
 /// the app, and that driver (for its round trips).
 fn gateway_session(front: &Front) -> (Gateway, Session, Arc<AdbPhone>) {
-    let driver = Arc::new(AdbPhone::new(common::config(front.address.port())));
+    let mut config = common::config(front.address.port());
+    scaled(&mut config);
+    let driver = Arc::new(AdbPhone::new(config));
     let gateway = Gateway::builder()
         .driver(driver.clone() as Arc<dyn AppLogger>)
+        .call_timeout(phonelogs_gateway::DEFAULT_CALL_TIMEOUT * timeout_scale())
         .build()
         .unwrap();
     let session = gateway.start_task(TaskSpec::new(Agent::new("agent", Mode::Full)));

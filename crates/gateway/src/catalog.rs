@@ -192,20 +192,39 @@ pub fn pending_message(question: &str, approval_id: &str) -> String {
     )
 }
 
-/// The message of a call whose question is not asked yet: as many questions of its kind as an
-/// agent may have (`waiting`) wait for the person already, in any of its tasks.
-pub fn pending_capped(question: &str, waiting: usize, oldest: &str, approval_id: &str) -> String {
+/// The message of a call whose question is not asked yet: as many questions as an agent may
+/// have (`waiting`) wait for the person already, in any of its tasks; of its kind (its action
+/// and app) when `of_kind`, else of any kind (the agent's whole allowance).
+pub fn pending_capped(
+    question: &str,
+    waiting: usize,
+    of_kind: bool,
+    oldest: &str,
+    approval_id: &str,
+) -> String {
+    let kind = question_kind(of_kind);
     format!(
-        "Not asked yet: \u{201c}{question}\u{201d}. {waiting} questions of this kind from this agent already wait for a person (in this session or another of yours), the first \u{201c}{oldest}\u{201d} (approval_id \"{approval_id}\"). Only a person can answer them, in your client's dialog or on their own side; tell them they are waiting. Once they have answered, call again with the same arguments and no approval_id to ask this one."
+        "Not asked yet: \u{201c}{question}\u{201d}. {waiting} questions {kind} already wait for a person (in this session or another of yours), the first \u{201c}{oldest}\u{201d} (approval_id \"{approval_id}\"). Only a person can answer them, in your client's dialog or on their own side; tell them they are waiting. Once they have answered, call again with the same arguments and no approval_id to ask this one."
     )
 }
 
-/// The message of a call the question cap stopped when the questions counting toward it were
-/// left unanswered when their sessions ended (`until`: when the first stops counting).
-pub fn questions_resting(question: &str, count: usize, until: &str) -> String {
+/// The message of a call a question cap stopped when the questions counting toward it were
+/// left unanswered when their sessions ended (`until`: when the first stops counting);
+/// `of_kind` as in [`pending_capped`].
+pub fn questions_resting(question: &str, count: usize, of_kind: bool, until: &str) -> String {
+    let kind = question_kind(of_kind);
     format!(
-        "Not asked: \u{201c}{question}\u{201d}. {count} questions of this kind from this agent were left unanswered when its sessions ended, and count as waiting for a while so that reconnecting does not ask the person again and again. Call again after {until}."
+        "Not asked: \u{201c}{question}\u{201d}. {count} questions {kind} were left unanswered when its sessions ended, and count as waiting for a while so that reconnecting does not ask the person again and again. Call again after {until}."
     )
+}
+
+/// Which questions a cap counts, as the two messages above say it.
+fn question_kind(of_kind: bool) -> &'static str {
+    if of_kind {
+        "of this kind from this agent"
+    } else {
+        "from this agent (as many as one agent may have at once)"
+    }
 }
 
 /// The message of a denied read.

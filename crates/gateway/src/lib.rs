@@ -121,8 +121,8 @@ pub use render::{
 pub use select::{MAX_PATTERN_BYTES, MAX_TAGS};
 pub use session::Session;
 pub use store::{
-    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, STATE_DIR_ENV, Store, UNANSWERED_REST,
-    default_state_dir,
+    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, MAX_PENDING_PER_AGENT, STATE_DIR_ENV, Store,
+    UNANSWERED_REST, default_state_dir,
 };
 /// The token that ends a wait ([`LiveHooks::cancel`]), re-exported so callers need not name
 /// `tokio-util`.

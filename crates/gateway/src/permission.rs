@@ -26,7 +26,7 @@ use phonelogs_policy::{Action, Decision, ScopeReason};
 
 use crate::catalog::{self, Subject};
 use crate::session::{Session, Target};
-use crate::store::{Asked, NewApproval};
+use crate::store::{Asked, NewApproval, QuestionCap};
 use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
 
 /// The outcome of the permission steps: go ahead, or answer with this response.
@@ -406,20 +406,22 @@ impl Session {
                 Ok(Gate::waiting(&approval.id, &approval.question))
             }
             Ok(Asked::Shared(approval)) => Ok(Gate::waiting(&approval.id, &approval.question)),
-            Ok(Asked::Capped(oldest)) => {
+            Ok(Asked::Capped(oldest, cap)) => {
                 let mut response = pending(&oldest.id, &oldest.question);
                 response.message = catalog::pending_capped(
                     &question,
-                    crate::store::MAX_PENDING_PER_ACTION,
+                    cap.limit(),
+                    cap == QuestionCap::Action,
                     &oldest.question,
                     &oldest.id,
                 );
                 Ok(Gate::Stop(Box::new(response)))
             }
-            Ok(Asked::Resting(until)) => Err(Refusal::error(
+            Ok(Asked::Resting(until, cap)) => Err(Refusal::error(
                 catalog::questions_resting(
                     &question,
-                    crate::store::MAX_PENDING_PER_ACTION,
+                    cap.limit(),
+                    cap == QuestionCap::Action,
                     &crate::store::rfc3339(until),
                 ),
                 label,

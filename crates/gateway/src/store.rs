@@ -416,17 +416,44 @@ fn private_files(db: &Path) -> std::io::Result<()> {
 }
 
 /// The most questions one agent may have waiting for the person for one action (a read of
-/// logs, a backtrace, a tombstone, …) about one app on one phone: a backtrace or tombstone
-/// question names its pid and path, so without a cap an agent could raise one per pid. Three is an app's main process and two
-/// more (a `:remote` service, a crash handler) at once; once the person answers one, the next
-/// call asks its own.
+/// logs, a backtrace, a tombstone, …) about one app, over all its tasks and whatever the
+/// phone is called (one phone reached by two names, or the same app on two phones, counts
+/// once): a backtrace or tombstone question names its pid and path, so without a cap an agent
+/// could raise one per pid. Three is an app's main process and two more (a `:remote` service,
+/// a crash handler) at once; once the person answers one, the next call asks its own.
 pub const MAX_PENDING_PER_ACTION: usize = 3;
 
+/// The most questions one agent may have waiting for the person at all, over all its tasks,
+/// apps, phones and actions: its fair share of the person's attention. Without it an agent
+/// could raise [`MAX_PENDING_PER_ACTION`] questions for each action about each app it may
+/// name. Six is a logs question for each of six apps, or one app's logs, exit history and a few
+/// backtraces at once; every other agent has six of its own.
+pub const MAX_PENDING_PER_AGENT: usize = 6;
+
 /// How long a question left unanswered when its task ended still counts toward its agent's
-/// [`MAX_PENDING_PER_ACTION`]: an agent that ends its session and opens another (an HTTP
-/// client reconnecting in a loop) would otherwise raise fresh questions, each a new notice on
-/// the person's page, as fast as it reconnects.
+/// [`MAX_PENDING_PER_ACTION`] and [`MAX_PENDING_PER_AGENT`]: an agent that ends its session and
+/// opens another (an HTTP client reconnecting in a loop) would otherwise raise fresh
+/// questions, each a new notice on the person's page, as fast as it reconnects.
 pub const UNANSWERED_REST: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// Which of the two question caps stopped a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QuestionCap {
+    /// [`MAX_PENDING_PER_ACTION`]: this agent's questions of this action about this app.
+    Action,
+    /// [`MAX_PENDING_PER_AGENT`]: all this agent's questions.
+    Agent,
+}
+
+impl QuestionCap {
+    /// How many questions the cap lets wait.
+    pub(crate) fn limit(self) -> usize {
+        match self {
+            Self::Action => MAX_PENDING_PER_ACTION,
+            Self::Agent => MAX_PENDING_PER_AGENT,
+        }
+    }
+}
 
 /// What [`Store::pending_or_create`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -435,34 +462,48 @@ pub(crate) enum Asked {
     New(Approval),
     /// Found this call's question waiting already (another call asked it).
     Shared(Approval),
-    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent, action, app and phone count, and
-    /// this is the oldest still waiting (this task's when it has one).
-    Capped(Approval),
-    /// Made nothing: [`MAX_PENDING_PER_ACTION`] questions of this agent, action, app and phone count, none
-    /// waits (they were left unanswered when their tasks ended), and the first of them stops
-    /// counting at this time.
-    Resting(OffsetDateTime),
+    /// Made nothing: the cap's count of questions of this agent count, and this is the oldest
+    /// of them still waiting (this task's when it has one).
+    Capped(Approval, QuestionCap),
+    /// Made nothing: the cap's count of questions of this agent count, none waits (they were
+    /// left unanswered when their tasks ended), and the first of them stops counting at this
+    /// time.
+    Resting(OffsetDateTime, QuestionCap),
 }
 
-/// Whether the agent has [`MAX_PENDING_PER_ACTION`] questions of this action about this app on
-/// this phone counting already (see [`Store::pending_or_create`]), and what the call is told
-/// then.
+/// Whether the agent has as many questions counting as a cap allows (see
+/// [`Store::pending_or_create`]), the narrower cap first, and what the call is told then.
 fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Option<Asked>, Error> {
+    for cap in [QuestionCap::Action, QuestionCap::Agent] {
+        if let Some(asked) = capped_by(tx, ask, cap)? {
+            return Ok(Some(asked));
+        }
+    }
+    Ok(None)
+}
+
+/// [`capped`] for one cap: its questions waiting in any of the agent's tasks, on any phone,
+/// and the distinct ones left unanswered when their task ended less than [`UNANSWERED_REST`]
+/// ago. The phone is in neither count: a phone's names are many (`source/serial`, a bare
+/// serial), the person's attention one.
+fn capped_by(
+    tx: &rusqlite::Transaction<'_>,
+    ask: &NewApproval<'_>,
+    cap: QuestionCap,
+) -> Result<Option<Asked>, Error> {
+    // NULL for the agent-wide cap: `?2 IS NULL OR …` then matches every action and app.
+    let (action, app) = match cap {
+        QuestionCap::Action => (Some(ask.action.as_str()), Some(ask.app.as_str())),
+        QuestionCap::Agent => (None, None),
+    };
     let waiting = {
         let mut statement = tx.prepare_cached(&format!(
             "SELECT {APPROVAL_COLUMNS} FROM approvals
-             WHERE agent = ?1 AND action = ?2 AND device = ?3 AND app = ?4 AND state = 'pending'
+             WHERE agent = ?1 AND (?2 IS NULL OR (action = ?2 AND app = ?3))
+               AND state = 'pending'
              ORDER BY rowid"
         ))?;
-        let rows = statement.query_map(
-            params![
-                ask.agent,
-                ask.action.as_str(),
-                ask.device.as_str(),
-                ask.app.as_str()
-            ],
-            approval_from_row,
-        )?;
+        let rows = statement.query_map(params![ask.agent, action, app], approval_from_row)?;
         rows.collect::<Result<Vec<Approval>, _>>()?
     };
     // The task's end time is written by the computer's clock (`end_task`); julianday reads
@@ -473,24 +514,27 @@ fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Optio
     let cutoff = rfc3339(OffsetDateTime::now_utc() - rest);
     let (resting, first_end): (i64, Option<String>) = tx
         .prepare_cached(
-            "SELECT COUNT(DISTINCT a.detail), MIN(t.ended_at)
+            "SELECT COUNT(DISTINCT a.action || char(10) || a.app || char(10) || a.detail),
+                    MIN(t.ended_at)
              FROM approvals a JOIN tasks t ON t.id = a.task_id
-             WHERE a.agent = ?1 AND a.action = ?2 AND a.device = ?3 AND a.app = ?4
-               AND a.detail <> ?5 AND a.state = 'expired' AND a.answer IS NULL
-               AND julianday(t.ended_at) >= julianday(?6)",
+             WHERE a.agent = ?1 AND (?2 IS NULL OR (a.action = ?2 AND a.app = ?3))
+               AND NOT (a.action = ?4 AND a.app = ?5 AND a.detail = ?6)
+               AND a.state = 'expired' AND a.answer IS NULL
+               AND julianday(t.ended_at) >= julianday(?7)",
         )?
         .query_row(
             params![
                 ask.agent,
+                action,
+                app,
                 ask.action.as_str(),
-                ask.device.as_str(),
                 ask.app.as_str(),
                 ask.detail,
                 cutoff
             ],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
-    if waiting.len() + usize::try_from(resting).unwrap_or(usize::MAX) < MAX_PENDING_PER_ACTION {
+    if waiting.len() + usize::try_from(resting).unwrap_or(usize::MAX) < cap.limit() {
         return Ok(None);
     }
     let own = waiting.iter().position(|a| a.task_id == ask.task_id);
@@ -500,12 +544,12 @@ fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Optio
         None => waiting.into_iter().next(),
     };
     if let Some(oldest) = shown {
-        return Ok(Some(Asked::Capped(oldest)));
+        return Ok(Some(Asked::Capped(oldest, cap)));
     }
     let first_end = first_end
         .and_then(|at| OffsetDateTime::parse(&at, &Rfc3339).ok())
         .unwrap_or_else(OffsetDateTime::now_utc);
-    Ok(Some(Asked::Resting(first_end + rest)))
+    Ok(Some(Asked::Resting(first_end + rest, cap)))
 }
 
 /// A question to ask, as [`Store::pending_or_create`] stores it.
@@ -1126,10 +1170,11 @@ impl Store {
     /// The pending approval for this call's task, agent, phone, app, action and detail, made
     /// now when there is none; one transaction, so concurrent calls (in any process) share one
     /// approval. When [`MAX_PENDING_PER_ACTION`] questions of this agent and action about this
-    /// app on this phone count already, none is made ([`Asked::Capped`], [`Asked::Resting`]):
-    /// the ones waiting in any of its tasks, and the distinct ones left unanswered when their
-    /// task ended less than [`UNANSWERED_REST`] ago, so neither many sessions nor ending and
-    /// opening one again raise more. A question equal to one left unanswered so is asked again
+    /// app (on any phone, by any name) count already, or [`MAX_PENDING_PER_AGENT`] of this
+    /// agent's at all, none is made ([`Asked::Capped`], [`Asked::Resting`]): the ones waiting in
+    /// any of its tasks, and the distinct ones left unanswered when their task ended less than
+    /// [`UNANSWERED_REST`] ago, so neither many sessions, nor a phone's other names, nor ending
+    /// and opening one again raise more. A question equal to one left unanswered so is asked again
     /// (it is not new to the person, and a client started again must reach them).
     pub(crate) fn pending_or_create(
         &self,

@@ -129,7 +129,7 @@ proptest! {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_wait_is_satisfied_by_a_line_written_later_and_never_shows_other_apps() {
     let phone = phone();
     let gateway = gateway(&phone);
@@ -139,7 +139,7 @@ async fn a_wait_is_satisfied_by_a_line_written_later_and_never_shows_other_apps(
     assert_eq!(first.status, Status::Ok);
     let writer = phone.clone();
     // Before the writer starts its two seconds, so the wait cannot seem to end early.
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     tokio::spawn(async move {
         writer.add_logs(
             &device(),
@@ -178,7 +178,7 @@ async fn a_wait_is_satisfied_by_a_line_written_later_and_never_shows_other_apps(
     assert!(next.log.ends_with("after\n"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_wait_that_times_out_returns_what_came() {
     let phone = phone();
     let gateway = gateway(&phone);
@@ -201,7 +201,7 @@ async fn a_wait_that_times_out_returns_what_came() {
     assert_eq!(phone.open_streams(&device()), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_cancel_ends_the_wait_at_once_and_leaves_no_stream() {
     let phone = phone();
     let gateway = gateway(&phone);
@@ -221,7 +221,7 @@ async fn a_cancel_ends_the_wait_at_once_and_leaves_no_stream() {
         tokio::time::sleep(Duration::from_millis(1300)).await;
         canceller.cancel();
     });
-    let started = std::time::Instant::now();
+    let started = tokio::time::Instant::now();
     let wait = session.logs_live(waiting(DEV_APP, "never", 30), &hooks);
     let during = async {
         tokio::time::sleep(Duration::from_millis(600)).await;
@@ -237,7 +237,7 @@ async fn a_cancel_ends_the_wait_at_once_and_leaves_no_stream() {
     assert!(count.load(Ordering::SeqCst) >= 1, "progress was reported");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_wait_ends_when_the_person_blocks_the_app_or_the_task_ends() {
     for by_block in [true, false] {
         let phone = phone();
@@ -245,7 +245,7 @@ async fn a_wait_ends_when_the_person_blocks_the_app_or_the_task_ends() {
         let session = task(&gateway, "agent");
         let before = phone.open_streams(&device());
         let hooks = LiveHooks::default();
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let wait = session.logs_live(waiting(DEV_APP, "never", 30), &hooks);
         let meanwhile = async {
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -407,7 +407,7 @@ async fn the_persons_own_read_asks_nobody_and_is_recorded_as_theirs() {
     assert!(!read.step.contains("hello"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_crash_wait_returns_the_next_report() {
     let phone = phone();
     let gateway = gateway(&phone);
@@ -445,7 +445,7 @@ fn line_of_pid(ms: i64, pid: u32, text: &str) -> LogLine {
 /// streams (same uid, same pid: the phone did not even restart the app) logs the awaited
 /// line; the wait ends with the decision a read would get (the person is asked), and not a
 /// line of it reaches the agent.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_release_build_installed_during_a_wait_is_asked_about_not_streamed() {
     let phone = phone();
     let gateway = gateway(&phone);
@@ -581,7 +581,7 @@ async fn a_change_of_system_flag_shared_uid_or_uid_during_a_wait_is_decided_agai
 
 /// Item 4: the same for a crash wait: a new report of a release build installed during the
 /// wait is asked about, not shown.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test(start_paused = true)]
 async fn a_crash_of_a_release_build_installed_during_a_crash_wait_is_asked_about() {
     let phone = phone();
     let gateway = gateway(&phone);
