@@ -134,23 +134,28 @@ pub(crate) fn one_line_each(lines: Vec<LogLine>, limit: usize) -> (Vec<LogLine>,
     let pieces = pieces(&lines);
     let over = pieces.len().saturating_sub(limit);
     (
-        pieces[over..].iter().copied().map(Piece::to_line).collect(),
+        pieces[over..]
+            .iter()
+            .copied()
+            .map(RawPiece::to_line)
+            .collect(),
         over,
     )
 }
 
-/// One line of a message's text, borrowed: what [`one_line_each`] makes of it, before it is
-/// copied.
+/// One line of a message's text, borrowed and not yet masked: what [`one_line_each`] makes of
+/// it, before it is masked ([`crate::masked::MaskedRead`]) and copied.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Piece<'a> {
+pub(crate) struct RawPiece<'a> {
     /// The message (its time, level, tag, pid, tid, uid).
     pub(crate) line: &'a LogLine,
     /// This line of its text.
     pub(crate) text: &'a str,
 }
 
-impl Piece<'_> {
+impl RawPiece<'_> {
     /// The piece as a line of its own, with its message's time, level, tag and ids.
+    #[cfg(test)]
     pub(crate) fn to_line(self) -> LogLine {
         let line = self.line;
         LogLine {
@@ -166,17 +171,17 @@ impl Piece<'_> {
 }
 
 /// Every message's lines, oldest first, borrowed (a few words each, whatever the tag).
-pub(crate) fn pieces(lines: &[LogLine]) -> Vec<Piece<'_>> {
+pub(crate) fn pieces(lines: &[LogLine]) -> Vec<RawPiece<'_>> {
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
         if has_line_end(&line.text) {
             out.extend(
                 split_lines(&line.text)
                     .into_iter()
-                    .map(|text| Piece { line, text }),
+                    .map(|text| RawPiece { line, text }),
             );
         } else {
-            out.push(Piece {
+            out.push(RawPiece {
                 line,
                 text: &line.text,
             });

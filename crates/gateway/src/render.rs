@@ -216,7 +216,8 @@ pub(crate) fn bounded_message(message: String) -> String {
     format!("{piece}{CUT_MARK}")
 }
 
-/// The largest prefix of `text` of at most `max` bytes that ends on a UTF-8 boundary.
+/// The largest prefix of `text` of at most `max` bytes that ends on a UTF-8 boundary and
+/// not inside a `[redacted:KIND]` mark (a mark is never cut in half: issue 37, item 3).
 pub fn cut_utf8(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
@@ -225,7 +226,11 @@ pub fn cut_utf8(text: &str, max: usize) -> &str {
     while end > 0 && !text.is_char_boundary(end) {
         end -= 1;
     }
-    &text[..end]
+    let cut = &text[..end];
+    match cut.rfind(crate::mask::MARK_START) {
+        Some(at) if !cut[at..].contains(']') => &cut[..at],
+        _ => cut,
+    }
 }
 
 /// `text` cut to at most `max` bytes, with a mark when it was cut.
@@ -408,12 +413,8 @@ pub fn present_lines(
     cap: usize,
     (mask, fold): (bool, bool),
 ) -> RenderedLines {
-    let lines: Vec<LogLine> = crate::lines::pieces(&lines)
-        .into_iter()
-        .map(crate::lines::Piece::to_line)
-        .collect();
+    let lines = crate::masked::shown_lines(&lines, mask.then(crate::mask::masker));
     let options = crate::rows::RowOptions {
-        masker: mask.then(crate::mask::masker),
         fold,
         processes: &[],
     };
