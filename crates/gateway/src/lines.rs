@@ -33,18 +33,38 @@ pub(crate) fn is_line_end(c: char) -> bool {
 /// same text the person sees. The one place log text is made safe to show.
 pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     let text = one_line(text);
-    if !text.contains(|c: char| c.is_control() && c != '\t') {
+    if !text.contains(|c: char| (c.is_control() && c != '\t') || hides(c)) {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if c.is_control() && c != '\t' {
             out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else if hides(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `c` makes an app's text read differently to a model than to a person: the
+/// bidirectional embeddings, overrides, isolates and marks (U+202A to U+202E, U+2066 to
+/// U+2069, U+200E, U+200F, U+061C) and the zero-width characters (U+200B to U+200D, U+2060,
+/// U+FEFF). [`shown`] writes each out as `\u{202e}` (issue 37, item 5).
+pub(crate) fn hides(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{061c}'
+            | '\u{200b}'..='\u{200d}'
+            | '\u{2060}'
+            | '\u{feff}'
+    )
 }
 
 /// Whether `c` can make a text read as something else where it is shown: a control character,

@@ -647,6 +647,7 @@ fn said_after_count(
     let mut said = notice_sentences(notices, &rendered.views, label);
     said.extend(notes);
     said.extend(catalog::folded_sentence(rendered.folded));
+    said.extend(catalog::hidden_sentence(rendered.hidden));
     said.extend(match masker {
         Some(_) => catalog::masked_sentence(rendered.masked),
         None => Some(catalog::unmasked_sentence(label)),

@@ -375,6 +375,9 @@ pub struct RenderedLines {
     pub log: String,
     /// The rows shown, oldest first.
     pub views: Vec<LineView>,
+    /// How many of the log lines shown held characters that hide or turn text around
+    /// (bidirectional controls, zero-width characters), shown written out as `\u{202e}`.
+    pub hidden: usize,
     /// How many log lines the rows shown stand for.
     pub shown: usize,
     /// How many older log lines the cap left out.
@@ -455,6 +458,13 @@ pub(crate) fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> Rendere
         }
     }
     let left_out = rows[..keep_from].iter().map(|r| r.count).sum();
+    let hidden = rows[keep_from..]
+        .iter()
+        .filter(|r| {
+            r.line.tag.contains(crate::lines::hides) || r.line.text.contains(crate::lines::hides)
+        })
+        .map(|r| r.count)
+        .sum();
     let mut log = String::with_capacity(total);
     let mut views = Vec::with_capacity(rendered.len() - keep_from);
     for (prefix, text, suffix, view) in rendered.into_iter().skip(keep_from) {
@@ -473,6 +483,7 @@ pub(crate) fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> Rendere
         cut: views.iter().filter(|v| v.cut).map(|v| v.lines).sum(),
         folded: shown - line_rows,
         masked: views.iter().map(|v| v.masked).sum(),
+        hidden,
         views,
     }
 }

@@ -311,3 +311,63 @@ fn a_wait_for_a_block_then_since_last_never_shows_its_body() {
     };
     assert!(runtime.block_on(session.logs(probe)).lines.is_empty());
 }
+
+/// Issue 37, item 5: bidirectional controls and zero-width characters in the app's text and
+/// tag are shown written out, and the message counts the lines that held them.
+#[test]
+fn bidi_and_zero_width_characters_are_shown_written_out_and_counted() {
+    let phone = phone();
+    let device = device();
+    let app = AppId::new(DEV_APP);
+    phone.add_logs(
+        &device,
+        &app,
+        [
+            line(
+                60.0,
+                LogLevel::Info,
+                "Pay",
+                "amount \u{202e}001$\u{202c} ok",
+                10123,
+            ),
+            line(
+                61.0,
+                LogLevel::Info,
+                "Pa\u{200b}y",
+                "to\u{feff}ken\u{2066}x",
+                10123,
+            ),
+            line(62.0, LogLevel::Info, "Pay", "plain", 10123),
+        ],
+    );
+    let gateway = gateway(&phone);
+    let session = task(&gateway, "agent");
+    let request = LogsRequest {
+        since: Some("2026-11-30T10:00:59Z".into()),
+        ..logs(DEV_APP)
+    };
+    let result = runtime().block_on(session.logs(request));
+    let json = serde_json::to_string(&result).unwrap();
+    for c in ['\u{202e}', '\u{202c}', '\u{200b}', '\u{feff}', '\u{2066}'] {
+        assert!(!json.contains(c), "{c:?} in {json}");
+    }
+    assert!(
+        result.log.contains("amount \\u{202e}001$\\u{202c} ok"),
+        "{}",
+        result.log
+    );
+    assert!(
+        result
+            .log
+            .contains("Pa\\u{200b}y: to\\u{feff}ken\\u{2066}x"),
+        "{}",
+        result.log
+    );
+    assert!(
+        result
+            .message
+            .contains("2 lines held bidirectional or zero-width characters"),
+        "{}",
+        result.message
+    );
+}
