@@ -758,6 +758,16 @@ pub fn folded_sentence(repeats: usize) -> Option<String> {
     })
 }
 
+/// The sentence for lines shown with characters that hide or turn text around written out.
+pub fn hidden_sentence(lines: usize) -> Option<String> {
+    (lines > 0).then(|| {
+        format!(
+            "{} bidirectional or zero-width characters, written out as \\u{{…}} (as they would mislead a reader).",
+            plural(lines, "line held", "lines held")
+        )
+    })
+}
+
 /// The sentence for the secrets masked in what is shown.
 pub fn masked_sentence(count: usize) -> Option<String> {
     (count > 0).then(|| {

@@ -18,7 +18,7 @@ use std::time::Instant;
 use phonelogs_driver::{AppId, DeviceId, LogLevel, LogLine, PhoneMark};
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::lines::Piece;
+use crate::masked::{Piece, ShownLine};
 use crate::{catalog, new_id};
 
 /// How many cursors a task keeps; older ones are forgotten (then `since: "last"` still works).
@@ -46,20 +46,15 @@ pub(crate) struct Position {
 
 /// A line's fingerprint: everything the phone said of it.
 pub(crate) fn fingerprint(line: &LogLine) -> u64 {
-    fingerprint_of(line, &line.text)
+    fingerprint_of(line, &line.tag, &line.text)
 }
 
-/// The fingerprint `line` would have with `text` (one line of its text, as split).
-fn fingerprint_of(line: &LogLine, text: &str) -> u64 {
+/// The fingerprint `line` would have with `tag` and `text` (one line of its text, as split,
+/// both masked as shown).
+fn fingerprint_of(line: &LogLine, tag: &str, text: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     (
-        line.time,
-        line.level,
-        line.tag.as_str(),
-        text,
-        line.pid,
-        line.tid,
-        line.uid,
+        line.time, line.level, tag, text, line.pid, line.tid, line.uid,
     )
         .hash(&mut hasher);
     hasher.finish()
@@ -83,10 +78,19 @@ impl Placed for LogLine {
 
 impl Placed for Piece<'_> {
     fn time(&self) -> OffsetDateTime {
-        self.line.time
+        self.message().time
     }
     fn fingerprint(&self) -> u64 {
-        fingerprint_of(self.line, self.text)
+        fingerprint_of(self.message(), self.tag(), self.text())
+    }
+}
+
+impl Placed for ShownLine {
+    fn time(&self) -> OffsetDateTime {
+        self.line().time
+    }
+    fn fingerprint(&self) -> u64 {
+        fingerprint(self.line())
     }
 }
 

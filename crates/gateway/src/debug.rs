@@ -148,6 +148,9 @@ impl Session {
             .map_err(|error| self.debug_failed(args, &target, error))?;
         // `data.serial` is the serial the caller passed, as the spec's examples show it.
         history.serial = serial.to_owned();
+        // The records' texts are the app's (a process name, a description it may set):
+        // masked before anything is made of them.
+        let masked = mask_exit_history(&mut history, self.masker(&app));
         self.record_used(args, &target);
         let newest = history
             .records
@@ -160,6 +163,7 @@ impl Session {
             newest,
             history.left_out_other_users,
         );
+        let message = with_masked(message, masked);
         Ok(DebugResponse::success(
             message,
             DebugData::ExitHistory(history),
@@ -301,8 +305,9 @@ impl Session {
         }
         self.record_used(args, &target);
         backtrace.serial = serial.to_owned();
-        // Symbols before the cut, which measures the text they wrote.
+        // Symbols, then masking, before the cut, which measures the text they wrote.
         let symbols = self.symbolicate_dump(&target, &mut backtrace.text);
+        let masked = mask_backtrace(&mut backtrace, self.masker(&target.info.app));
         // The one cut of this result: the text to the gateway's cap (less the `symbols` field,
         // JSON-escaped), said in the message and in `text_cut`, so nothing after the gateway
         // shortens it again.
@@ -313,7 +318,7 @@ impl Session {
                 .map_or(0, crate::render::symbols_field_cost),
         );
         let cut = crate::render::cap_backtrace_text(&mut backtrace, room);
-        let mut message = catalog::backtrace_message(cut);
+        let mut message = with_masked(catalog::backtrace_message(cut), masked);
         symbols.add_to(&mut message);
         let data = BacktraceData {
             backtrace,
@@ -581,6 +586,70 @@ impl Session {
         }
         named
     }
+}
+
+/// `message` and, when secrets were masked in what it comes with, the sentence that says so.
+fn with_masked(mut message: String, masked: usize) -> String {
+    if let Some(sentence) = catalog::masked_sentence(masked) {
+        message.push(' ');
+        message.push_str(&sentence);
+    }
+    message
+}
+
+/// Masks the app's texts in an exit history (each record's process and description); how
+/// many secrets were masked.
+fn mask_exit_history(
+    history: &mut phonelogs_driver::ProcessExitHistory,
+    masker: Option<&crate::mask::Masker>,
+) -> usize {
+    let Some(masker) = masker else {
+        return 0;
+    };
+    let mut count = 0;
+    for record in &mut history.records {
+        for field in [&mut record.process, &mut record.description] {
+            if let Some(text) = field.as_mut() {
+                let masked = masker.text(text);
+                count += masked.count;
+                if masked.count > 0 {
+                    *text = masked.text.into_owned();
+                }
+            }
+        }
+    }
+    count
+}
+
+/// Masks a native backtrace's text and its threads' names (the app's own); how many secrets
+/// were masked.
+fn mask_backtrace(
+    backtrace: &mut phonelogs_driver::NativeBacktrace,
+    masker: Option<&crate::mask::Masker>,
+) -> usize {
+    let Some(masker) = masker else {
+        return 0;
+    };
+    let masked = masker.text(&backtrace.text);
+    let mut count = masked.count;
+    if masked.count > 0 {
+        backtrace.text = masked.text.into_owned();
+    }
+    for thread in &mut backtrace.threads {
+        let masked = masker.line(&thread.name);
+        count += masked.count;
+        if masked.count > 0 {
+            thread.name = masked.text.into_owned();
+        }
+    }
+    if let Some(name) = backtrace.process_name.as_mut() {
+        let masked = masker.line(name);
+        count += masked.count;
+        if masked.count > 0 {
+            *name = masked.text.into_owned();
+        }
+    }
+    count
 }
 
 fn parse_package(package: &str) -> Result<AppId, DebugResponse> {

@@ -55,6 +55,9 @@ pub(crate) struct Inner {
     /// (the iPhone's follower) that several tasks read through stops only when the last of them
     /// ends (`Session::end`).
     pub(crate) readers: Readers,
+    /// The private key blocks seen in each app's lines, so a read that starts inside one
+    /// masks it (`crate::masked`).
+    pub(crate) key_blocks: crate::masked::KeyBlocks,
 }
 
 /// A driver's index, a phone and an app: what a listener listens to.
@@ -254,22 +257,10 @@ impl GatewayBuilder {
                 self.result_cap
             )));
         }
-        // The secret rules are compiled once per process (about 0.3 billion instructions, some
-        // 60 ms here), on a thread of their own started here: a client's `initialize` and
-        // `tools/list` are answered without waiting for them, and the first call that shows or
-        // matches a line waits only for what is left. Without a thread, they are compiled here.
-        // One thread per process: a later gateway finds them compiled or compiling.
-        static COMPILE: std::sync::Once = std::sync::Once::new();
-        COMPILE.call_once(|| {
-            let compiling = std::thread::Builder::new()
-                .name("secret-rules".into())
-                .spawn(|| {
-                    let _ = crate::mask::masker();
-                });
-            if compiling.is_err() {
-                let _ = crate::mask::masker();
-            }
-        });
+        // The secret rules' keywords are gathered here (a few milliseconds); each rule's
+        // pattern is compiled only when a line first holds one of its keywords
+        // (`mask::Masker`), so a gateway starts and idles without the whole set compiled.
+        let _ = crate::mask::masker();
         let symbols = match &self.symbols_dir {
             Some(dir) => Some(phonelogs_symbols::SymbolsDir::open(dir).map_err(|error| {
                 Error::InvalidArgument(format!("the symbols directory cannot be used: {error}"))
@@ -305,6 +296,7 @@ impl GatewayBuilder {
                 local_offset,
                 result_cap: self.result_cap,
                 symbols,
+                key_blocks: crate::masked::KeyBlocks::default(),
                 readers: Readers::default(),
             }),
         })

@@ -90,6 +90,7 @@ mod lines;
 mod live;
 mod logs;
 pub mod mask;
+mod masked;
 mod owner;
 mod permission;
 mod render;

@@ -33,18 +33,38 @@ pub(crate) fn is_line_end(c: char) -> bool {
 /// same text the person sees. The one place log text is made safe to show.
 pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     let text = one_line(text);
-    if !text.contains(|c: char| c.is_control() && c != '\t') {
+    if !text.contains(|c: char| (c.is_control() && c != '\t') || hides(c)) {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if c.is_control() && c != '\t' {
             out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else if hides(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `c` makes an app's text read differently to a model than to a person: the
+/// bidirectional embeddings, overrides, isolates and marks (U+202A to U+202E, U+2066 to
+/// U+2069, U+200E, U+200F, U+061C) and the zero-width characters (U+200B to U+200D, U+2060,
+/// U+FEFF). [`shown`] writes each out as `\u{202e}` (issue 37, item 5).
+pub(crate) fn hides(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{061c}'
+            | '\u{200b}'..='\u{200d}'
+            | '\u{2060}'
+            | '\u{feff}'
+    )
 }
 
 /// Whether `c` can make a text read as something else where it is shown: a control character,
@@ -134,23 +154,28 @@ pub(crate) fn one_line_each(lines: Vec<LogLine>, limit: usize) -> (Vec<LogLine>,
     let pieces = pieces(&lines);
     let over = pieces.len().saturating_sub(limit);
     (
-        pieces[over..].iter().copied().map(Piece::to_line).collect(),
+        pieces[over..]
+            .iter()
+            .copied()
+            .map(RawPiece::to_line)
+            .collect(),
         over,
     )
 }
 
-/// One line of a message's text, borrowed: what [`one_line_each`] makes of it, before it is
-/// copied.
+/// One line of a message's text, borrowed and not yet masked: what [`one_line_each`] makes of
+/// it, before it is masked ([`crate::masked::MaskedRead`]) and copied.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Piece<'a> {
+pub(crate) struct RawPiece<'a> {
     /// The message (its time, level, tag, pid, tid, uid).
     pub(crate) line: &'a LogLine,
     /// This line of its text.
     pub(crate) text: &'a str,
 }
 
-impl Piece<'_> {
+impl RawPiece<'_> {
     /// The piece as a line of its own, with its message's time, level, tag and ids.
+    #[cfg(test)]
     pub(crate) fn to_line(self) -> LogLine {
         let line = self.line;
         LogLine {
@@ -166,17 +191,17 @@ impl Piece<'_> {
 }
 
 /// Every message's lines, oldest first, borrowed (a few words each, whatever the tag).
-pub(crate) fn pieces(lines: &[LogLine]) -> Vec<Piece<'_>> {
+pub(crate) fn pieces(lines: &[LogLine]) -> Vec<RawPiece<'_>> {
     let mut out = Vec::with_capacity(lines.len());
     for line in lines {
         if has_line_end(&line.text) {
             out.extend(
                 split_lines(&line.text)
                     .into_iter()
-                    .map(|text| Piece { line, text }),
+                    .map(|text| RawPiece { line, text }),
             );
         } else {
-            out.push(Piece {
+            out.push(RawPiece {
                 line,
                 text: &line.text,
             });

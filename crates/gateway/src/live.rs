@@ -28,7 +28,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cursor::{Placed, Position};
 use crate::guard::GuardedLogger;
-use crate::lines::{Piece, pieces};
+use crate::lines::pieces;
+use crate::masked::{MaskedRead, Piece, ShownLine};
 
 /// The default and longest `timeout` of a wait, in seconds.
 pub const WAIT_TIMEOUTS: (u32, u32) = (10, 60);
@@ -119,17 +120,12 @@ pub(crate) fn holds(tag: &str, shown: &str, text: &str) -> bool {
     tag.contains(text) || shown.contains(text)
 }
 
-/// The first of `pieces` that holds the awaited text, matched as the agent would see the line
-/// (masked when `masker` is given: a wait cannot probe a secret either).
-pub(crate) fn first_holding(
-    pieces: &[Piece<'_>],
-    masker: Option<&crate::mask::Masker>,
-    text: &str,
-) -> Option<usize> {
-    crate::select::shown_texts(pieces, masker)
+/// The first of `pieces` that holds the awaited text, matched as the agent sees the line
+/// (masked: a wait cannot probe a secret either).
+pub(crate) fn first_holding(pieces: &[Piece<'_>], text: &str) -> Option<usize> {
+    pieces
         .iter()
-        .zip(pieces)
-        .position(|(shown, piece)| holds(&piece.line.tag, shown, text))
+        .position(|piece| holds(piece.tag(), piece.text(), text))
 }
 
 /// How a wait ended.
@@ -187,9 +183,9 @@ struct Recheck {
 impl Recheck {
     /// A recheck for a wait whose call already read `lines` (decided on, with their
     /// processes).
-    fn new(lines: &[LogLine]) -> Recheck {
+    fn new(lines: &[ShownLine]) -> Recheck {
         Recheck {
-            pids: lines.iter().map(|line| line.pid).collect(),
+            pids: lines.iter().map(|line| line.line().pid).collect(),
             confirmed: lines.len(),
         }
     }
@@ -217,7 +213,7 @@ impl Recheck {
     ) -> phonelogs_driver::Result<()> {
         let mut new = false;
         for piece in fresh {
-            new |= self.pids.insert(piece.line.pid);
+            new |= self.pids.insert(piece.message().pid);
         }
         if new {
             Recheck::confirm(on).await?;
@@ -239,7 +235,7 @@ impl Recheck {
 /// its wait took, and how many older ones it let go, so a wait on a chatty app holds no more
 /// than it can show and the result's count of lines left out stays true.
 pub(crate) struct Held {
-    lines: Vec<LogLine>,
+    lines: Vec<ShownLine>,
     keep: usize,
     /// How many lines the call read before the wait.
     before: usize,
@@ -251,7 +247,7 @@ pub(crate) struct Held {
 
 impl Held {
     /// The lines a call read (at most `keep` of them are held), to wait after.
-    pub(crate) fn new(lines: Vec<LogLine>, keep: usize) -> Held {
+    pub(crate) fn new(lines: Vec<ShownLine>, keep: usize) -> Held {
         let mut held = Held {
             before: lines.len(),
             lines,
@@ -263,16 +259,10 @@ impl Held {
         held
     }
 
-    /// Takes `fresh` lines up to the first that holds `text` as the agent would see it (masked
-    /// when `masker` is given), `true` when one does; only the newest `keep` of them are made
-    /// into lines.
-    fn take(
-        &mut self,
-        fresh: &[Piece<'_>],
-        text: &str,
-        masker: Option<&crate::mask::Masker>,
-    ) -> bool {
-        let matched = first_holding(fresh, masker, text);
+    /// Takes `fresh` lines up to the first that holds `text` as the agent sees it (masked),
+    /// `true` when one does; only the newest `keep` of them are made into lines.
+    fn take(&mut self, fresh: &[Piece<'_>], text: &str) -> bool {
+        let matched = first_holding(fresh, text);
         let upto = matched.map_or(fresh.len(), |at| at + 1);
         let from = upto.saturating_sub(self.keep);
         self.taken += upto;
@@ -299,7 +289,7 @@ impl Held {
 
     /// The newest `keep` lines, how many older ones were let go, and the lines the wait took
     /// that are among them.
-    pub(crate) fn finish(mut self) -> (Vec<LogLine>, usize, usize) {
+    pub(crate) fn finish(mut self) -> (Vec<ShownLine>, usize, usize) {
         self.trim();
         let taken = self.taken.min(self.lines.len());
         (self.lines, self.dropped, taken)
@@ -388,9 +378,12 @@ async fn follow_lines(
         };
         let streamed = matches!(next, Next::Line(_));
         let messages = next_messages(on, next, &query, polled.time).await?;
+        // Masked as they come, private key blocks followed across lines and calls.
+        let memory = (on.key_blocks, on.device, &on.info.app);
+        let read = MaskedRead::new(pieces(&messages), on.masker, Some(memory));
         let fresh = match streamed {
-            true => fresh_pieces(on, &messages, &mut after),
-            false => fresh_polled(on, &messages, &query, &mut polled),
+            true => fresh_pieces(on, read.pieces(), &mut after),
+            false => fresh_polled(on, read.pieces(), &query, &mut polled),
         };
         // A line that comes after the task ended or the person blocked the app is not shown.
         if !fresh.is_empty() && !(on.allowed)() {
@@ -399,7 +392,7 @@ async fn follow_lines(
         recheck
             .before_taking(on, &fresh, held.read() + fresh.len())
             .await?;
-        if held.take(&fresh, &wait.text, on.masker) {
+        if held.take(&fresh, &wait.text) {
             return Ok(Ending::Matched);
         }
     }
@@ -407,9 +400,9 @@ async fn follow_lines(
 
 /// The new lines of a streamed message, split one per line of text first (the cursor's lines
 /// are the split ones), borrowed: only those held are copied.
-fn fresh_pieces<'m>(on: &On<'_>, messages: &'m [LogLine], after: &mut After) -> Vec<Piece<'m>> {
+fn fresh_pieces<'m>(on: &On<'_>, read: Vec<Piece<'m>>, after: &mut After) -> Vec<Piece<'m>> {
     on.selection
-        .sift(pieces(messages), on.masker)
+        .sift(read)
         .into_iter()
         .filter(|piece| after.is_new(piece))
         .collect()
@@ -419,12 +412,12 @@ fn fresh_pieces<'m>(on: &On<'_>, messages: &'m [LogLine], after: &mut After) -> 
 /// moved after them.
 fn fresh_polled<'m>(
     on: &On<'_>,
-    messages: &'m [LogLine],
+    read: Vec<Piece<'m>>,
     query: &LogQuery,
     polled: &mut Position,
 ) -> Vec<Piece<'m>> {
     let key = (on.selection.key().to_owned(), query.level);
-    let (fresh, _) = polled.skip_seen(on.selection.sift(pieces(messages), on.masker), &key);
+    let (fresh, _) = polled.skip_seen(on.selection.sift(read), &key);
     *polled = polled.advanced(&fresh);
     fresh
 }
@@ -466,6 +459,8 @@ pub(crate) struct On<'a> {
     pub(crate) selection: &'a crate::select::Selection,
     /// The masker, `None` when the person turned masking off for the app.
     pub(crate) masker: Option<&'a crate::mask::Masker>,
+    /// The private key blocks seen in the app's lines, followed across the wait's lines.
+    pub(crate) key_blocks: &'a crate::masked::KeyBlocks,
 }
 
 enum Next {

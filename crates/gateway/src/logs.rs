@@ -7,9 +7,9 @@ use time::OffsetDateTime;
 
 use crate::catalog;
 use crate::cursor::{CursorRefusal, Position};
-use crate::lines::Piece;
 use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, first_holding, wait_for_line};
 use crate::mask::Masker;
+use crate::masked::{MaskedRead, Piece, ShownLine};
 use crate::permission::{Ask, Gate};
 use crate::render::{LineView, RenderedLines, render_rows};
 use crate::rows::{RowOptions, rows};
@@ -249,8 +249,9 @@ impl Session {
         let read_at = std::time::Instant::now();
         // One line per line of text, so no message forges another line; the limit then counts
         // the lines the agent sees. Borrowed first: only the lines that can be shown are copied.
-        let pieces = crate::lines::pieces(&result.lines);
-        let mut pieces = call.selection.sift(pieces, masker);
+        // Masked once, over the whole read: everything after sees masked text only.
+        let masked = self.masked_read(target, &result.lines, masker);
+        let mut pieces = call.selection.sift(masked.pieces());
         let mut notes = Vec::new();
         if let Some(start) = &start {
             let (kept, gone) = start.skip_seen(pieces, &key);
@@ -266,7 +267,7 @@ impl Session {
         // An awaited line already read ends the wait at once (the lines after it are left for
         // the next call).
         let wait = call.wait.as_ref();
-        let found = wait.and_then(|wait| awaited_at(&pieces, wait, masker));
+        let found = wait.and_then(|wait| awaited_at(&pieces, wait));
         if let Some(at) = found {
             pieces.truncate(at + 1);
         }
@@ -275,8 +276,9 @@ impl Session {
             None => Position::after(&pieces, since, key, None),
         };
         let over = pieces.len().saturating_sub(call.limit);
-        let lines: Vec<LogLine> = pieces[over..].iter().map(|p| p.to_line()).collect();
+        let lines: Vec<ShownLine> = pieces[over..].iter().map(|p| p.to_line()).collect();
         drop(pieces);
+        drop(masked);
         let mut read = ReadLines {
             lines,
             omitted: result.omitted + over,
@@ -322,6 +324,7 @@ impl Session {
             allowed: &allowed,
             selection: &call.selection,
             masker,
+            key_blocks: self.key_blocks(),
         };
         let ending = wait_for_line(&on, query, place, &mut held).await;
         let (lines, dropped, taken) = held.finish();
@@ -353,7 +356,6 @@ impl Session {
         } = read;
         let lines = self.symbolicated_lines(target, lines, &mut notes);
         let options = RowOptions {
-            masker,
             fold: call.fold,
             processes: &processes,
         };
@@ -452,6 +454,7 @@ impl Session {
                 allowed: &allowed,
                 selection: &call.selection,
                 masker: None,
+                key_blocks: self.key_blocks(),
             };
             let (last, how) =
                 crate::live::wait_for_report(&on, call.since, call.limit, result).await?;
@@ -535,9 +538,23 @@ fn query_of(call: &LogsCall, since: OffsetDateTime) -> LogQuery {
     query
 }
 
+impl Session {
+    /// `lines` (the app's, oldest first) split one per line of text and masked as one read,
+    /// private key blocks followed from what earlier reads of the app on the phone saw.
+    pub(crate) fn masked_read<'l>(
+        &self,
+        target: &Target,
+        lines: &'l [LogLine],
+        masker: Option<&Masker>,
+    ) -> MaskedRead<'l> {
+        let memory = (self.key_blocks(), &target.device, &target.info.app);
+        MaskedRead::new(crate::lines::pieces(lines), masker, Some(memory))
+    }
+}
+
 /// What a read of lines brought, for the layout.
 struct ReadLines<'a> {
-    lines: Vec<LogLine>,
+    lines: Vec<ShownLine>,
     /// Older lines the driver left out for the count.
     omitted: usize,
     /// What the driver knows of the app's processes, for the markers.
@@ -550,10 +567,10 @@ struct ReadLines<'a> {
 
 /// Which of the lines read is the awaited one: the first holding the text as the agent would
 /// see it (masked, as a filter matches), or, waiting for any line (an empty text), the last.
-fn awaited_at(pieces: &[Piece<'_>], wait: &Wait, masker: Option<&Masker>) -> Option<usize> {
+fn awaited_at(pieces: &[Piece<'_>], wait: &Wait) -> Option<usize> {
     match wait.text.is_empty() {
         true => pieces.len().checked_sub(1),
-        false => first_holding(pieces, masker, &wait.text),
+        false => first_holding(pieces, &wait.text),
     }
 }
 
@@ -630,6 +647,7 @@ fn said_after_count(
     let mut said = notice_sentences(notices, &rendered.views, label);
     said.extend(notes);
     said.extend(catalog::folded_sentence(rendered.folded));
+    said.extend(catalog::hidden_sentence(rendered.hidden));
     said.extend(match masker {
         Some(_) => catalog::masked_sentence(rendered.masked),
         None => Some(catalog::unmasked_sentence(label)),

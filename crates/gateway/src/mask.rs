@@ -24,7 +24,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::{Captures, Regex};
@@ -35,6 +35,11 @@ mod gitleaks;
 /// line shows, but a report's line may be longer) is masked in pieces of this size, so a
 /// pathological line costs no more than several ordinary ones.
 const MAX_PIECE: usize = 64 * 1024;
+
+/// How much the pieces of a long text overlap: a secret shorter than this (every shape the
+/// rules know but a one-line private key block) that crosses a piece's end lies whole in the
+/// next piece.
+const OVERLAP: usize = 8 * 1024;
 
 /// A text with its secrets masked, and how many there were.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,9 +59,12 @@ impl<'a> Masked<'a> {
     }
 }
 
+/// How a masked secret's mark starts.
+pub const MARK_START: &str = "[redacted:";
+
 /// What a masked secret becomes.
 pub fn mark(kind: &str) -> String {
-    format!("[redacted:{kind}]")
+    format!("{MARK_START}{kind}]")
 }
 
 /// Which process and tag wrote a line: the `writer` of [`Masker::lines`], so lines of one
@@ -81,9 +89,70 @@ enum Kind {
 #[derive(Debug)]
 struct Rule {
     kind: Kind,
-    regex: Regex,
+    /// Its pattern, as [`key_ends`] makes it.
+    pattern: Cow<'static, str>,
+    /// Compiled the first time one of its keywords is seen: most rules never meet a line that
+    /// wakes them, and the whole set compiled holds about 10 MiB (issue 37, item 11). `None`
+    /// when it does not compile (a test holds that none is).
+    regex: OnceLock<Option<Regex>>,
     /// A match must pass this too (a bearer value that is a word, a card number's Luhn digit).
     check: fn(&str) -> bool,
+}
+
+impl Rule {
+    /// The compiled rule, compiled now if it was not yet.
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| match compile(&self.pattern) {
+                Ok(regex) => Some(regex),
+                Err(error) => {
+                    let kind = self.kind;
+                    tracing::warn!(?kind, %error, "a secret rule does not compile; left out");
+                    None
+                }
+            })
+            .as_ref()
+    }
+}
+
+/// gitleaks' groups around a token (`utils.GenerateUniqueTokenRegex`, the Azure and Sidekiq
+/// rules' own): a token must be followed by a space, a quote, `;`, an escaped line end or the
+/// end of the text, and the Azure secret preceded by a few given characters. Apps write keys
+/// before `,`, `)`, `]`, `.`, `&` or `…` (`init(key=sk_live_…)`), so each is replaced by
+/// [`KEY_END`] / [`KEY_START`] (issue 37, item 2).
+const GITLEAKS_ENDS: [&str; 4] = [
+    r#"(?:[\x60'"\s;]|\\[nr]|$|\b)"#,
+    r#"(?:[\x60'"\s;]|\\[nr]|$)"#,
+    r#"(?:$|[\\'"\x60\s<),])"#,
+    r#"(?:[\/|\#|\?|:]|$)"#,
+];
+const GITLEAKS_STARTS: [&str; 1] = [r#"(?:^|[\\'"\x60\s>=:(,)])"#];
+/// After a key: the end, or a character that no key shape continues with (not a letter, a
+/// digit, `_`, `~` or `-`; in Unicode mode, so `…` is one character and the class matches only
+/// whole characters). A `.` or `(` ends a key only before the end or such a character: in
+/// `video_box.ico-7a38….png` or `GLC_CreateLightmapTexturesIndividual(void)` (gitleaks' own
+/// false positives) the word goes on.
+const KEY_END: &str = r"(?:$|[.(](?:$|(?u:[^0-9A-Za-z]))|(?u:[^0-9A-Za-z_~.(\-]))";
+/// Before a key: the start, or anything but a letter or a digit.
+const KEY_START: &str = r"(?:^|(?u:[^0-9A-Za-z]))";
+
+/// A gitleaks pattern made to end where a key ends ([`GITLEAKS_ENDS`]).
+fn key_ends(pattern: &'static str) -> Cow<'static, str> {
+    if !GITLEAKS_ENDS
+        .iter()
+        .chain(&GITLEAKS_STARTS)
+        .any(|group| pattern.contains(group))
+    {
+        return Cow::Borrowed(pattern);
+    }
+    let mut out = pattern.to_owned();
+    for group in GITLEAKS_ENDS {
+        out = out.replace(group, KEY_END);
+    }
+    for group in GITLEAKS_STARTS {
+        out = out.replace(group, KEY_START);
+    }
+    Cow::Owned(out)
 }
 
 /// A rule written here: what it names a match, the keywords that wake it, its pattern and the
@@ -157,38 +226,47 @@ pub fn masker() -> &'static Masker {
 }
 
 impl Masker {
-    /// Compiles every rule. A rule that does not compile is left out with a warning (a test
-    /// holds that none is).
+    /// Gathers every rule and builds the keywords' automaton; a rule's pattern is compiled
+    /// when a text first holds one of its keywords ([`Rule::regex`]).
     fn build() -> Masker {
         let mut rules = Vec::new();
         let mut keywords: Vec<String> = Vec::new();
         let mut woken: Vec<Vec<usize>> = Vec::new();
-        let mut add = |kind: Kind, words: &[&str], pattern: &str, check: fn(&str) -> bool| {
-            let regex = match compile(pattern) {
-                Ok(regex) => regex,
-                Err(error) => {
-                    tracing::warn!(?kind, %error, "a secret rule does not compile; left out");
-                    return;
-                }
-            };
-            let index = rules.len();
-            rules.push(Rule { kind, regex, check });
-            for word in words {
-                let word = word.to_ascii_lowercase();
-                match keywords.iter().position(|k| *k == word) {
-                    Some(at) => woken[at].push(index),
-                    None => {
-                        keywords.push(word);
-                        woken.push(vec![index]);
+        let mut add =
+            |kind: Kind, words: &[&str], pattern: Cow<'static, str>, check: fn(&str) -> bool| {
+                let index = rules.len();
+                rules.push(Rule {
+                    kind,
+                    pattern,
+                    regex: OnceLock::new(),
+                    check,
+                });
+                for word in words {
+                    let word = word.to_ascii_lowercase();
+                    match keywords.iter().position(|k| *k == word) {
+                        Some(at) => woken[at].push(index),
+                        None => {
+                            keywords.push(word);
+                            woken.push(vec![index]);
+                        }
                     }
                 }
-            }
-        };
+            };
         for rule in gitleaks::RULES {
-            add(Kind::Fixed(rule.id), rule.keywords, rule.pattern, any_value);
+            add(
+                Kind::Fixed(rule.id),
+                rule.keywords,
+                key_ends(rule.pattern),
+                not_a_placeholder,
+            );
         }
         for rule in OWN_RULES {
-            add(rule.kind, rule.keywords, rule.pattern, rule.check);
+            add(
+                rule.kind,
+                rule.keywords,
+                Cow::Borrowed(rule.pattern),
+                rule.check,
+            );
         }
         // Our own fixed keywords and pattern: a test builds them, so they cannot fail here.
         let keywords = AhoCorasick::builder()
@@ -206,10 +284,11 @@ impl Masker {
 
     /// One line of text (no line break): its secrets masked.
     pub fn line<'a>(&self, text: &'a str) -> Masked<'a> {
-        if text.len() > MAX_PIECE {
-            return self.long_line(text);
-        }
-        let found = self.find(text);
+        let found = if text.len() > MAX_PIECE {
+            self.find_long(text)
+        } else {
+            self.find(text)
+        };
         if found.is_empty() {
             return Masked::untouched(text);
         }
@@ -227,28 +306,27 @@ impl Masker {
         }
     }
 
-    /// A line longer than [`MAX_PIECE`], masked piece by piece (cut on character boundaries).
-    fn long_line<'a>(&self, text: &'a str) -> Masked<'a> {
-        let mut out = String::with_capacity(text.len());
-        let mut count = 0;
-        let mut rest = text;
-        while !rest.is_empty() {
-            let mut end = rest.len().min(MAX_PIECE);
-            while !rest.is_char_boundary(end) {
-                end -= 1;
+    /// The secrets in a text longer than [`MAX_PIECE`], found in pieces of that size that
+    /// overlap by [`OVERLAP`] (cut on character boundaries), so a secret across the end of one
+    /// piece is found whole in the next (issue 37, item 3).
+    fn find_long(&self, text: &str) -> Vec<(usize, usize, Cow<'static, str>)> {
+        let mut found = Vec::new();
+        let mut start = 0;
+        loop {
+            let end = floor_boundary(text, (start + MAX_PIECE).min(text.len()));
+            let piece = &text[start..end];
+            found.extend(
+                self.find(piece)
+                    .into_iter()
+                    .map(|(s, e, kind)| (s + start, e + start, kind)),
+            );
+            if end >= text.len() {
+                break;
             }
-            let piece = self.line(&rest[..end]);
-            out.push_str(&piece.text);
-            count += piece.count;
-            rest = &rest[end..];
+            let next = floor_boundary(text, end - OVERLAP);
+            start = if next > start { next } else { end };
         }
-        if count == 0 {
-            return Masked::untouched(text);
-        }
-        Masked {
-            text: Cow::Owned(out),
-            count,
-        }
+        apart(found)
     }
 
     /// The secrets in `text`: `(start, end, kind)`, in order, none overlapping.
@@ -269,7 +347,10 @@ impl Masker {
             {
                 continue;
             }
-            for captures in rule.regex.captures_iter(text) {
+            let Some(regex) = rule.regex() else {
+                continue;
+            };
+            for captures in regex.captures_iter(text) {
                 if let Some((start, end, kind)) = secret_of(rule, &captures) {
                     found.push((start, end, kind));
                 }
@@ -282,16 +363,7 @@ impl Masker {
                 }
             }
         }
-        // The earliest first, the longer of two that start together; one that overlaps a kept
-        // one goes.
-        found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        let mut kept: Vec<(usize, usize, Cow<'static, str>)> = Vec::with_capacity(found.len());
-        for item in found {
-            if kept.last().is_none_or(|last| item.0 >= last.1) {
-                kept.push(item);
-            }
-        }
-        kept
+        apart(found)
     }
 
     /// A sequence of lines (oldest first), each `(writer, text)` where `writer` tells lines of
@@ -299,25 +371,50 @@ impl Masker {
     /// spread over several lines (`-----BEGIN … PRIVATE KEY-----` to `-----END …`) masked
     /// whole, even when the read starts inside it.
     pub fn lines<'a>(&self, items: &[(u64, &'a str)]) -> Vec<Masked<'a>> {
+        self.lines_after(items, &[])
+    }
+
+    /// [`Masker::lines`] for lines that follow others: the writers in `open` were inside a
+    /// block when these lines start. A writer whose first line here looks like a block's body
+    /// (a long run of base64 alone) is taken to be inside one that began before too, until a
+    /// line that is not.
+    pub fn lines_after<'a>(&self, items: &[(u64, &'a str)], open: &[u64]) -> Vec<Masked<'a>> {
         let mut out: Vec<Masked<'a>> = Vec::with_capacity(items.len());
-        let mut open: Vec<u64> = Vec::new();
+        let mut open: Vec<u64> = open.to_vec();
+        let mut guessed: Vec<u64> = Vec::new();
+        let mut seen: Vec<u64> = Vec::new();
         for &(writer, text) in items {
-            let begins = pem_begin(text);
-            let ends = pem_end(text);
+            let (begins, ends) = pem_marks(text);
+            let mut first_guess = false;
+            if !seen.contains(&writer) {
+                seen.push(writer);
+                if !open.contains(&writer) && !begins && looks_like_a_body_line(text) {
+                    guessed.push(writer);
+                    first_guess = true;
+                }
+            }
+            if guessed.contains(&writer) {
+                if is_pem_body(text) && !begins {
+                    out.push(block_line(first_guess));
+                    continue;
+                }
+                guessed.retain(|w| *w != writer);
+                if ends {
+                    out.push(block_line(false));
+                    continue;
+                }
+            }
             let inside = open.contains(&writer);
-            if inside || (begins.is_some() && ends.is_none()) {
-                out.push(Masked {
-                    text: Cow::Owned(mark("private-key")),
-                    count: usize::from(!inside),
-                });
-                if ends.is_some() {
+            if inside || (begins && !ends) {
+                out.push(block_line(!inside));
+                if ends {
                     open.retain(|w| *w != writer);
                 } else if !inside {
                     open.push(writer);
                 }
                 continue;
             }
-            if ends.is_some() && begins.is_none() {
+            if ends && !begins {
                 // The read started inside a block: its body lines before are masked too.
                 for (index, (earlier, text)) in items[..out.len()].iter().enumerate().rev() {
                     if *earlier != writer {
@@ -326,15 +423,9 @@ impl Masker {
                     if !is_pem_body(text) {
                         break;
                     }
-                    out[index] = Masked {
-                        text: Cow::Owned(mark("private-key")),
-                        count: 0,
-                    };
+                    out[index] = block_line(false);
                 }
-                out.push(Masked {
-                    text: Cow::Owned(mark("private-key")),
-                    count: 1,
-                });
+                out.push(block_line(true));
                 continue;
             }
             out.push(self.line(text));
@@ -400,6 +491,16 @@ fn secret_of(rule: &Rule, captures: &Captures<'_>) -> Option<(usize, usize, Cow<
 
 fn any_value(_: &str) -> bool {
     true
+}
+
+/// A key, not a placeholder for one (`api_org_xxxxxxxx…`, gitleaks' own false positive once
+/// a key may end at `)`): it does not end in twelve `x`.
+fn not_a_placeholder(value: &str) -> bool {
+    let tail = value.as_bytes();
+    tail.len() < 12
+        || !tail[tail.len() - 12..]
+            .iter()
+            .all(|b| b.eq_ignore_ascii_case(&b'x'))
 }
 
 /// A bearer value, not a word that follows "bearer" in prose ("Bearer authentication"): at
@@ -481,6 +582,53 @@ fn luhn(digits: &[u8]) -> bool {
         })
         .sum();
     sum.is_multiple_of(10)
+}
+
+/// The earliest first, the longer of two that start together; one that overlaps a kept one
+/// goes.
+fn apart(
+    mut found: Vec<(usize, usize, Cow<'static, str>)>,
+) -> Vec<(usize, usize, Cow<'static, str>)> {
+    found.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut kept: Vec<(usize, usize, Cow<'static, str>)> = Vec::with_capacity(found.len());
+    for item in found {
+        if kept.last().is_none_or(|last| item.0 >= last.1) {
+            kept.push(item);
+        }
+    }
+    kept
+}
+
+/// The largest character boundary of `text` at or before `at`.
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// A line of a private key block, masked whole; `first` when it is the block's first masked
+/// line (a block counts as one secret).
+fn block_line(first: bool) -> Masked<'static> {
+    Masked {
+        text: Cow::Owned(mark("private-key")),
+        count: usize::from(first),
+    }
+}
+
+/// Whether a line begins and whether it ends a PEM private key block.
+pub(crate) fn pem_marks(text: &str) -> (bool, bool) {
+    (pem_begin(text).is_some(), pem_end(text).is_some())
+}
+
+/// A line that can only be a key block's body: base64 alone, at least 40 characters (a PEM
+/// body line holds 64).
+fn looks_like_a_body_line(text: &str) -> bool {
+    let text = text.trim();
+    text.len() >= 40
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
 
 /// Where a PEM private key block starts in a line, when it does.

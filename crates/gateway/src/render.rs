@@ -216,7 +216,8 @@ pub(crate) fn bounded_message(message: String) -> String {
     format!("{piece}{CUT_MARK}")
 }
 
-/// The largest prefix of `text` of at most `max` bytes that ends on a UTF-8 boundary.
+/// The largest prefix of `text` of at most `max` bytes that ends on a UTF-8 boundary and
+/// not inside a `[redacted:KIND]` mark (a mark is never cut in half: issue 37, item 3).
 pub fn cut_utf8(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
@@ -225,7 +226,11 @@ pub fn cut_utf8(text: &str, max: usize) -> &str {
     while end > 0 && !text.is_char_boundary(end) {
         end -= 1;
     }
-    &text[..end]
+    let cut = &text[..end];
+    match cut.rfind(crate::mask::MARK_START) {
+        Some(at) if !cut[at..].contains(']') => &cut[..at],
+        _ => cut,
+    }
 }
 
 /// `text` cut to at most `max` bytes, with a mark when it was cut.
@@ -370,6 +375,9 @@ pub struct RenderedLines {
     pub log: String,
     /// The rows shown, oldest first.
     pub views: Vec<LineView>,
+    /// How many of the log lines shown held characters that hide or turn text around
+    /// (bidirectional controls, zero-width characters), shown written out as `\u{202e}`.
+    pub hidden: usize,
     /// How many log lines the rows shown stand for.
     pub shown: usize,
     /// How many older log lines the cap left out.
@@ -408,12 +416,8 @@ pub fn present_lines(
     cap: usize,
     (mask, fold): (bool, bool),
 ) -> RenderedLines {
-    let lines: Vec<LogLine> = crate::lines::pieces(&lines)
-        .into_iter()
-        .map(crate::lines::Piece::to_line)
-        .collect();
+    let lines = crate::masked::shown_lines(&lines, mask.then(crate::mask::masker));
     let options = crate::rows::RowOptions {
-        masker: mask.then(crate::mask::masker),
         fold,
         processes: &[],
     };
@@ -454,6 +458,13 @@ pub(crate) fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> Rendere
         }
     }
     let left_out = rows[..keep_from].iter().map(|r| r.count).sum();
+    let hidden = rows[keep_from..]
+        .iter()
+        .filter(|r| {
+            r.line.tag.contains(crate::lines::hides) || r.line.text.contains(crate::lines::hides)
+        })
+        .map(|r| r.count)
+        .sum();
     let mut log = String::with_capacity(total);
     let mut views = Vec::with_capacity(rendered.len() - keep_from);
     for (prefix, text, suffix, view) in rendered.into_iter().skip(keep_from) {
@@ -472,6 +483,7 @@ pub(crate) fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> Rendere
         cut: views.iter().filter(|v| v.cut).map(|v| v.lines).sum(),
         folded: shown - line_rows,
         masked: views.iter().map(|v| v.masked).sum(),
+        hidden,
         views,
     }
 }

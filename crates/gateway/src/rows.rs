@@ -1,6 +1,6 @@
 //! The rows of a `kind: "logs"` result, built from the lines it shows, before the one cut
-//! measures them: every line's text masked ([`crate::mask`], unless the person
-//! turned masking off for the app), process markers where a new process of the app starts
+//! measures them: lines already masked ([`crate::masked`], unless the person turned masking
+//! off for the app), process markers where a new process of the app starts
 //! logging and where the app's own lines show one dying, and consecutive repeats (same pid,
 //! level, tag and masked text) folded into one row that says how many and until when.
 //!
@@ -14,8 +14,7 @@ use phonelogs_driver::{LogLevel, LogLine, ProcessSpan};
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use crate::mask::Masker;
-use crate::mask::writer;
+use crate::masked::ShownLine;
 
 /// What a process marker marks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,8 +86,6 @@ pub(crate) struct Row {
 /// How rows are built.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RowOptions<'a> {
-    /// The masker; `None` when the person turned masking off for the app.
-    pub(crate) masker: Option<&'a Masker>,
     /// Whether repeats are folded (`fold`, on by default).
     pub(crate) fold: bool,
     /// What the driver knows of the app's processes.
@@ -96,8 +93,9 @@ pub(crate) struct RowOptions<'a> {
 }
 
 /// The rows of `lines` (oldest first, each one line of text).
-pub(crate) fn rows(mut lines: Vec<LogLine>, options: RowOptions<'_>) -> Vec<Row> {
-    let counts = mask_lines(&mut lines, options.masker);
+pub(crate) fn rows(lines: Vec<ShownLine>, options: RowOptions<'_>) -> Vec<Row> {
+    let counts: Vec<usize> = lines.iter().map(ShownLine::masked).collect();
+    let lines: Vec<LogLine> = lines.into_iter().map(ShownLine::into_line).collect();
     let deaths = deaths(&lines, options.processes);
     // Each dying process's marker goes after its last line here.
     let last_lines: Vec<(usize, &Death)> = deaths
@@ -126,33 +124,6 @@ pub(crate) fn rows(mut lines: Vec<LogLine>, options: RowOptions<'_>) -> Vec<Row>
         }
     }
     out
-}
-
-/// Masks every line's text in place (private key blocks followed per process and tag), and
-/// returns how many secrets each held.
-fn mask_lines(lines: &mut [LogLine], masker: Option<&Masker>) -> Vec<usize> {
-    let Some(masker) = masker else {
-        return vec![0; lines.len()];
-    };
-    let items: Vec<(u64, &str)> = lines.iter().map(|l| (writer(l), l.text.as_str())).collect();
-    let masked: Vec<(Option<String>, usize)> = masker
-        .lines(&items)
-        .into_iter()
-        .map(|m| match m.text {
-            std::borrow::Cow::Owned(text) => (Some(text), m.count),
-            std::borrow::Cow::Borrowed(_) => (None, m.count),
-        })
-        .collect();
-    lines
-        .iter_mut()
-        .zip(masked)
-        .map(|(line, (text, count))| {
-            if let Some(text) = text {
-                line.text = text;
-            }
-            count
-        })
-        .collect()
 }
 
 /// A process the lines or the driver show ending.
@@ -297,9 +268,14 @@ mod tests {
         }
     }
 
+    /// The rows of `lines`, masked as a read masks them.
+    fn masked_rows(lines: Vec<LogLine>, options: RowOptions<'_>) -> Vec<Row> {
+        let shown = crate::masked::shown_lines(&lines, Some(crate::mask::masker()));
+        super::rows(shown, options)
+    }
+
     fn options(processes: &[ProcessSpan]) -> RowOptions<'_> {
         RowOptions {
-            masker: Some(crate::mask::masker()),
             fold: true,
             processes,
         }
@@ -310,13 +286,13 @@ mod tests {
         let mut lines = vec![line(0, 7, "Sync", "starting")];
         lines.extend((1..=40).map(|i| line(i * 100, 7, "Sync", "retrying")));
         lines.push(line(5_000, 7, "Sync", "done"));
-        let rows = rows(lines.clone(), options(&[]));
+        let rows = masked_rows(lines.clone(), options(&[]));
         let counts: Vec<usize> = rows.iter().map(|r| r.count).collect();
         assert_eq!(counts, [1, 40, 1]);
         assert_eq!(rows[1].until, Some(lines[40].time));
         assert_eq!(rows.iter().map(|r| r.count).sum::<usize>(), lines.len());
         // Off, every line is its own row.
-        let plain = super::rows(
+        let plain = masked_rows(
             lines.clone(),
             RowOptions {
                 fold: false,
@@ -330,19 +306,13 @@ mod tests {
     fn lines_that_differ_only_in_a_masked_secret_fold_and_their_secrets_are_counted() {
         let jwt = |n: u32| format!("refreshing eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI{n:04}fQ.sig{n}");
         let lines: Vec<LogLine> = (0..3).map(|i| line(i, 7, "Auth", &jwt(i as u32))).collect();
-        let rows = rows(lines, options(&[]));
+        let rows = masked_rows(lines, options(&[]));
         assert_eq!(rows.len(), 1);
         assert_eq!((rows[0].count, rows[0].masked), (3, 3));
         assert_eq!(rows[0].line.text, "refreshing [redacted:jwt]");
         // Unmasked (the person's choice), they stay apart.
         let lines: Vec<LogLine> = (0..3).map(|i| line(i, 7, "Auth", &jwt(i as u32))).collect();
-        let rows = super::rows(
-            lines,
-            RowOptions {
-                masker: None,
-                ..options(&[])
-            },
-        );
+        let rows = super::rows(crate::masked::shown_lines(&lines, None), options(&[]));
         assert_eq!(rows.len(), 3);
     }
 
@@ -365,7 +335,7 @@ mod tests {
             ),
             line(900, 4790, "Sync", "working"),
         ];
-        let rows = rows(lines, options(&[]));
+        let rows = masked_rows(lines, options(&[]));
         let texts: Vec<String> = rows
             .iter()
             .map(|r| format!("{} {}", r.count, r.line.text))
@@ -402,7 +372,7 @@ mod tests {
             name: Some("Example".into()),
             ended: true,
         }];
-        let rows = rows(lines, options(&spans));
+        let rows = masked_rows(lines, options(&spans));
         let markers: Vec<String> = rows
             .iter()
             .filter_map(|r| r.marker.as_ref().map(ProcessMarker::text))

@@ -6,12 +6,9 @@
 //! Patterns use Rust's `regex` (linear time, no backtracking), with limits on the pattern's
 //! length and on the compiled program, so no pattern can take the gateway's time or memory.
 
-use std::borrow::Cow;
-
-use phonelogs_driver::LogLine;
 use regex::{Regex, RegexBuilder};
 
-use crate::mask::Masker;
+use crate::masked::Piece;
 
 /// The longest `filter` or `exclude` pattern.
 pub const MAX_PATTERN_BYTES: usize = 1_000;
@@ -140,21 +137,14 @@ impl Selection {
     }
 
     /// The lines (oldest first, each one line of text) this selection keeps, judged on their
-    /// masked text when `masker` is given; the lines themselves are returned as read.
-    pub(crate) fn sift<L: Shown>(&self, lines: Vec<L>, masker: Option<&Masker>) -> Vec<L> {
+    /// masked tag and text: a [`Piece`] holds nothing else.
+    pub(crate) fn sift<'a>(&self, lines: Vec<Piece<'a>>) -> Vec<Piece<'a>> {
         if self.keeps_all() {
             return lines;
         }
-        let shown = shown_texts(&lines, masker);
-        let keep: Vec<bool> = lines
-            .iter()
-            .zip(&shown)
-            .map(|(line, text)| self.keeps(line.tag(), text))
-            .collect();
         lines
             .into_iter()
-            .zip(keep)
-            .filter_map(|(line, kept)| kept.then_some(line))
+            .filter(|piece| self.keeps(piece.tag(), piece.text()))
             .collect()
     }
 }
@@ -167,62 +157,11 @@ fn filter_text(pattern: &Option<Pattern>) -> Option<&str> {
     }
 }
 
-/// A line of text as selection and masking see it: a split line, or a piece of a message
-/// ([`crate::lines::Piece`]).
-pub(crate) trait Shown {
-    /// Its tag.
-    fn tag(&self) -> &str;
-    /// Its one line of text, as read.
-    fn text(&self) -> &str;
-    /// Its message ([`crate::mask::writer`] of it).
-    fn message(&self) -> &LogLine;
-}
-
-impl Shown for LogLine {
-    fn tag(&self) -> &str {
-        &self.tag
-    }
-    fn text(&self) -> &str {
-        &self.text
-    }
-    fn message(&self) -> &LogLine {
-        self
-    }
-}
-
-impl Shown for crate::lines::Piece<'_> {
-    fn tag(&self) -> &str {
-        &self.line.tag
-    }
-    fn text(&self) -> &str {
-        self.text
-    }
-    fn message(&self) -> &LogLine {
-        self.line
-    }
-}
-
-/// The texts of `lines` as an agent would see them: masked when `masker` is given.
-pub(crate) fn shown_texts<'a, L: Shown>(
-    lines: &'a [L],
-    masker: Option<&Masker>,
-) -> Vec<Cow<'a, str>> {
-    match masker {
-        None => lines.iter().map(|l| Cow::Borrowed(l.text())).collect(),
-        Some(masker) => {
-            let items: Vec<(u64, &str)> = lines
-                .iter()
-                .map(|l| (crate::mask::writer(l.message()), l.text()))
-                .collect();
-            masker.lines(&items).into_iter().map(|m| m.text).collect()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use phonelogs_driver::LogLevel;
+    use crate::masked::MaskedRead;
+    use phonelogs_driver::{LogLevel, LogLine};
     use time::macros::datetime;
 
     fn line(tag: &str, text: &str) -> LogLine {
@@ -238,10 +177,15 @@ mod tests {
     }
 
     fn kept(selection: &Selection, lines: &[LogLine]) -> Vec<String> {
+        let read = MaskedRead::new(
+            crate::lines::pieces(lines),
+            Some(crate::mask::masker()),
+            None,
+        );
         selection
-            .sift(lines.to_vec(), Some(crate::mask::masker()))
+            .sift(read.pieces())
             .into_iter()
-            .map(|l| format!("{}: {}", l.tag, l.text))
+            .map(|l| format!("{}: {}", l.tag(), l.text()))
             .collect()
     }
 
@@ -295,15 +239,30 @@ mod tests {
         // It matches what the agent would see.
         let selection = Selection::parse(Some("[redacted:jwt]"), None, None).unwrap();
         assert_eq!(kept(&selection, &lines()).len(), 1);
-        // The line kept is the line as read: it is masked where it is shown.
-        let kept = selection.sift(lines(), Some(crate::mask::masker()));
-        assert!(kept[0].text.contains("eyJ"));
+        // The line kept is the line masked.
+        assert_eq!(kept(&selection, &lines()), ["Auth: token=[redacted:jwt]"]);
         // An exclusion cannot tell a secret's shape either.
         let selection = Selection::parse(None, Some("eyJhbGci"), None).unwrap();
+        assert_eq!(kept(&selection, &lines()).len(), 5);
+    }
+
+    /// Issue 37, item 4: a tag is masked like the text, and a filter or a `tag` on a piece of
+    /// a masked key in it matches nothing.
+    #[test]
+    fn a_tag_is_masked_and_cannot_be_probed() {
+        let secret_tag = vec![line("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "paid")];
+        for probe in ["sk_live", "/4eC39/", "T1zdp7dc"] {
+            let selection = Selection::parse(Some(probe), None, None).unwrap();
+            assert!(kept(&selection, &secret_tag).is_empty(), "{probe}");
+        }
+        let all = Selection::parse(Some("paid"), None, None).unwrap();
         assert_eq!(
-            selection.sift(lines(), Some(crate::mask::masker())).len(),
-            5
+            kept(&all, &secret_tag),
+            ["[redacted:stripe-access-token]: paid"]
         );
+        let exact = ["sk_live_4eC39HqLyjWDarjtT1zdp7dc".to_owned()];
+        let selection = Selection::parse(None, None, Some(&exact)).unwrap();
+        assert!(kept(&selection, &secret_tag).is_empty());
     }
 
     #[test]

@@ -256,6 +256,11 @@ impl Session {
         !self.ended() && matches!(self.gateway().inner.store.is_blocked(app), Ok(false))
     }
 
+    /// The private key blocks seen in the apps' lines (`crate::masked`).
+    pub(crate) fn key_blocks(&self) -> &crate::masked::KeyBlocks {
+        &self.gateway().inner.key_blocks
+    }
+
     /// The masker for `app`'s lines and reports: `None` only when the person turned masking
     /// off for it; a store that cannot be read masks (fails closed).
     pub(crate) fn masker(&self, app: &AppId) -> Option<&'static crate::mask::Masker> {

@@ -11,13 +11,14 @@
 
 use std::fmt::Write as _;
 
-use phonelogs_driver::{AppInfo, AppLogger, CrashKind, CrashReport, LogLine, LogQuery, Platform};
+use phonelogs_driver::{AppInfo, AppLogger, CrashKind, CrashReport, LogQuery, Platform};
 use phonelogs_symbols::fingerprint::{self, Analysis, AppCode, Occurrence};
 use phonelogs_symbols::{NotMatched, Report, ReportKind, SymbolsDir, SymbolsUsed};
 use time::format_description::well_known::Rfc3339;
 
 use crate::catalog;
 use crate::mask::Masker;
+use crate::masked::{Piece, ShownLine};
 use crate::render::{
     HeadingExtras, Occurrences, RenderedReports, render_line, render_reports_with,
 };
@@ -467,15 +468,26 @@ impl Session {
             .map(|report| symbolicate(dir, &target.info, report))
             .collect();
         let (mut reports, extras, sizes, accounts) = group_reports(dir, items);
+        let mut in_context = Vec::new();
         if let Some(seconds) = context {
-            self.add_context(target, seconds, &mut reports).await?;
+            in_context = self
+                .add_context(target, seconds, &mut reports, masker)
+                .await?;
         }
         let cap = self.gateway().result_cap();
-        let rendered = render_reports_with(&reports, &extras, cap, masker);
+        let mut rendered = render_reports_with(&reports, &extras, cap, masker);
+        // The context lines came masked: their secrets are counted with their report's.
+        for (view, count) in rendered.views.iter_mut().zip(in_context) {
+            view.masked += count;
+        }
         let kept = rendered.views.len();
         let shown: usize = sizes.iter().take(kept).map(|(size, _)| size).sum();
         let platform = self.driver(target.driver_index).capabilities().platform;
-        let kinds = kinds_sentence(&extras[..kept.min(extras.len())], shown);
+        // Built from the reports' headings before they were masked (the render masks its own
+        // copy): masked here the same way (issue 37: an iPhone crash's reason in "N kinds:").
+        let kinds = kinds_sentence(&extras[..kept.min(extras.len())], shown).map(|sentence| {
+            masker.map_or_else(|| sentence.clone(), |m| m.line(&sentence).text.into_owned())
+        });
         let wanting = sizes.iter().take(kept).filter(|(_, wants)| *wants).count();
         let symbols = symbols_sentence(dir, &accounts[..kept], &target.label, platform)
             .or_else(|| catalog::no_symbols_sentence(wanting));
@@ -496,15 +508,18 @@ impl Session {
     /// once through the guarded `app_logs` path (the uid checks and refusals of `kind: "logs"`).
     /// A report's time is often whole seconds (the drop box prints no fraction), so the window
     /// ends a second after it.
+    /// The lines are masked as one read before any is chosen ([`MaskedRead`]); returns how
+    /// many secrets were masked in the lines shown under each report.
     async fn add_context(
         &self,
         target: &Target,
         seconds: u32,
         reports: &mut [CrashReport],
-    ) -> Result<(), phonelogs_driver::Error> {
+        masker: Option<&Masker>,
+    ) -> Result<Vec<usize>, phonelogs_driver::Error> {
         let window = time::Duration::seconds(i64::from(seconds));
         let Some(oldest) = reports.iter().map(|r| r.time).min() else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let driver = self.driver(target.driver_index);
         if !driver.capabilities().logs {
@@ -514,7 +529,7 @@ impl Session {
                     report.text.trim_end()
                 );
             }
-            return Ok(());
+            return Ok(Vec::new());
         }
         // Checked, as every step below: a phone's report can be timed at the `time` crate's
         // limits (a clock or a dump that says year 9999 or -9999), where `-` and `+` panic; a
@@ -526,54 +541,16 @@ impl Session {
         let result = driver
             .own_logs(&target.device, &target.info, &query)
             .await?;
-        // Borrowed pieces, one per line of text: each is copied only to be rendered.
-        let lines = crate::lines::pieces(&result.lines);
+        // Borrowed pieces, one per line of text, masked as one read (a key block the app
+        // logged line by line is masked whole): each is copied only to be rendered.
+        let masked = self.masked_read(target, &result.lines, masker);
+        let lines = masked.pieces();
         let local = self.gateway().local_offset();
         let cap = self.gateway().result_cap();
-        for report in reports.iter_mut() {
-            let Some(pid) = report.pid else {
-                continue;
-            };
-            let from = report.time.checked_sub(window);
-            let to = report.time.checked_add(time::Duration::SECOND);
-            let before: Vec<&crate::lines::Piece<'_>> = lines
-                .iter()
-                .filter(|l| {
-                    let l = l.line;
-                    l.pid == Some(pid)
-                        && from.is_none_or(|from| l.time >= from)
-                        && to.is_none_or(|to| l.time < to)
-                })
-                .collect();
-            // The newest lines that fit in the result cap: more could never be shown, and a
-            // phone's lines (a message of thousands of line ends) must not be held in full.
-            let mut rendered: Vec<String> = Vec::new();
-            let mut bytes = 0usize;
-            for piece in before.iter().rev() {
-                let line = render_line(&piece.to_line(), local).0;
-                bytes += line.len() + 1;
-                if bytes > cap {
-                    break;
-                }
-                rendered.push(line);
-            }
-            let text = report.text.trim_end().to_owned();
-            let count = if rendered.len() < before.len() {
-                format!("the newest {} of {}", rendered.len(), before.len())
-            } else {
-                before.len().to_string()
-            };
-            let mut out = format!(
-                "{text}\n--- {count} line{} of pid {pid} in the {seconds} s before ---\n",
-                if before.len() == 1 { "" } else { "s" },
-            );
-            for line in rendered.iter().rev() {
-                out.push_str(line);
-                out.push('\n');
-            }
-            report.text = out;
-        }
-        Ok(())
+        Ok(reports
+            .iter_mut()
+            .map(|report| with_context(report, &lines, (seconds, window), (local, cap)))
+            .collect())
     }
 
     /// Deobfuscates the Java frames in the lines shown (`kind: "logs"`), one line at a time; a
@@ -582,9 +559,9 @@ impl Session {
     pub(crate) fn symbolicated_lines(
         &self,
         target: &Target,
-        lines: Vec<LogLine>,
+        lines: Vec<ShownLine>,
         notes: &mut Vec<String>,
-    ) -> Vec<LogLine> {
+    ) -> Vec<ShownLine> {
         let Some(dir) = self.gateway().symbols() else {
             return lines;
         };
@@ -595,21 +572,20 @@ impl Session {
         let mut account = SymbolsUsed::default();
         let mut out = Vec::with_capacity(lines.len());
         for line in lines {
-            if !line.text.contains("at ") {
+            if !line.line().text.contains("at ") {
                 out.push(line);
                 continue;
             }
-            let (text, used) = dir.apply_to_logs(app, &line.text);
+            let (text, used) = dir.apply_to_logs(app, &line.line().text);
             merge(&mut account, used);
-            if text == line.text || text.is_empty() {
+            if text == line.line().text || text.is_empty() {
                 out.push(line);
                 continue;
             }
-            for piece in crate::lines::split_lines(&text) {
-                out.push(LogLine {
-                    text: piece.to_owned(),
-                    ..line.clone()
-                });
+            // Made from the masked text: the secrets it held are counted once, on its first line.
+            for (index, piece) in crate::lines::split_lines(&text).into_iter().enumerate() {
+                let masked = if index == 0 { line.masked() } else { 0 };
+                out.push(line.with_text(piece.to_owned(), masked));
             }
         }
         let platform = self.driver(target.driver_index).capabilities().platform;
@@ -636,6 +612,62 @@ fn merge(into: &mut SymbolsUsed, from: SymbolsUsed) {
             into.not_matched.push(reason);
         }
     }
+}
+
+/// Adds under `report` the (masked) `lines` of its pid in the `seconds` (`window`) before it,
+/// the newest that fit in the cap, rendered on the computer's clock; returns how many secrets
+/// were masked in the lines added.
+fn with_context(
+    report: &mut CrashReport,
+    lines: &[Piece<'_>],
+    (seconds, window): (u32, time::Duration),
+    (local, cap): (time::UtcOffset, usize),
+) -> usize {
+    let Some(pid) = report.pid else {
+        return 0;
+    };
+    let from = report.time.checked_sub(window);
+    let to = report.time.checked_add(time::Duration::SECOND);
+    let before: Vec<&Piece<'_>> = lines
+        .iter()
+        .filter(|l| {
+            let l = l.message();
+            l.pid == Some(pid)
+                && from.is_none_or(|from| l.time >= from)
+                && to.is_none_or(|to| l.time < to)
+        })
+        .collect();
+    // The newest lines that fit in the result cap: more could never be shown, and a phone's
+    // lines (a message of thousands of line ends) must not be held in full.
+    let mut rendered: Vec<String> = Vec::new();
+    let mut bytes = 0usize;
+    let mut masked = 0;
+    for piece in before.iter().rev() {
+        let shown = piece.to_line();
+        let line = render_line(shown.line(), local).0;
+        bytes += line.len() + 1;
+        if bytes > cap {
+            break;
+        }
+        masked += shown.masked();
+        rendered.push(line);
+    }
+    let text = report.text.trim_end().to_owned();
+    let count = if rendered.len() < before.len() {
+        format!("the newest {} of {}", rendered.len(), before.len())
+    } else {
+        before.len().to_string()
+    };
+    let mut out = format!(
+        "{text}\n--- {count} line{} of pid {pid} in the {seconds} s before ---\n",
+        if before.len() == 1 { "" } else { "s" },
+    );
+    for line in rendered.iter().rev() {
+        out.push_str(line);
+        out.push('\n');
+    }
+    report.text = out;
+    masked
 }
 
 #[cfg(test)]

@@ -1172,3 +1172,64 @@ async fn ending_and_reopening_sessions_raises_no_fresh_questions() {
         other.message
     );
 }
+
+/// Issue 37: a native backtrace's text and thread names and an exit record's texts are the
+/// app's, masked like its lines, and the message counts what was masked.
+#[tokio::test]
+async fn backtraces_and_exit_history_are_masked() {
+    let phone = debug_phone();
+    let device = device();
+    let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    phone.set_backtrace(
+        &device,
+        NativeBacktrace {
+            serial: DEVICE.into(),
+            pid: APP_PID,
+            process_name: Some(DEV_APP.into()),
+            abi: Some("x86_64".into()),
+            thread_count: 1,
+            threads: vec![ThreadSummary {
+                name: format!("pay({key})"),
+                sys_tid: APP_PID,
+                frame_count: 3,
+            }],
+            text: format!(
+                "----- pid {APP_PID} -----\n  #00 pc 0001 libpay.so (charge(key={key}))\n"
+            ),
+            dumped_pid: Some(APP_PID),
+            dumped_uid: Some(10123),
+        },
+    );
+    phone.add_exit_record(
+        &device,
+        &AppId::new(DEV_APP),
+        ExitRecord {
+            timestamp: Some("2026-09-06 22:40:00.000".into()),
+            pid: Some(5490),
+            reason: Some("APP CRASH(EXCEPTION)".into()),
+            description: Some(format!("init(key={key}) failed")),
+            ..ExitRecord::default()
+        },
+    );
+    let gateway = gateway(&phone);
+    let session = full(&gateway);
+    for request in [backtrace(APP_PID), exit_history(DEV_APP)] {
+        let response = session.debug(request).await;
+        assert_eq!(
+            response.status,
+            DebugStatus::Success,
+            "{}",
+            response.message
+        );
+        let json = serde_json::to_string(&response).unwrap();
+        assert!(
+            !json.contains(key) && json.contains("[redacted:stripe-access-token]"),
+            "{json}"
+        );
+        assert!(
+            response.message.contains("masked as [redacted:KIND]"),
+            "{}",
+            response.message
+        );
+    }
+}

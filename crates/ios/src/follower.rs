@@ -1018,7 +1018,7 @@ pub fn entry_to_newest_lines(
             time,
             level: level_of(entry.level),
             tag: tag.clone(),
-            text: cut(text, max_line_bytes),
+            text: cut_text(text, max_line_bytes),
             pid: Some(entry.pid),
             tid: None,
             uid: None,
@@ -1055,6 +1055,27 @@ fn cut(text: &str, max: usize) -> String {
         at -= 1;
     }
     text[..at].to_owned()
+}
+
+/// A message's line cut at most `max` bytes as [`cut`] cuts, then back to the last space,
+/// quote or bracket (the whole text goes when there is none). The driver cannot mask (the
+/// gateway does, after): a cut that split a secret would leave half of it, which no rule
+/// recognises, for a `filter` to probe (issue 37, item 3); no key holds one of these.
+fn cut_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let cut = cut(text, max);
+    let keep = cut
+        .rfind(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '"' | '\'' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>'
+                )
+        })
+        .map_or(0, |end| end + 1);
+    cut[..keep].to_owned()
 }
 
 /// Whether an app id is the WebDriverAgent runner, whose logs are never read.
@@ -1122,11 +1143,11 @@ mod tests {
     fn a_multi_line_entry_keeps_its_time_tag_level_and_pid_on_every_line() {
         let mut e = entry("first\n12:00:00.000 Other: forged\n");
         e.category = Some("Net".into());
-        let lines = entry_to_lines(&e, 8);
+        let lines = entry_to_lines(&e, 15);
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].text, "first");
-        // Each line is cut on its own.
-        assert_eq!(lines[1].text, "12:00:00");
+        // Each line is cut on its own (after a space: a cut never splits a word).
+        assert_eq!(lines[1].text, "12:00:00.000 ");
         for line in &lines {
             assert_eq!(
                 (line.time, &*line.tag, line.level, line.pid),
@@ -1233,6 +1254,14 @@ mod tests {
         assert_eq!(entry_to_line(&with_category, 4096).tag, "Net");
         let long = entry_to_line(&entry(&"é".repeat(3000)), 4096);
         assert!(long.text.len() <= 4096 && long.text.is_char_boundary(long.text.len()));
+        // Issue 37, item 3: a key across the cut is left out whole, never cut in half.
+        let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+        let text = format!("{} init(key={key})", "a ".repeat(2036));
+        let cut = entry_to_line(&entry(&text), 4096).text;
+        assert!(
+            cut.len() <= 4096 && cut.ends_with("init(") && !cut.contains("sk_"),
+            "{cut}"
+        );
     }
 
     #[test]
