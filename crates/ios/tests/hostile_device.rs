@@ -12,6 +12,8 @@ use std::time::Duration;
 use idevice::IdeviceError;
 use idevice::IdeviceService;
 use idevice::crashreportcopymobile::CrashReportCopyMobileClient;
+use idevice::dvt::device_info::DeviceInfoClient;
+use idevice::dvt::remote_server::RemoteServerClient;
 use idevice::lockdown::LockdownClient;
 use idevice::provider::UsbmuxdProvider;
 use idevice::rsd::RsdHandshake;
@@ -133,4 +135,25 @@ async fn an_afc_packet_shorter_than_its_header_is_an_error() {
         .await
         .unwrap();
     assert!(crashes.afc_client.list_dir("/").await.is_ok());
+}
+
+/// A DTX message (instruments, iOS 16's process list) whose aux part is said to be longer than
+/// the whole payload: an error, where the unchecked `u32` subtraction and slices panicked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dtx_message_with_lying_lengths_is_an_error() {
+    type Instruments = RemoteServerClient<Box<dyn idevice::ReadWrite>>;
+    let sim = sim(IosVersion::V16_7_10).await;
+    let provider = provider(&sim).await;
+    sim.phone().inject_fault(Fault::Hostile(Hostile::DtxLength));
+    let mut client = Instruments::connect(&provider).await.unwrap();
+    let refused = tokio::time::timeout(GUARD, async {
+        let mut info = DeviceInfoClient::new(&mut client).await?;
+        info.running_processes().await
+    })
+    .await
+    .expect("an answer, not a hang");
+    assert!(refused.is_err(), "{refused:?}");
+    let mut client = Instruments::connect(&provider).await.unwrap();
+    let mut info = DeviceInfoClient::new(&mut client).await.unwrap();
+    assert!(!info.running_processes().await.unwrap().is_empty());
 }

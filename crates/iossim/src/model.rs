@@ -536,6 +536,9 @@ pub enum Hostile {
     UsbmuxdLength(u32),
     /// AFC's next `ReadDir` answer is a packet whose whole length is smaller than its header.
     AfcLength,
+    /// The next instruments connection opens with a DTX message whose payload says its aux
+    /// part (100 bytes) is longer than the whole payload (10 bytes).
+    DtxLength,
 }
 
 /// What the phone says about itself (lockdown values).

@@ -9,7 +9,7 @@ use plist::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{BoxStream, IDLE, MAX_REQUESTS};
-use crate::model::SimPhone;
+use crate::model::{Hostile, SimPhone};
 
 const DTX_MAGIC: u32 = 0x1F3D_5B79;
 const DEVICE_INFO: &str = "com.apple.instruments.server.services.deviceinfo";
@@ -254,7 +254,32 @@ fn archived_string(aux: Option<&Aux>) -> Option<String> {
     }
 }
 
+/// A DTX message whose payload header's aux length (100) exceeds its total length (10).
+fn lying_message() -> Vec<u8> {
+    let mut payload = vec![TYPE_INVOKE, 0, 0, 0];
+    for word in [100u32, 10, 0] {
+        payload.extend_from_slice(&word.to_le_bytes());
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&DTX_MAGIC.to_le_bytes());
+    out.extend_from_slice(&32u32.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    for word in [payload.len() as u32, 1, 0, 0, 0] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out.extend_from_slice(&payload);
+    out
+}
+
 pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::Result<()> {
+    if phone
+        .take_hostile(|h| (*h == Hostile::DtxLength).then_some(()))
+        .is_some()
+    {
+        stream.write_all(&lying_message()).await?;
+        stream.flush().await?;
+    }
     // The server announces its capabilities first, as the phone does.
     let mut capabilities = plist::Dictionary::new();
     capabilities.insert(DEVICE_INFO.into(), Value::from(1u64));

@@ -65,6 +65,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use super::errors::DvtError;
 use crate::{IdeviceError, pretty_print_plist};
 
+/// The largest DTX message read (all its fragments): process lists and the other answers
+/// phonelogs and tools ask for are well below it.
+const MAX_MESSAGE_LEN: usize = 64 * 1024 * 1024;
+
 /// Message header containing metadata about the message
 ///
 /// 32-byte structure that appears at the start of every message
@@ -206,7 +210,12 @@ impl Aux {
                     let _flags = Self::read_u32(&mut cursor)?;
                     let body_len = Self::read_u64(&mut cursor)?;
                     let pos = cursor.position() as usize;
-                    let end = pos + body_len as usize;
+                    // Checked: a peer's length near u64::MAX would wrap the sum (and a
+                    // wrapped end before `pos` would loop over the same bytes again).
+                    let end = usize::try_from(body_len)
+                        .ok()
+                        .and_then(|len| pos.checked_add(len))
+                        .unwrap_or(usize::MAX);
                     if end > bytes.len() {
                         return Err(IdeviceError::NotEnoughBytes(bytes.len(), end));
                     }
@@ -246,6 +255,11 @@ impl Aux {
     }
 
     fn read_exact_vec(cursor: &mut Cursor<&[u8]>, len: usize) -> Result<Vec<u8>, IdeviceError> {
+        // The length is the peer's: refused before allocating when the bytes are not there.
+        let left = cursor.get_ref().len().saturating_sub(cursor.position() as usize);
+        if len > left {
+            return Err(IdeviceError::NotEnoughBytes(left, len));
+        }
         let mut buf = vec![0u8; len];
         Read::read_exact(cursor, &mut buf)?;
         Ok(buf)
@@ -303,7 +317,7 @@ impl Aux {
         let _type_and_flags = Self::read_u32(&mut cursor)?;
         let _unknown_flags = Self::read_u32(&mut cursor)?;
         let body_len = Self::read_u64(&mut cursor)?;
-        let body_end = 16u64 + body_len;
+        let body_end = 16u64.saturating_add(body_len);
         if body_end > bytes.len() as u64 {
             return Err(IdeviceError::NotEnoughBytes(bytes.len(), body_end as usize));
         }
@@ -612,14 +626,26 @@ impl Message {
                 // when reading multiple message fragments, the first fragment contains only a message header.
                 continue;
             }
-            let mut buf = vec![0u8; header.length as usize];
+            // The peer's length: the message (all its fragments) is capped before anything
+            // is reserved.
+            let length = header.length as usize;
+            if packet_data.len().saturating_add(length) > MAX_MESSAGE_LEN {
+                return Err(IdeviceError::UnexpectedResponse(format!(
+                    "a DTX message of more than {MAX_MESSAGE_LEN} bytes"
+                )));
+            }
+            let mut buf = vec![0u8; length];
             reader.read_exact(&mut buf).await?;
             packet_data.extend(buf);
-            if header.fragment_id == header.fragment_count - 1 {
+            // Widened: a fragment count of 0 would underflow `fragment_count - 1`.
+            if u32::from(header.fragment_id) + 1 >= u32::from(header.fragment_count) {
                 break header;
             }
         };
         // read the payload header
+        if packet_data.len() < 16 {
+            return Err(IdeviceError::NotEnoughBytes(packet_data.len(), 16));
+        }
         let buf = &packet_data[0..16];
         let pheader = PayloadHeader {
             msg_type: buf[0],
@@ -630,17 +656,29 @@ impl Message {
             total_length: u32::from_le_bytes([buf[8], buf[9], buf[10], buf[11]]),
             flags: u32::from_le_bytes([buf[12], buf[13], buf[14], buf[15]]),
         };
+        // Both lengths are the peer's: the aux and data parts must lie within the message.
+        let aux_end = 16 + pheader.aux_length as usize;
+        let need_len = pheader
+            .total_length
+            .checked_sub(pheader.aux_length)
+            .ok_or(IdeviceError::NotEnoughBytes(
+                pheader.total_length as usize,
+                pheader.aux_length as usize,
+            ))? as usize;
+        if aux_end.saturating_add(need_len) > packet_data.len() {
+            return Err(IdeviceError::NotEnoughBytes(
+                packet_data.len(),
+                aux_end.saturating_add(need_len),
+            ));
+        }
         let aux = if pheader.aux_length > 0 {
-            let buf = packet_data[16..(16 + pheader.aux_length as usize)].to_vec();
+            let buf = packet_data[16..aux_end].to_vec();
             Some(Aux::from_bytes(buf)?)
         } else {
             None
         };
         // read the data
-        let need_len = (pheader.total_length - pheader.aux_length) as usize;
-        let buf = packet_data
-            [(pheader.aux_length + 16) as usize..pheader.aux_length as usize + 16 + need_len]
-            .to_vec();
+        let buf = packet_data[aux_end..aux_end + need_len].to_vec();
         let raw_data = if buf.is_empty() {
             None
         } else {
