@@ -669,17 +669,13 @@ impl State {
         let handle = self.tasks.spawn(async move {
             let opening = async {
                 if way == Way::Other {
-                    match opener.open_other(pid).await {
-                        Ok(stream) => return Ok(stream),
-                        Err(error) => {
-                            tracing::debug!(pid, %error, "no other way to the stream; opening it as before");
-                        }
-                    }
+                    return open_both_ways(opener.as_ref(), pid).await;
                 }
-                opener.open(pid).await
+                opener.open(pid).await.map(Opened::One)
             };
             let ended = match timeout(config.call_timeout, opening).await {
                 Ok(Ok(stream)) => {
+                    let stream = first_to_deliver(stream, opener.as_ref()).await;
                     lock(&shared.status).stream_error = None;
                     let to = Pump {
                         pid,
@@ -755,6 +751,90 @@ impl State {
         let mut pids: Vec<u32> = self.rejected.iter().copied().collect();
         pids.sort_unstable();
         lock(&self.shared.status).rejected = pids;
+    }
+}
+
+/// What opening a stream gave: one stream, or (for a silent stream) the other way and the
+/// usual way again, side by side until one delivers.
+enum Opened {
+    One(Box<dyn LogStream>),
+    Both {
+        other: Box<dyn LogStream>,
+        usual: Box<dyn LogStream>,
+    },
+}
+
+/// A silent stream's replacement: the other way (the RemoteXPC shim) and the usual way again,
+/// both; whichever opens.
+async fn open_both_ways(
+    opener: &dyn crate::services::StreamOpener,
+    pid: u32,
+) -> phonelogs_driver::Result<Opened> {
+    let (other, usual) = tokio::join!(opener.open_other(pid), opener.open(pid));
+    match (other, usual) {
+        (Ok(other), Ok(usual)) => Ok(Opened::Both { other, usual }),
+        (Ok(other), Err(error)) => {
+            tracing::debug!(pid, %error, "the usual way did not open again; the other way alone");
+            Ok(Opened::One(other))
+        }
+        (Err(error), Ok(usual)) => {
+            tracing::debug!(pid, %error, "no other way to the stream; opened as before");
+            Ok(Opened::One(usual))
+        }
+        (Err(_), Err(error)) => Err(error),
+    }
+}
+
+/// The stream to read: the one opened, or of two side by side the first to deliver an entry
+/// (the usual way on a tie), the other closed. Only the other way delivering first tells the
+/// phone its usual way is what is silent; a quiet app's two streams just wait.
+async fn first_to_deliver(
+    opened: Opened,
+    opener: &dyn crate::services::StreamOpener,
+) -> Box<dyn LogStream> {
+    let (mut other, mut usual) = match opened {
+        Opened::One(stream) => return stream,
+        Opened::Both { other, usual } => (other, usual),
+    };
+    let (first, from_other) = tokio::select! {
+        biased;
+        entry = usual.next_entry() => (entry, false),
+        entry = other.next_entry() => (entry, true),
+    };
+    let (winner, loser) = if from_other {
+        (other, usual)
+    } else {
+        (usual, other)
+    };
+    match first {
+        Ok(Some(entry)) => {
+            if from_other {
+                opener.other_way_worked();
+            }
+            drop(loser);
+            Box::new(Prepended {
+                first: Some(entry),
+                rest: winner,
+            })
+        }
+        // The first to say anything closed or failed: the other one goes on alone.
+        _ => loser,
+    }
+}
+
+/// A stream whose first entry was already read.
+struct Prepended {
+    first: Option<OsTraceEntry>,
+    rest: Box<dyn LogStream>,
+}
+
+#[async_trait::async_trait]
+impl LogStream for Prepended {
+    async fn next_entry(&mut self) -> phonelogs_driver::Result<Option<OsTraceEntry>> {
+        match self.first.take() {
+            Some(entry) => Ok(Some(entry)),
+            None => self.rest.next_entry().await,
+        }
     }
 }
 

@@ -559,7 +559,32 @@ async fn a_silent_stream_is_opened_again_the_other_way_once() {
     assert_eq!(texts(&follower), ["through the shim"]);
     sleep(Duration::from_secs(20)).await;
     assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
-    assert_eq!(phone.opened(), [100]);
+    // The usual way was opened again beside the other; the other delivered first.
+    assert_eq!(phone.opened(), [100, 100]);
+    assert_eq!(phone.state.lock().unwrap().other_worked, 1);
+}
+
+/// A quiet app (its process logs nothing for a while, on a phone whose usual way works) is not
+/// taken for a silent stream: the other way is tried beside the usual one, the usual one
+/// delivers the app's next line, and the phone is not told to prefer the other way (issue 38:
+/// a quiet app triggered the iOS 27 fallback after 5 s on 17.4 to 26).
+#[tokio::test(start_paused = true)]
+async fn a_quiet_app_does_not_switch_the_phone_to_the_other_way() {
+    let phone = setup();
+    phone.state.lock().unwrap().other_mode = Some(StreamMode::Stall);
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    sleep(Duration::from_secs(7)).await;
+    assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
+    phone.log(&raw(100, T0, INFO, &exe(), "after a quiet while"));
+    settle().await;
+    assert_eq!(texts(&follower), ["after a quiet while"]);
+    phone.log(&raw(100, T0 + 1, INFO, &exe(), "and on"));
+    settle().await;
+    assert_eq!(texts(&follower), ["after a quiet while", "and on"]);
+    assert_eq!(phone.state.lock().unwrap().other_worked, 0);
+    sleep(Duration::from_secs(20)).await;
+    assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
 }
 
 /// Without another way (no tunnel) the silent stream is opened again as before, and the

@@ -135,6 +135,8 @@ pub struct FakeState {
     pub other_mode: Option<StreamMode>,
     /// Every pid a stream was opened for the other way.
     pub opened_other: Vec<u32>,
+    /// How often the follower said the other way delivered first.
+    pub other_worked: usize,
     pub files: HashMap<String, Vec<u8>>,
     pub reads: Vec<String>,
     pub flushes: u64,
@@ -313,6 +315,10 @@ impl StreamOpener for FakePhone {
             mode
         };
         self.stream(pid, mode).await
+    }
+
+    fn other_way_worked(&self) {
+        self.state.lock().unwrap().other_worked += 1;
     }
 }
 
