@@ -200,6 +200,54 @@ struct Shared {
     added: tokio::sync::Notify,
     /// `true` once the first listing of the phone's processes is over.
     listed: tokio::sync::watch::Sender<bool>,
+    /// Per pid, the newest entry passed on: a stream opened again for that pid skips what it
+    /// sends again of it.
+    delivered: Mutex<HashMap<u32, Delivered>>,
+}
+
+/// How many pids' marks [`Shared::delivered`] keeps before it forgets them all (a phone runs a
+/// few hundred processes; only the app's are marked).
+const MAX_MARKED_PIDS: usize = 4096;
+/// How many entries of one instant a mark tells apart.
+const MAX_SAME_INSTANT: usize = 64;
+
+/// The newest entry passed on for one pid: its time and the fingerprints of the entries of
+/// that very instant.
+#[derive(Debug, Clone, Default)]
+struct Delivered {
+    at: (u64, u32),
+    same_instant: Vec<u64>,
+}
+
+impl Delivered {
+    /// Whether `entry` was already passed on: older than the mark, or of its instant and seen.
+    fn covers(&self, entry: &OsTraceEntry) -> bool {
+        let at = (u64::from(entry.seconds), entry.microseconds);
+        at < self.at || (at == self.at && self.same_instant.contains(&fingerprint(entry)))
+    }
+
+    fn note(&mut self, entry: &OsTraceEntry) {
+        let at = (u64::from(entry.seconds), entry.microseconds);
+        if at != self.at {
+            self.at = at;
+            self.same_instant.clear();
+        }
+        if self.same_instant.len() < MAX_SAME_INSTANT {
+            self.same_instant.push(fingerprint(entry));
+        }
+    }
+}
+
+/// An entry's fingerprint among those of one instant.
+fn fingerprint(entry: &OsTraceEntry) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    entry.message.hash(&mut hasher);
+    entry.filename.hash(&mut hasher);
+    entry.image_name.hash(&mut hasher);
+    entry.subsystem.hash(&mut hasher);
+    entry.category.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Locks a mutex, taking the data even if another thread panicked while holding it: the ring
@@ -230,6 +278,7 @@ impl Follower {
             }),
             added: tokio::sync::Notify::new(),
             listed: tokio::sync::watch::Sender::new(false),
+            delivered: Mutex::new(HashMap::new()),
         });
         let (launches, launch_rx) = mpsc::unbounded_channel();
         let state = State {
@@ -853,6 +902,10 @@ struct Pump<'a> {
 async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
     // The executable path last seen inside the bundle: the same text again needs no new check.
     let mut confirmed: Option<String> = None;
+    // A stream opened again for a pid whose entries were passed on before may send some of
+    // them again: until its first new entry, what the mark covers is skipped. Only then: a
+    // phone whose clock went back must not lose what it logs afterwards.
+    let mut replay = lock(&to.shared.delivered).get(&to.pid).cloned();
     loop {
         match stream.next_entry().await {
             Ok(Some(entry)) => {
@@ -860,6 +913,12 @@ async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
                 // filter still leaks nothing of another process.
                 if entry.pid != to.pid {
                     continue;
+                }
+                if let Some(mark) = &replay {
+                    if mark.covers(&entry) {
+                        continue;
+                    }
+                    replay = None;
                 }
                 if confirmed.as_deref() != Some(entry.filename.as_str()) {
                     if !in_bundle(&entry.filename, to.bundle) {
@@ -874,6 +933,13 @@ async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
                     confirmed = Some(entry.filename.clone());
                 }
                 to.entries.fetch_add(1, Ordering::Relaxed);
+                {
+                    let mut delivered = lock(&to.shared.delivered);
+                    if delivered.len() >= MAX_MARKED_PIDS && !delivered.contains_key(&to.pid) {
+                        delivered.clear();
+                    }
+                    delivered.entry(to.pid).or_default().note(&entry);
+                }
                 let max = (to.config.max_lines, to.config.max_text_bytes);
                 let (lines, over) = entry_to_newest_lines(&entry, to.config.max_line_bytes, max);
                 {

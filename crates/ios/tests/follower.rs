@@ -649,3 +649,32 @@ async fn the_notices_say_not_running_and_why_the_list_failed() {
     sleep(Duration::from_millis(1_500)).await;
     assert!(!notices(&follower).iter().any(|n| n.lines_may_be_missing()));
 }
+
+/// A stream the phone closes is opened again at the next poll; a phone that sends the newest
+/// entries again on the new stream does not make the app's lines appear twice (issue 38), and
+/// an entry of the same instant that was not delivered still is.
+#[tokio::test(start_paused = true)]
+async fn a_reopened_stream_does_not_replay_lines_already_delivered() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    phone.log(&raw(100, T0, INFO, &exe(), "first"));
+    phone.log(&raw(100, T0 + 1, INFO, &exe(), "second"));
+    settle().await;
+    assert_eq!(texts(&follower), ["first", "second"]);
+    phone.close_streams(100);
+    // What the reopened stream sends first: the two again, one of the same instant that was
+    // never delivered, then a new one.
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "first"));
+    phone.add_backlog(raw(100, T0 + 1, INFO, &exe(), "second"));
+    phone.add_backlog(raw(100, T0 + 1, INFO, &exe(), "second's twin"));
+    phone.add_backlog(raw(100, T0 + 2, INFO, &exe(), "third"));
+    sleep(Duration::from_secs(2)).await;
+    settle().await;
+    assert_eq!(phone.opened(), [100, 100]);
+    assert_eq!(
+        texts(&follower),
+        ["first", "second", "second's twin", "third"]
+    );
+}

@@ -192,6 +192,12 @@ impl FakePhone {
         self.state.lock().unwrap().modes.insert(pid, mode);
     }
 
+    /// Ends every open stream of `pid`, as the phone closing it (the follower opens it again
+    /// at its next poll while the process runs).
+    pub fn close_streams(&self, pid: u32) {
+        self.state.lock().unwrap().senders.remove(&pid);
+    }
+
     pub fn add_backlog(&self, raw: Raw) {
         self.state
             .lock()
