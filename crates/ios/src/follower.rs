@@ -834,9 +834,14 @@ async fn open_both_ways(
     }
 }
 
+/// How long the usual way may lag behind the other way's first entry and still count as
+/// working (both ways carry the same entries on a phone where both work).
+const USUAL_GRACE: Duration = Duration::from_secs(2);
+
 /// The stream to read: the one opened, or of two side by side the first to deliver an entry
-/// (the usual way on a tie), the other closed. Only the other way delivering first tells the
-/// phone its usual way is what is silent; a quiet app's two streams just wait.
+/// (the usual way on a tie, or when it delivers within [`USUAL_GRACE`] of the other), the
+/// other closed. Only the usual way staying silent while the other delivers tells the phone its
+/// usual way is what is silent; a quiet app's two streams just wait.
 async fn first_to_deliver(
     opened: Opened,
     opener: &dyn crate::services::StreamOpener,
@@ -850,37 +855,53 @@ async fn first_to_deliver(
         entry = usual.next_entry() => (entry, false),
         entry = other.next_entry() => (entry, true),
     };
-    let (winner, loser) = if from_other {
-        (other, usual)
-    } else {
-        (usual, other)
-    };
-    match first {
-        Ok(Some(entry)) => {
-            if from_other {
-                opener.other_way_worked();
-            }
-            drop(loser);
-            Box::new(Prepended {
-                first: Some(entry),
-                rest: winner,
-            })
-        }
+    let entry = match first {
+        Ok(Some(entry)) => entry,
         // The first to say anything closed or failed: the other one goes on alone.
-        _ => loser,
+        _ => return if from_other { usual } else { other },
+    };
+    if !from_other {
+        return Box::new(Prepended::new(vec![entry], usual));
+    }
+    match timeout(USUAL_GRACE, usual.next_entry()).await {
+        // The usual way works too, a moment behind: it is kept, after the other's entry when
+        // that one is not the same.
+        Ok(Ok(Some(again))) => {
+            let same = (again.seconds, again.microseconds) == (entry.seconds, entry.microseconds)
+                && fingerprint(&again) == fingerprint(&entry);
+            let first = if same {
+                vec![again]
+            } else {
+                vec![entry, again]
+            };
+            Box::new(Prepended::new(first, usual))
+        }
+        _ => {
+            opener.other_way_worked();
+            Box::new(Prepended::new(vec![entry], other))
+        }
     }
 }
 
-/// A stream whose first entry was already read.
+/// A stream whose first entries were already read.
 struct Prepended {
-    first: Option<OsTraceEntry>,
+    first: VecDeque<OsTraceEntry>,
     rest: Box<dyn LogStream>,
+}
+
+impl Prepended {
+    fn new(first: Vec<OsTraceEntry>, rest: Box<dyn LogStream>) -> Self {
+        Prepended {
+            first: first.into(),
+            rest,
+        }
+    }
 }
 
 #[async_trait::async_trait]
 impl LogStream for Prepended {
     async fn next_entry(&mut self) -> phonelogs_driver::Result<Option<OsTraceEntry>> {
-        match self.first.take() {
+        match self.first.pop_front() {
             Some(entry) => Ok(Some(entry)),
             None => self.rest.next_entry().await,
         }

@@ -555,6 +555,8 @@ async fn a_silent_stream_is_opened_again_the_other_way_once() {
     sleep(Duration::from_secs(3)).await;
     assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
     phone.log(&raw(100, T0, INFO, &exe(), "through the shim"));
+    // The usual way is given 2 s (the paused clock's) to show it works too; it does not.
+    sleep(Duration::from_secs(3)).await;
     settle().await;
     assert_eq!(texts(&follower), ["through the shim"]);
     sleep(Duration::from_secs(20)).await;
