@@ -140,7 +140,7 @@ fn on_16_7_the_doctor_names_developer_mode_the_disk_image_and_the_process_list()
 fn on_26_1_the_doctor_names_developer_mode_the_disk_image_and_the_process_list() {
     doctor_on(
         "26.1",
-        "CoreDevice's process list (through the USB tunnel) answered",
+        "CoreDevice's process list (through the tunnel) answered",
     );
 }
 

@@ -200,6 +200,54 @@ struct Shared {
     added: tokio::sync::Notify,
     /// `true` once the first listing of the phone's processes is over.
     listed: tokio::sync::watch::Sender<bool>,
+    /// Per pid, the newest entry passed on: a stream opened again for that pid skips what it
+    /// sends again of it.
+    delivered: Mutex<HashMap<u32, Delivered>>,
+}
+
+/// How many pids' marks [`Shared::delivered`] keeps before it forgets them all (a phone runs a
+/// few hundred processes; only the app's are marked).
+const MAX_MARKED_PIDS: usize = 4096;
+/// How many entries of one instant a mark tells apart.
+const MAX_SAME_INSTANT: usize = 64;
+
+/// The newest entry passed on for one pid: its time and the fingerprints of the entries of
+/// that very instant.
+#[derive(Debug, Clone, Default)]
+struct Delivered {
+    at: (u64, u32),
+    same_instant: Vec<u64>,
+}
+
+impl Delivered {
+    /// Whether `entry` was already passed on: older than the mark, or of its instant and seen.
+    fn covers(&self, entry: &OsTraceEntry) -> bool {
+        let at = (u64::from(entry.seconds), entry.microseconds);
+        at < self.at || (at == self.at && self.same_instant.contains(&fingerprint(entry)))
+    }
+
+    fn note(&mut self, entry: &OsTraceEntry) {
+        let at = (u64::from(entry.seconds), entry.microseconds);
+        if at != self.at {
+            self.at = at;
+            self.same_instant.clear();
+        }
+        if self.same_instant.len() < MAX_SAME_INSTANT {
+            self.same_instant.push(fingerprint(entry));
+        }
+    }
+}
+
+/// An entry's fingerprint among those of one instant.
+fn fingerprint(entry: &OsTraceEntry) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    entry.message.hash(&mut hasher);
+    entry.filename.hash(&mut hasher);
+    entry.image_name.hash(&mut hasher);
+    entry.subsystem.hash(&mut hasher);
+    entry.category.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Locks a mutex, taking the data even if another thread panicked while holding it: the ring
@@ -230,6 +278,7 @@ impl Follower {
             }),
             added: tokio::sync::Notify::new(),
             listed: tokio::sync::watch::Sender::new(false),
+            delivered: Mutex::new(HashMap::new()),
         });
         let (launches, launch_rx) = mpsc::unbounded_channel();
         let state = State {
@@ -669,17 +718,13 @@ impl State {
         let handle = self.tasks.spawn(async move {
             let opening = async {
                 if way == Way::Other {
-                    match opener.open_other(pid).await {
-                        Ok(stream) => return Ok(stream),
-                        Err(error) => {
-                            tracing::debug!(pid, %error, "no other way to the stream; opening it as before");
-                        }
-                    }
+                    return open_both_ways(opener.as_ref(), pid).await;
                 }
-                opener.open(pid).await
+                opener.open(pid).await.map(Opened::One)
             };
             let ended = match timeout(config.call_timeout, opening).await {
                 Ok(Ok(stream)) => {
+                    let stream = first_to_deliver(stream, opener.as_ref()).await;
                     lock(&shared.status).stream_error = None;
                     let to = Pump {
                         pid,
@@ -758,6 +803,111 @@ impl State {
     }
 }
 
+/// What opening a stream gave: one stream, or (for a silent stream) the other way and the
+/// usual way again, side by side until one delivers.
+enum Opened {
+    One(Box<dyn LogStream>),
+    Both {
+        other: Box<dyn LogStream>,
+        usual: Box<dyn LogStream>,
+    },
+}
+
+/// A silent stream's replacement: the other way (the RemoteXPC shim) and the usual way again,
+/// both; whichever opens.
+async fn open_both_ways(
+    opener: &dyn crate::services::StreamOpener,
+    pid: u32,
+) -> phonelogs_driver::Result<Opened> {
+    let (other, usual) = tokio::join!(opener.open_other(pid), opener.open(pid));
+    match (other, usual) {
+        (Ok(other), Ok(usual)) => Ok(Opened::Both { other, usual }),
+        (Ok(other), Err(error)) => {
+            tracing::debug!(pid, %error, "the usual way did not open again; the other way alone");
+            Ok(Opened::One(other))
+        }
+        (Err(error), Ok(usual)) => {
+            tracing::debug!(pid, %error, "no other way to the stream; opened as before");
+            Ok(Opened::One(usual))
+        }
+        (Err(_), Err(error)) => Err(error),
+    }
+}
+
+/// How long the usual way may lag behind the other way's first entry and still count as
+/// working (both ways carry the same entries on a phone where both work).
+const USUAL_GRACE: Duration = Duration::from_secs(2);
+
+/// The stream to read: the one opened, or of two side by side the first to deliver an entry
+/// (the usual way on a tie, or when it delivers within [`USUAL_GRACE`] of the other), the
+/// other closed. Only the usual way staying silent while the other delivers tells the phone its
+/// usual way is what is silent; a quiet app's two streams just wait.
+async fn first_to_deliver(
+    opened: Opened,
+    opener: &dyn crate::services::StreamOpener,
+) -> Box<dyn LogStream> {
+    let (mut other, mut usual) = match opened {
+        Opened::One(stream) => return stream,
+        Opened::Both { other, usual } => (other, usual),
+    };
+    let (first, from_other) = tokio::select! {
+        biased;
+        entry = usual.next_entry() => (entry, false),
+        entry = other.next_entry() => (entry, true),
+    };
+    let entry = match first {
+        Ok(Some(entry)) => entry,
+        // The first to say anything closed or failed: the other one goes on alone.
+        _ => return if from_other { usual } else { other },
+    };
+    if !from_other {
+        return Box::new(Prepended::new(vec![entry], usual));
+    }
+    match timeout(USUAL_GRACE, usual.next_entry()).await {
+        // The usual way works too, a moment behind: it is kept, after the other's entry when
+        // that one is not the same.
+        Ok(Ok(Some(again))) => {
+            let same = (again.seconds, again.microseconds) == (entry.seconds, entry.microseconds)
+                && fingerprint(&again) == fingerprint(&entry);
+            let first = if same {
+                vec![again]
+            } else {
+                vec![entry, again]
+            };
+            Box::new(Prepended::new(first, usual))
+        }
+        _ => {
+            opener.other_way_worked();
+            Box::new(Prepended::new(vec![entry], other))
+        }
+    }
+}
+
+/// A stream whose first entries were already read.
+struct Prepended {
+    first: VecDeque<OsTraceEntry>,
+    rest: Box<dyn LogStream>,
+}
+
+impl Prepended {
+    fn new(first: Vec<OsTraceEntry>, rest: Box<dyn LogStream>) -> Self {
+        Prepended {
+            first: first.into(),
+            rest,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl LogStream for Prepended {
+    async fn next_entry(&mut self) -> phonelogs_driver::Result<Option<OsTraceEntry>> {
+        match self.first.pop_front() {
+            Some(entry) => Ok(Some(entry)),
+            None => self.rest.next_entry().await,
+        }
+    }
+}
+
 /// Where one stream's entries go.
 struct Pump<'a> {
     pid: u32,
@@ -773,6 +923,10 @@ struct Pump<'a> {
 async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
     // The executable path last seen inside the bundle: the same text again needs no new check.
     let mut confirmed: Option<String> = None;
+    // A stream opened again for a pid whose entries were passed on before may send some of
+    // them again: until its first new entry, what the mark covers is skipped. Only then: a
+    // phone whose clock went back must not lose what it logs afterwards.
+    let mut replay = lock(&to.shared.delivered).get(&to.pid).cloned();
     loop {
         match stream.next_entry().await {
             Ok(Some(entry)) => {
@@ -782,6 +936,12 @@ async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
                 // cannot be checked: it is left out, and the stream read on.
                 if entry.pid != to.pid || entry.filename.is_empty() {
                     continue;
+                }
+                if let Some(mark) = &replay {
+                    if mark.covers(&entry) {
+                        continue;
+                    }
+                    replay = None;
                 }
                 if confirmed.as_deref() != Some(entry.filename.as_str()) {
                     if !in_bundle(&entry.filename, to.bundle) {
@@ -796,6 +956,13 @@ async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
                     confirmed = Some(entry.filename.clone());
                 }
                 to.entries.fetch_add(1, Ordering::Relaxed);
+                {
+                    let mut delivered = lock(&to.shared.delivered);
+                    if delivered.len() >= MAX_MARKED_PIDS && !delivered.contains_key(&to.pid) {
+                        delivered.clear();
+                    }
+                    delivered.entry(to.pid).or_default().note(&entry);
+                }
                 let max = (to.config.max_lines, to.config.max_text_bytes);
                 let (lines, over) = entry_to_newest_lines(&entry, to.config.max_line_bytes, max);
                 {

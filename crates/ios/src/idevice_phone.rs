@@ -804,15 +804,19 @@ impl StreamOpener for IdevicePhone {
     }
 
     async fn open_other(&self, pid: u32) -> Result<Box<dyn LogStream>> {
-        // A lockdown stream stayed silent while its process ran: from now on this phone's
-        // streams open through the shim first.
         let mut socket = self.shim().await?;
         protocol::start_activity(&mut socket, pid).await?;
-        self.shim_first.store(true, Ordering::Relaxed);
         Ok(Box::new(SocketStream {
             socket,
             skipped: protocol::Skipped::default(),
         }))
+    }
+
+    fn other_way_worked(&self) {
+        // The shim delivered while lockdown, opened beside it, stayed silent: from now on this
+        // phone's streams open through the shim first. A quiet app (both silent) never gets
+        // here.
+        self.shim_first.store(true, Ordering::Relaxed);
     }
 }
 

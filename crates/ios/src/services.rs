@@ -52,13 +52,19 @@ pub trait StreamOpener: Send + Sync {
     /// Opens the stream of `pid` another way than [`StreamOpener::open`] did, for a stream
     /// that opened and then stayed silent while its process ran (reported of lockdown's
     /// os_trace_relay on iOS 27 betas): the RemoteXPC shim through the CoreDevice tunnel.
-    /// `Unsupported` when the phone has no other way (no tunnel), the default.
+    /// `Unsupported` when the phone has no other way (no tunnel), the default. Opening it
+    /// changes nothing else: a quiet app's stream is silent too.
     async fn open_other(&self, pid: u32) -> Result<Box<dyn LogStream>> {
         let _ = pid;
         Err(phonelogs_driver::Error::Unsupported(
             "no other way to the phone's os_trace_relay".into(),
         ))
     }
+
+    /// The other way delivered an entry while the usual way, opened again beside it, had not:
+    /// the usual way is what is silent on this phone, so its later streams may open the other
+    /// way first. Nothing by default.
+    fn other_way_worked(&self) {}
 }
 
 /// What installation_proxy's `Lookup` says about an installed app.

@@ -90,7 +90,7 @@ impl ProcessSource {
     /// The source as people name it.
     pub fn describe(self) -> &'static str {
         match self {
-            ProcessSource::CoreDevice => "CoreDevice's process list (through the USB tunnel)",
+            ProcessSource::CoreDevice => "CoreDevice's process list (through the tunnel)",
             ProcessSource::Instruments => "instruments' process list",
             ProcessSource::PidList => "os_trace_relay's PidList (process names only)",
         }

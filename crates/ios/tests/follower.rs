@@ -572,11 +572,38 @@ async fn a_silent_stream_is_opened_again_the_other_way_once() {
     sleep(Duration::from_secs(3)).await;
     assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
     phone.log(&raw(100, T0, INFO, &exe(), "through the shim"));
+    // The usual way is given 2 s (the paused clock's) to show it works too; it does not.
+    sleep(Duration::from_secs(3)).await;
     settle().await;
     assert_eq!(texts(&follower), ["through the shim"]);
     sleep(Duration::from_secs(20)).await;
     assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
-    assert_eq!(phone.opened(), [100]);
+    // The usual way was opened again beside the other; the other delivered first.
+    assert_eq!(phone.opened(), [100, 100]);
+    assert_eq!(phone.state.lock().unwrap().other_worked, 1);
+}
+
+/// A quiet app (its process logs nothing for a while, on a phone whose usual way works) is not
+/// taken for a silent stream: the other way is tried beside the usual one, the usual one
+/// delivers the app's next line, and the phone is not told to prefer the other way (issue 38:
+/// a quiet app triggered the iOS 27 fallback after 5 s on 17.4 to 26).
+#[tokio::test(start_paused = true)]
+async fn a_quiet_app_does_not_switch_the_phone_to_the_other_way() {
+    let phone = setup();
+    phone.state.lock().unwrap().other_mode = Some(StreamMode::Stall);
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    sleep(Duration::from_secs(7)).await;
+    assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
+    phone.log(&raw(100, T0, INFO, &exe(), "after a quiet while"));
+    settle().await;
+    assert_eq!(texts(&follower), ["after a quiet while"]);
+    phone.log(&raw(100, T0 + 1, INFO, &exe(), "and on"));
+    settle().await;
+    assert_eq!(texts(&follower), ["after a quiet while", "and on"]);
+    assert_eq!(phone.state.lock().unwrap().other_worked, 0);
+    sleep(Duration::from_secs(20)).await;
+    assert_eq!(phone.state.lock().unwrap().opened_other, [100]);
 }
 
 /// Without another way (no tunnel) the silent stream is opened again as before, and the
@@ -640,4 +667,33 @@ async fn the_notices_say_not_running_and_why_the_list_failed() {
     phone.state.lock().unwrap().fail_processes = false;
     sleep(Duration::from_millis(1_500)).await;
     assert!(!notices(&follower).iter().any(|n| n.lines_may_be_missing()));
+}
+
+/// A stream the phone closes is opened again at the next poll; a phone that sends the newest
+/// entries again on the new stream does not make the app's lines appear twice (issue 38), and
+/// an entry of the same instant that was not delivered still is.
+#[tokio::test(start_paused = true)]
+async fn a_reopened_stream_does_not_replay_lines_already_delivered() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    phone.log(&raw(100, T0, INFO, &exe(), "first"));
+    phone.log(&raw(100, T0 + 1, INFO, &exe(), "second"));
+    settle().await;
+    assert_eq!(texts(&follower), ["first", "second"]);
+    phone.close_streams(100);
+    // What the reopened stream sends first: the two again, one of the same instant that was
+    // never delivered, then a new one.
+    phone.add_backlog(raw(100, T0, INFO, &exe(), "first"));
+    phone.add_backlog(raw(100, T0 + 1, INFO, &exe(), "second"));
+    phone.add_backlog(raw(100, T0 + 1, INFO, &exe(), "second's twin"));
+    phone.add_backlog(raw(100, T0 + 2, INFO, &exe(), "third"));
+    sleep(Duration::from_secs(2)).await;
+    settle().await;
+    assert_eq!(phone.opened(), [100, 100]);
+    assert_eq!(
+        texts(&follower),
+        ["first", "second", "second's twin", "third"]
+    );
 }

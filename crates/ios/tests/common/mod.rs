@@ -139,6 +139,8 @@ pub struct FakeState {
     pub other_mode: Option<StreamMode>,
     /// Every pid a stream was opened for the other way.
     pub opened_other: Vec<u32>,
+    /// How often the follower said the other way delivered first.
+    pub other_worked: usize,
     pub files: HashMap<String, Vec<u8>>,
     pub reads: Vec<String>,
     pub flushes: u64,
@@ -192,6 +194,12 @@ impl FakePhone {
 
     pub fn set_mode(&self, pid: u32, mode: StreamMode) {
         self.state.lock().unwrap().modes.insert(pid, mode);
+    }
+
+    /// Ends every open stream of `pid`, as the phone closing it (the follower opens it again
+    /// at its next poll while the process runs).
+    pub fn close_streams(&self, pid: u32) {
+        self.state.lock().unwrap().senders.remove(&pid);
     }
 
     pub fn add_backlog(&self, raw: Raw) {
@@ -318,6 +326,10 @@ impl StreamOpener for FakePhone {
             mode
         };
         self.stream(pid, mode).await
+    }
+
+    fn other_way_worked(&self) {
+        self.state.lock().unwrap().other_worked += 1;
     }
 }
 
