@@ -26,6 +26,7 @@
 //!   and the client falls back to `initialize` (the official SDKs do).
 
 mod session;
+mod stateless;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -47,6 +48,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use self::session::HttpSession;
+use self::stateless::TokenTask;
 
 /// The largest request body served, in bytes (larger: 413).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -56,6 +58,8 @@ pub const ENDPOINT: &str = "/mcp";
 pub const MIN_TOKEN_CHARS: usize = 16;
 /// The most connections served at once; more wait to be accepted.
 const MAX_CONNECTIONS: usize = 512;
+/// How often idle stateless tasks are ended (at most; sooner with a shorter idle timeout).
+const REAP_EVERY: Duration = Duration::from_secs(30);
 
 /// The HTTP flags (`phonelogs-mcp --http ADDR …`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -181,10 +185,12 @@ impl TokenLine {
 /// The word that marks a token line's client as one a person sits at.
 pub const PERSON_MARK: &str = "person";
 
-/// A token and the agent service (an index into [`Server::agents`]) it stands for.
+/// A token, the agent service (an index into [`Server::agents`]) it stands for, and its task on
+/// the stateless wire with the rmcp service that serves it.
 struct Token {
     secret: String,
     agent: usize,
+    stateless: Service,
 }
 
 type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
@@ -193,6 +199,8 @@ type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
 struct AgentService {
     name: String,
     seat: ClientSeat,
+    /// What each of its tasks is started with.
+    task: TaskSpec,
     service: Service,
     sessions: Arc<LocalSessionManager>,
 }
@@ -219,6 +227,8 @@ pub struct Serve {
     pub task_apps: Option<Vec<phonelogs_driver::AppId>>,
     /// The state directory, where a made token is written.
     pub state_dir: PathBuf,
+    /// Where the person's questions go: `Person` asks no token's client, `person` mark or not.
+    pub questions: crate::config::QuestionsTo,
     /// The servers' options.
     pub options: ServerOptions,
 }
@@ -308,9 +318,13 @@ fn build(
 ) -> Server {
     let mut agents: Vec<AgentService> = Vec::new();
     let mut tokens = Vec::new();
+    let mut tasks = Vec::new();
     let config = rmcp_config(settings, bound);
     for line in lines {
-        let seat = line.seat();
+        let seat = match serve.questions {
+            crate::config::QuestionsTo::Client => line.seat(),
+            crate::config::QuestionsTo::Person => ClientSeat::Agent,
+        };
         let agent = match &line.agent {
             Some(name) => agent_named(name, &serve.default_agent, &serve.policy),
             None => serve.default_agent.clone(),
@@ -325,11 +339,20 @@ fn build(
                 agents.len() - 1
             }
         };
+        let task = token_task(serve, &agents[index], settings);
+        tasks.push(task.clone());
+        let factory = move || task.serve_request();
         tokens.push(Token {
             secret: line.token,
             agent: index,
+            stateless: StreamableHttpService::new(
+                factory,
+                Arc::new(LocalSessionManager::default()),
+                config.clone(),
+            ),
         });
     }
+    TokenTask::spawn_reaper(tasks, REAP_EVERY.min(settings.idle_timeout));
     Server {
         tokens,
         agents,
@@ -338,6 +361,18 @@ fn build(
         read_timeout: settings.read_timeout,
         opening: tokio::sync::Mutex::new(()),
     }
+}
+
+/// A token's task on the stateless wire: the agent's, with the seat of its service.
+fn token_task(serve: &Serve, agent: &AgentService, settings: &HttpSettings) -> Arc<TokenTask> {
+    let (gateway, task) = (serve.gateway.clone(), agent.task.clone());
+    let options = ServerOptions {
+        client: agent.seat,
+        ..serve.options.clone()
+    };
+    let make =
+        Box::new(move || PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone()));
+    TokenTask::new(make, settings.idle_timeout)
 }
 
 /// The agent a token names: the policy's agent of that name, else the default agent's mode
@@ -368,6 +403,7 @@ fn agent_service(
         client: seat,
         ..serve.options.clone()
     };
+    let spec = task.clone();
     let factory = move || {
         PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone())
             .map(HttpSession::new)
@@ -379,6 +415,7 @@ fn agent_service(
     AgentService {
         name,
         seat,
+        task: spec,
         service: StreamableHttpService::new(factory, sessions.clone(), config),
         sessions,
     }
@@ -471,9 +508,10 @@ fn unauthorized() -> Response<Body> {
 
 impl Server {
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
-        let Some(agent) = self.agent_of(request.headers()) else {
+        let Some(token) = self.token_of(request.headers()) else {
             return unauthorized();
         };
+        let agent = self.tokens[token].agent;
         if request.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, "Not Found: the endpoint is /mcp\n");
         }
@@ -513,9 +551,10 @@ impl Server {
         let is_delete = parts.method == Method::DELETE;
         let request = Request::from_parts(parts, Full::new(bytes));
         match outside {
-            Some(Outside::Stateless) => plain(
+            Some(Outside::Stateless) => self.tokens[token].stateless.handle(request).await,
+            Some(Outside::NoSession) => plain(
                 StatusCode::BAD_REQUEST,
-                "Bad Request: phonelogs serves MCP over HTTP in sessions: send initialize first\n",
+                "Bad Request: no session: send initialize first (2025-11-25), or the request's _meta with protocol 2026-07-28\n",
             ),
             Some(Outside::Opening) => {
                 let _opening = self.opening.lock().await;
@@ -548,8 +587,9 @@ impl Server {
         }
     }
 
-    /// The agent whose token the request carries, comparing with every token in constant time.
-    fn agent_of(&self, headers: &hyper::HeaderMap) -> Option<usize> {
+    /// The token the request carries (an index into [`Server::tokens`]), comparing with every
+    /// token in constant time.
+    fn token_of(&self, headers: &hyper::HeaderMap) -> Option<usize> {
         let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
         let (scheme, given) = value.split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
@@ -557,9 +597,9 @@ impl Server {
         }
         let given = given.trim();
         let mut found = None;
-        for token in &self.tokens {
+        for (index, token) in self.tokens.iter().enumerate() {
             if same(given, &token.secret) {
-                found = Some(token.agent);
+                found = Some(index);
             }
         }
         found
@@ -592,12 +632,17 @@ impl AgentService {
 enum Outside {
     /// An `initialize`: a session opens.
     Opening,
-    /// Anything else outside a session, or a request that names the stateless revision.
+    /// A request that names protocol 2026-07-28 or later (its `_meta` or its
+    /// `MCP-Protocol-Version`), or `server/discover`: served statelessly by rmcp, in the
+    /// token's task.
     Stateless,
+    /// Anything else outside a session: refused, as before the stateless wire.
+    NoSession,
 }
 
-/// Whether a POST is outside a session: an `initialize` opens one; anything else, or a request
-/// naming protocol 2026-07-28 or later (served statelessly by rmcp), is refused.
+/// Whether a POST is outside a session: an `initialize` opens one; a request of the stateless
+/// wire is served in the token's task (rmcp checks its `_meta`, headers and version, and
+/// answers what is wrong with the wire's own errors); anything else is refused.
 fn outside_a_session(headers: &hyper::HeaderMap, body: &[u8]) -> Option<Outside> {
     let stateless_version = |version: &str| version >= "2026-07-28";
     let header_version = headers
@@ -615,13 +660,17 @@ fn outside_a_session(headers: &hyper::HeaderMap, body: &[u8]) -> Option<Outside>
     if meta_version.is_some_and(stateless_version) {
         return Some(Outside::Stateless);
     }
+    let method = message.get("method").and_then(|m| m.as_str());
+    if method == Some("server/discover") {
+        return Some(Outside::Stateless);
+    }
     if has_session {
         return None;
     }
-    if message.get("method").and_then(|m| m.as_str()) == Some("initialize") {
+    if method == Some("initialize") {
         Some(Outside::Opening)
     } else {
-        Some(Outside::Stateless)
+        Some(Outside::NoSession)
     }
 }
 

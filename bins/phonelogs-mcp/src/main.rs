@@ -16,7 +16,7 @@ use clap::Parser;
 use phonelogs_gateway::{Gateway, TaskSpec};
 use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 
-use crate::config::{Args, Settings};
+use crate::config::{Args, QuestionsTo, Settings};
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -78,6 +78,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             policy: settings.policy.clone(),
             task_apps: settings.task_apps.clone(),
             state_dir: settings.state_dir.clone(),
+            questions: settings.questions,
             options,
         };
         return http::serve(serve, http).await;
@@ -93,9 +94,13 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         demo = ?settings.demo,
         "phonelogs-mcp serving on stdio"
     );
-    // On stdio the client is the one the person started and sits at: its dialog is theirs.
+    // On stdio the client is the one the person started and sits at: its dialog is theirs,
+    // unless the person said to ask them on their own side only (`--questions person`).
     let options = ServerOptions {
-        client: ClientSeat::Person,
+        client: match settings.questions {
+            QuestionsTo::Client => ClientSeat::Person,
+            QuestionsTo::Person => ClientSeat::Agent,
+        },
         ..options
     };
     let server = PhoneLogsServer::new(gateway, task, options).context("starting the MCP server")?;

@@ -482,3 +482,59 @@ fn dry_run_backup_broken_file_remove_and_doctor() {
         "{none}"
     );
 }
+
+/// Issue 37, item 7: `--questions person` is written into the client's entry after the agent's
+/// name, and phonelogs-mcp takes the entry as it is written (it starts and serves the tool
+/// list with it); `client` writes nothing, and the flag is not taken after `--`.
+#[test]
+fn questions_person_is_written_into_the_entry_and_the_server_takes_it() {
+    let Some(server) = server() else { return };
+    let s = sides();
+    ok(&phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &[
+            "setup",
+            "cursor",
+            "--questions",
+            "person",
+            "--",
+            "--demo=fake",
+        ],
+    ));
+    let value = json(&s.our_home.join(".cursor/mcp.json"));
+    let args: Vec<String> = value["mcpServers"]["phonelogs"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        args,
+        ["--agent", "cursor", "--questions", "person", "--demo=fake"]
+    );
+    // The server parses the entry's arguments: `--help` exits 0 only when every flag before it
+    // is known.
+    let mut command = Command::new(&server);
+    command.args(&args).arg("--help");
+    let out = run_with_limit(command, LIMIT);
+    assert!(out.status.success(), "{out:?}");
+
+    ok(&phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "cursor", "--questions", "client"],
+    ));
+    let value = json(&s.our_home.join(".cursor/mcp.json"));
+    assert_eq!(
+        value["mcpServers"]["phonelogs"]["args"],
+        serde_json::json!(["--agent", "cursor"])
+    );
+    for bad in [
+        &["setup", "cursor", "--questions", "agent"][..],
+        &["setup", "cursor", "--", "--questions", "person"][..],
+    ] {
+        let out = phonelogs(&s.our_home, &s.our_project, bad);
+        assert!(!out.status.success(), "{bad:?}: {out:?}");
+    }
+}

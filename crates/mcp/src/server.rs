@@ -17,7 +17,7 @@ use rmcp::model::{
     InputRequest, InputRequests, InputRequiredResult, ProgressNotificationParam, ProtocolVersion,
     ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::Error;
@@ -180,10 +180,7 @@ impl PhoneLogsServer {
         approval_id: &str,
         question: String,
     ) -> Asked {
-        let can_ask = context
-            .client_capabilities()
-            .is_some_and(|caps| caps.elicitation.is_some());
-        if !can_ask {
+        if !ask::declares_form(context.client_capabilities().as_ref()) {
             return Asked::Pending;
         }
         let state = PendingState {
@@ -214,11 +211,7 @@ impl PhoneLogsServer {
         approval_id: &str,
         question: String,
     ) -> Asked {
-        if !context
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
+        if !ask::declares_form(context.client_capabilities().as_ref()) {
             return Asked::Pending;
         }
         let timeout = self.inner.options.ask_timeout;
