@@ -56,8 +56,10 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub const ENDPOINT: &str = "/mcp";
 /// The fewest characters a token of a token file may have.
 pub const MIN_TOKEN_CHARS: usize = 16;
-/// The most connections served at once; more wait to be accepted.
-const MAX_CONNECTIONS: usize = 512;
+/// The most connections served at once by default; more wait to be accepted.
+pub const MAX_CONNECTIONS: usize = 512;
+/// The fewest connections a token may hold, however many tokens share the slots.
+pub const MIN_CONNECTIONS_PER_TOKEN: usize = 4;
 /// How often idle stateless tasks are ended (at most; sooner with a shorter idle timeout).
 const REAP_EVERY: Duration = Duration::from_secs(30);
 
@@ -98,6 +100,10 @@ pub struct HttpArgs {
     /// The most MCP sessions one agent may have open at once.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub http_max_sessions_per_agent: usize,
+    /// The most connections served at once; each token of the token file may hold an equal
+    /// share of them (at least 4), so one agent's long waits cannot hold them all.
+    #[arg(long, value_name = "N", default_value_t = MAX_CONNECTIONS)]
+    pub http_max_connections: usize,
 }
 
 /// The HTTP settings, checked.
@@ -119,6 +125,8 @@ pub struct HttpSettings {
     pub max_sessions: usize,
     /// The most sessions of one agent at once.
     pub max_sessions_per_agent: usize,
+    /// The most connections at once, shared fairly by the tokens.
+    pub max_connections: usize,
 }
 
 impl HttpArgs {
@@ -141,9 +149,10 @@ impl HttpArgs {
         if self.http_max_sessions == 0
             || self.http_max_sessions_per_agent == 0
             || self.http_read_timeout == 0
+            || self.http_max_connections == 0
         {
             bail!(
-                "--http-max-sessions, --http-max-sessions-per-agent and --http-read-timeout must be at least 1"
+                "--http-max-sessions, --http-max-sessions-per-agent, --http-max-connections and --http-read-timeout must be at least 1"
             );
         }
         Ok(Some(HttpSettings {
@@ -155,6 +164,7 @@ impl HttpArgs {
             read_timeout: Duration::from_secs(self.http_read_timeout),
             max_sessions: self.http_max_sessions,
             max_sessions_per_agent: self.http_max_sessions_per_agent,
+            max_connections: self.http_max_connections,
         }))
     }
 }
@@ -191,6 +201,8 @@ struct Token {
     secret: String,
     agent: usize,
     stateless: Service,
+    /// The token's share of the connection slots ([`fair_share`]).
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
@@ -264,7 +276,7 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
     eprintln!("phonelogs-mcp: serving MCP on http://{bound}{ENDPOINT}");
     let served = tokio::select! {
-        served = accept(listener, server, settings.read_timeout) => served,
+        served = accept(listener, server, settings.max_connections, settings.read_timeout) => served,
         signal = stop_signal() => {
             tracing::info!(signal, "phonelogs-mcp stopping");
             Ok(())
@@ -320,6 +332,7 @@ fn build(
     let mut tokens = Vec::new();
     let mut tasks = Vec::new();
     let config = rmcp_config(settings, bound);
+    let share = fair_share(settings.max_connections, lines.len());
     for line in lines {
         let seat = match serve.questions {
             crate::config::QuestionsTo::Client => line.seat(),
@@ -350,6 +363,7 @@ fn build(
                 Arc::new(LocalSessionManager::default()),
                 config.clone(),
             ),
+            slots: Arc::new(tokio::sync::Semaphore::new(share)),
         });
     }
     TokenTask::spawn_reaper(tasks, REAP_EVERY.min(settings.idle_timeout));
@@ -441,12 +455,22 @@ fn rmcp_config(settings: &HttpSettings, bound: SocketAddr) -> StreamableHttpServ
         .with_max_request_body_bytes(MAX_BODY_BYTES)
 }
 
+/// Each token's share of `connections` slots when `tokens` tokens share them: an equal part,
+/// at least [`MIN_CONNECTIONS_PER_TOKEN`] (so with very many tokens the shares add up to more
+/// than the whole, and the whole still holds), at most the whole.
+fn fair_share(connections: usize, tokens: usize) -> usize {
+    (connections / tokens.max(1))
+        .max(MIN_CONNECTIONS_PER_TOKEN)
+        .min(connections)
+}
+
 async fn accept(
     listener: tokio::net::TcpListener,
     server: Arc<Server>,
+    connections: usize,
     read_timeout: Duration,
 ) -> anyhow::Result<()> {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(tokio::sync::Semaphore::new(connections));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
             bail!("the connection limit was closed");
@@ -468,9 +492,11 @@ async fn accept(
         }
         let server = server.clone();
         tokio::spawn(async move {
+            // The token this connection's slot is counted against, once a request names one.
+            let held = Arc::new(std::sync::Mutex::new(None));
             let service = hyper::service::service_fn(move |request| {
-                let server = server.clone();
-                async move { Ok::<_, Infallible>(server.handle(request).await) }
+                let (server, held) = (server.clone(), held.clone());
+                async move { Ok::<_, Infallible>(server.handle(request, &held).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -506,11 +532,24 @@ fn unauthorized() -> Response<Body> {
     response
 }
 
+/// The token a connection is counted against, and its slot of that token's share.
+type Held = std::sync::Mutex<Option<(usize, tokio::sync::OwnedSemaphorePermit)>>;
+
 impl Server {
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+    async fn handle(&self, request: Request<Incoming>, held: &Held) -> Response<Body> {
         let Some(token) = self.token_of(request.headers()) else {
             return unauthorized();
         };
+        if !self.hold_slot(token, held) {
+            let mut response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: this token holds its share of the connections; close one or wait\n",
+            );
+            let headers = response.headers_mut();
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
         let agent = self.tokens[token].agent;
         if request.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, "Not Found: the endpoint is /mcp\n");
@@ -584,6 +623,26 @@ impl Server {
                 response
             }
             None => service.service.handle(request).await,
+        }
+    }
+
+    /// Counts the connection against `token`'s share of the slots (once: its later requests
+    /// with the same token hold the same slot; a request with another token moves it). False
+    /// when the token's share is all held by its other connections.
+    fn hold_slot(&self, token: usize, held: &Held) -> bool {
+        let Ok(mut held) = held.lock() else {
+            return false;
+        };
+        if held.as_ref().is_some_and(|(holder, _)| *holder == token) {
+            return true;
+        }
+        *held = None;
+        match self.tokens[token].slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                *held = Some((token, permit));
+                true
+            }
+            Err(_) => false,
         }
     }
 
@@ -859,6 +918,16 @@ mod tests {
     }
 
     #[test]
+    fn each_token_gets_an_equal_share_of_the_connections_and_at_least_four() {
+        assert_eq!(fair_share(512, 1), 512);
+        assert_eq!(fair_share(512, 4), 128);
+        assert_eq!(fair_share(512, 3), 170);
+        assert_eq!(fair_share(512, 1000), MIN_CONNECTIONS_PER_TOKEN);
+        assert_eq!(fair_share(2, 1), 2);
+        assert_eq!(fair_share(8, 0), 8);
+    }
+
+    #[test]
     fn same_compares_whole_tokens() {
         assert!(same("0123456789abcdef", "0123456789abcdef"));
         assert!(!same("0123456789abcdeX", "0123456789abcdef"));
@@ -876,6 +945,7 @@ mod tests {
             http_read_timeout: 30,
             http_max_sessions: 4,
             http_max_sessions_per_agent: 2,
+            http_max_connections: 8,
             ..HttpArgs::default()
         };
         assert!(
