@@ -538,3 +538,42 @@ fn questions_person_is_written_into_the_entry_and_the_server_takes_it() {
         assert!(!out.status.success(), "{bad:?}: {out:?}");
     }
 }
+
+/// Issue 39, item 6: Android Studio's agent reads `mcp.json` in its configuration directory
+/// (developer.android.com/studio/gemini/add-mcp-server), the newest `AndroidStudio<version>`
+/// under the user's Google folder; without one, setup says to start Android Studio once.
+#[test]
+fn android_studio_gets_its_entry_in_the_newest_configuration_directory() {
+    let Some(server) = server() else { return };
+    let s = sides();
+    let out = phonelogs(&s.our_home, &s.our_project, &["setup", "android-studio"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("start Android Studio once"),
+        "{out:?}"
+    );
+    let google = s.our_home.join(".config/Google");
+    for version in ["AndroidStudio2024.3", "AndroidStudio2025.1.2"] {
+        std::fs::create_dir_all(google.join(version)).unwrap();
+    }
+    ok(&phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "android-studio"],
+    ));
+    let value = json(&google.join("AndroidStudio2025.1.2/mcp.json"));
+    assert_eq!(
+        value["mcpServers"]["phonelogs"],
+        serde_json::json!({
+            "command": server.to_string_lossy(),
+            "args": ["--agent", "android-studio"],
+        })
+    );
+    assert!(!google.join("AndroidStudio2024.3/mcp.json").exists());
+    let out = phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "android-studio", "--scope", "project"],
+    );
+    assert!(!out.status.success());
+}
