@@ -18,6 +18,9 @@ use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 
 use crate::config::{Args, QuestionsTo, Settings};
 
+/// `docs/SKILL.md`, served through the Skills extension.
+const SKILL_MD: &str = include_str!("../../../docs/SKILL.md");
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     // Diagnostics go to standard error: standard output is the protocol.
@@ -65,6 +68,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let gateway = builder.build().context("opening the phonelogs state")?;
     let options = ServerOptions {
         instructions_note: demo_note(_demo.as_ref()),
+        // Our skill, through the Skills extension: the same file the Claude Code plugin ships.
+        skill: Some(SKILL_MD.to_owned()),
         ..ServerOptions::default()
     };
     if let Some(http) = settings.http.clone() {
