@@ -163,6 +163,10 @@ async fn discover_list_and_call_are_served_without_initialize_or_a_session() {
     assert_eq!(reply.status, 400, "{reply:?}");
     assert_eq!(only(&reply)["error"]["code"], -32022, "{reply:?}");
 
+    // A method the revision removed: method not found.
+    let ping = post(addr, FIRST, "ping", json!({}), &[]).await;
+    assert_eq!(only(&ping)["error"]["code"], -32601, "{ping:?}");
+
     // The same front door as the sessions: a wrong token, a foreign Origin.
     let wrong = post(
         addr,
