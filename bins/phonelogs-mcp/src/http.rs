@@ -20,10 +20,12 @@
 //! - **limits**: the body is read here, at most [`MAX_BODY_BYTES`] (413) within the read timeout
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
 //!   at most `--http-max-sessions` sessions in all and `--http-max-sessions-per-agent` per agent
-//!   (503), so one token cannot take every session.
-//! - **sessions only**: a request outside a session (the stateless 2026-07-28 form) would make
-//!   a new task per request, so an approval could never be carried to the retry; it gets 400
-//!   and the client falls back to `initialize` (the official SDKs do).
+//!   (503), so one token cannot take every session; at most `--http-max-connections`
+//!   connections, each token holding at most its fair share of them ([`fair_share`]; 503).
+//! - **both wires**: a request naming protocol 2026-07-28 (or `server/discover`) is served
+//!   statelessly by rmcp in the token's own task ([`stateless::TokenTask`]: a task per request
+//!   would lose every approval before its retry); anything else is the 2025-11-25 session wire
+//!   as above, and a request outside a session that is not `initialize` gets 400.
 
 mod session;
 mod stateless;
