@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
     pub task_apps: Option<Vec<String>>,
     /// A TOML file with the same keys (state_dir, agent, agent_mode, agent_apps, task_apps,
-    /// local_root, result_cap, symbols_dir, adb_servers, usbmuxd, tunneld) and the block rules and extra refused apps under [policy].
+    /// local_root, result_cap, symbols_dir, adb_servers, usbmuxd, tunneld, questions) and the block rules and extra refused apps under [policy].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Where capture_native_tombstone may write (under tombstones/). Default:
@@ -82,6 +82,13 @@ pub struct Args {
     /// asked first; an iPhone no tunneld lists gets our own tunnel (iOS 17.4 and later).
     #[arg(long = "tunneld", value_name = "HOST:PORT")]
     pub tunneld: Vec<String>,
+    /// Who is asked the person's questions: `client` (the default: on stdio the client's own
+    /// dialog as well as the person's side) or `person` (the person's side only: `phonelogs
+    /// approvals`, `phonelogs ui`; the client is never asked, and no answer it sends is taken).
+    /// Use `person` when the client could answer by itself: a scripted client, an agent that can
+    /// drive its own client's dialog.
+    #[arg(long, value_enum, value_name = "WHO")]
+    pub questions: Option<QuestionsTo>,
     /// Streamable HTTP instead of stdio (`--http ADDR` and its flags).
     #[command(flatten)]
     pub http: crate::http::HttpArgs,
@@ -98,6 +105,18 @@ pub enum DemoKind {
     Adbsim,
     /// The simulated iPhone (`phonelogs-iossim`) through the real iOS driver.
     Iossim,
+}
+
+/// Where the person's questions go (`--questions`, `questions`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionsTo {
+    /// The client's dialog where a person sits at it (stdio; an HTTP token marked `person`),
+    /// and the person's side.
+    #[default]
+    Client,
+    /// The person's side only: the client is never asked.
+    Person,
 }
 
 /// The keys of a `--config` file.
@@ -126,6 +145,8 @@ pub struct FileConfig {
     pub usbmuxd: Option<Vec<String>>,
     /// As `--tunneld`, one entry per address.
     pub tunneld: Option<Vec<String>>,
+    /// As `--questions`: `"client"` or `"person"`.
+    pub questions: Option<QuestionsTo>,
     /// Block rules and extra refused apps (`block`, `finance_apps`, `password_managers`,
     /// `phone_apps`, `helpers`, `agents`).
     #[serde(default)]
@@ -159,6 +180,8 @@ pub struct Settings {
     pub tunneld: Vec<String>,
     /// Streamable HTTP, when `--http` is given; stdio otherwise.
     pub http: Option<crate::http::HttpSettings>,
+    /// Where the person's questions go.
+    pub questions: QuestionsTo,
 }
 
 impl Settings {
@@ -241,6 +264,7 @@ impl Settings {
             adb_servers: flag_or_file(args.adb_server, file.adb_servers),
             usbmuxd: flag_or_file(args.usbmuxd, file.usbmuxd),
             tunneld: flag_or_file(args.tunneld, file.tunneld),
+            questions: args.questions.or(file.questions).unwrap_or_default(),
         })
     }
 }
@@ -390,6 +414,26 @@ mod tests {
         assert_eq!(s.usbmuxd, ["10.0.0.9:27015"]);
         let s = Settings::merge(args(&[]), FileConfig::default(), env(&[("HOME", "/h")])).unwrap();
         assert!(s.adb_servers.is_empty() && s.usbmuxd.is_empty());
+    }
+
+    #[test]
+    fn questions_go_to_the_client_unless_the_flag_or_the_file_says_person() {
+        let home = || env(&[("HOME", "/h")]);
+        let s = Settings::merge(args(&[]), FileConfig::default(), home()).unwrap();
+        assert_eq!(s.questions, QuestionsTo::Client);
+        let file = || -> FileConfig { toml::from_str("questions = \"person\"").unwrap() };
+        let s = Settings::merge(args(&[]), file(), home()).unwrap();
+        assert_eq!(s.questions, QuestionsTo::Person);
+        let s = Settings::merge(args(&["--questions", "client"]), file(), home()).unwrap();
+        assert_eq!(s.questions, QuestionsTo::Client);
+        let s = Settings::merge(
+            args(&["--questions", "person"]),
+            FileConfig::default(),
+            home(),
+        );
+        assert_eq!(s.unwrap().questions, QuestionsTo::Person);
+        assert!(toml::from_str::<FileConfig>("questions = \"agent\"").is_err());
+        assert!(Args::try_parse_from(["phonelogs-mcp", "--questions", "agent"]).is_err());
     }
 
     #[test]

@@ -20,12 +20,15 @@
 //! - **limits**: the body is read here, at most [`MAX_BODY_BYTES`] (413) within the read timeout
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
 //!   at most `--http-max-sessions` sessions in all and `--http-max-sessions-per-agent` per agent
-//!   (503), so one token cannot take every session.
-//! - **sessions only**: a request outside a session (the stateless 2026-07-28 form) would make
-//!   a new task per request, so an approval could never be carried to the retry; it gets 400
-//!   and the client falls back to `initialize` (the official SDKs do).
+//!   (503), so one token cannot take every session; at most `--http-max-connections`
+//!   connections, each token holding at most its fair share of them ([`fair_share`]; 503).
+//! - **both wires**: a request naming protocol 2026-07-28 (or `server/discover`) is served
+//!   statelessly by rmcp in the token's own task ([`stateless::TokenTask`]: a task per request
+//!   would lose every approval before its retry); anything else is the 2025-11-25 session wire
+//!   as above, and a request outside a session that is not `initialize` gets 400.
 
 mod session;
+mod stateless;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -47,6 +50,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use self::session::HttpSession;
+use self::stateless::TokenTask;
 
 /// The largest request body served, in bytes (larger: 413).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -54,8 +58,12 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub const ENDPOINT: &str = "/mcp";
 /// The fewest characters a token of a token file may have.
 pub const MIN_TOKEN_CHARS: usize = 16;
-/// The most connections served at once; more wait to be accepted.
-const MAX_CONNECTIONS: usize = 512;
+/// The most connections served at once by default; more wait to be accepted.
+pub const MAX_CONNECTIONS: usize = 512;
+/// The fewest connections a token may hold, however many tokens share the slots.
+pub const MIN_CONNECTIONS_PER_TOKEN: usize = 4;
+/// How often idle stateless tasks are ended (at most; sooner with a shorter idle timeout).
+const REAP_EVERY: Duration = Duration::from_secs(30);
 
 /// The HTTP flags (`phonelogs-mcp --http ADDR …`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -94,6 +102,10 @@ pub struct HttpArgs {
     /// The most MCP sessions one agent may have open at once.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub http_max_sessions_per_agent: usize,
+    /// The most connections served at once; each token of the token file may hold an equal
+    /// share of them (at least 4), so one agent's long waits cannot hold them all.
+    #[arg(long, value_name = "N", default_value_t = MAX_CONNECTIONS)]
+    pub http_max_connections: usize,
 }
 
 /// The HTTP settings, checked.
@@ -115,6 +127,8 @@ pub struct HttpSettings {
     pub max_sessions: usize,
     /// The most sessions of one agent at once.
     pub max_sessions_per_agent: usize,
+    /// The most connections at once, shared fairly by the tokens.
+    pub max_connections: usize,
 }
 
 impl HttpArgs {
@@ -137,9 +151,10 @@ impl HttpArgs {
         if self.http_max_sessions == 0
             || self.http_max_sessions_per_agent == 0
             || self.http_read_timeout == 0
+            || self.http_max_connections == 0
         {
             bail!(
-                "--http-max-sessions, --http-max-sessions-per-agent and --http-read-timeout must be at least 1"
+                "--http-max-sessions, --http-max-sessions-per-agent, --http-max-connections and --http-read-timeout must be at least 1"
             );
         }
         Ok(Some(HttpSettings {
@@ -151,6 +166,7 @@ impl HttpArgs {
             read_timeout: Duration::from_secs(self.http_read_timeout),
             max_sessions: self.http_max_sessions,
             max_sessions_per_agent: self.http_max_sessions_per_agent,
+            max_connections: self.http_max_connections,
         }))
     }
 }
@@ -181,10 +197,14 @@ impl TokenLine {
 /// The word that marks a token line's client as one a person sits at.
 pub const PERSON_MARK: &str = "person";
 
-/// A token and the agent service (an index into [`Server::agents`]) it stands for.
+/// A token, the agent service (an index into [`Server::agents`]) it stands for, and its task on
+/// the stateless wire with the rmcp service that serves it.
 struct Token {
     secret: String,
     agent: usize,
+    stateless: Service,
+    /// The token's share of the connection slots ([`fair_share`]).
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
@@ -193,6 +213,8 @@ type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
 struct AgentService {
     name: String,
     seat: ClientSeat,
+    /// What each of its tasks is started with.
+    task: TaskSpec,
     service: Service,
     sessions: Arc<LocalSessionManager>,
 }
@@ -219,6 +241,8 @@ pub struct Serve {
     pub task_apps: Option<Vec<phonelogs_driver::AppId>>,
     /// The state directory, where a made token is written.
     pub state_dir: PathBuf,
+    /// Where the person's questions go: `Person` asks no token's client, `person` mark or not.
+    pub questions: crate::config::QuestionsTo,
     /// The servers' options.
     pub options: ServerOptions,
 }
@@ -254,7 +278,7 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
     eprintln!("phonelogs-mcp: serving MCP on http://{bound}{ENDPOINT}");
     let served = tokio::select! {
-        served = accept(listener, server, settings.read_timeout) => served,
+        served = accept(listener, server, settings.max_connections, settings.read_timeout) => served,
         signal = stop_signal() => {
             tracing::info!(signal, "phonelogs-mcp stopping");
             Ok(())
@@ -308,9 +332,14 @@ fn build(
 ) -> Server {
     let mut agents: Vec<AgentService> = Vec::new();
     let mut tokens = Vec::new();
+    let mut tasks = Vec::new();
     let config = rmcp_config(settings, bound);
+    let share = fair_share(settings.max_connections, lines.len());
     for line in lines {
-        let seat = line.seat();
+        let seat = match serve.questions {
+            crate::config::QuestionsTo::Client => line.seat(),
+            crate::config::QuestionsTo::Person => ClientSeat::Agent,
+        };
         let agent = match &line.agent {
             Some(name) => agent_named(name, &serve.default_agent, &serve.policy),
             None => serve.default_agent.clone(),
@@ -325,11 +354,21 @@ fn build(
                 agents.len() - 1
             }
         };
+        let task = token_task(serve, &agents[index], settings);
+        tasks.push(task.clone());
+        let factory = move || task.serve_request();
         tokens.push(Token {
             secret: line.token,
             agent: index,
+            stateless: StreamableHttpService::new(
+                factory,
+                Arc::new(LocalSessionManager::default()),
+                config.clone(),
+            ),
+            slots: Arc::new(tokio::sync::Semaphore::new(share)),
         });
     }
+    TokenTask::spawn_reaper(tasks, REAP_EVERY.min(settings.idle_timeout));
     Server {
         tokens,
         agents,
@@ -338,6 +377,18 @@ fn build(
         read_timeout: settings.read_timeout,
         opening: tokio::sync::Mutex::new(()),
     }
+}
+
+/// A token's task on the stateless wire: the agent's, with the seat of its service.
+fn token_task(serve: &Serve, agent: &AgentService, settings: &HttpSettings) -> Arc<TokenTask> {
+    let (gateway, task) = (serve.gateway.clone(), agent.task.clone());
+    let options = ServerOptions {
+        client: agent.seat,
+        ..serve.options.clone()
+    };
+    let make =
+        Box::new(move || PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone()));
+    TokenTask::new(make, settings.idle_timeout)
 }
 
 /// The agent a token names: the policy's agent of that name, else the default agent's mode
@@ -368,6 +419,7 @@ fn agent_service(
         client: seat,
         ..serve.options.clone()
     };
+    let spec = task.clone();
     let factory = move || {
         PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone())
             .map(HttpSession::new)
@@ -379,6 +431,7 @@ fn agent_service(
     AgentService {
         name,
         seat,
+        task: spec,
         service: StreamableHttpService::new(factory, sessions.clone(), config),
         sessions,
     }
@@ -404,12 +457,22 @@ fn rmcp_config(settings: &HttpSettings, bound: SocketAddr) -> StreamableHttpServ
         .with_max_request_body_bytes(MAX_BODY_BYTES)
 }
 
+/// Each token's share of `connections` slots when `tokens` tokens share them: an equal part,
+/// at least [`MIN_CONNECTIONS_PER_TOKEN`] (so with very many tokens the shares add up to more
+/// than the whole, and the whole still holds), at most the whole.
+fn fair_share(connections: usize, tokens: usize) -> usize {
+    (connections / tokens.max(1))
+        .max(MIN_CONNECTIONS_PER_TOKEN)
+        .min(connections)
+}
+
 async fn accept(
     listener: tokio::net::TcpListener,
     server: Arc<Server>,
+    connections: usize,
     read_timeout: Duration,
 ) -> anyhow::Result<()> {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(tokio::sync::Semaphore::new(connections));
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
             bail!("the connection limit was closed");
@@ -431,9 +494,11 @@ async fn accept(
         }
         let server = server.clone();
         tokio::spawn(async move {
+            // The token this connection's slot is counted against, once a request names one.
+            let held = Arc::new(std::sync::Mutex::new(None));
             let service = hyper::service::service_fn(move |request| {
-                let server = server.clone();
-                async move { Ok::<_, Infallible>(server.handle(request).await) }
+                let (server, held) = (server.clone(), held.clone());
+                async move { Ok::<_, Infallible>(server.handle(request, &held).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -469,11 +534,25 @@ fn unauthorized() -> Response<Body> {
     response
 }
 
+/// The token a connection is counted against, and its slot of that token's share.
+type Held = std::sync::Mutex<Option<(usize, tokio::sync::OwnedSemaphorePermit)>>;
+
 impl Server {
-    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
-        let Some(agent) = self.agent_of(request.headers()) else {
+    async fn handle(&self, request: Request<Incoming>, held: &Held) -> Response<Body> {
+        let Some(token) = self.token_of(request.headers()) else {
             return unauthorized();
         };
+        if !self.hold_slot(token, held) {
+            let mut response = plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: this token holds its share of the connections; close one or wait\n",
+            );
+            let headers = response.headers_mut();
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
+        let agent = self.tokens[token].agent;
         if request.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, "Not Found: the endpoint is /mcp\n");
         }
@@ -513,9 +592,10 @@ impl Server {
         let is_delete = parts.method == Method::DELETE;
         let request = Request::from_parts(parts, Full::new(bytes));
         match outside {
-            Some(Outside::Stateless) => plain(
+            Some(Outside::Stateless) => self.tokens[token].stateless.handle(request).await,
+            Some(Outside::NoSession) => plain(
                 StatusCode::BAD_REQUEST,
-                "Bad Request: phonelogs serves MCP over HTTP in sessions: send initialize first\n",
+                "Bad Request: no session: send initialize first (2025-11-25), or the request's _meta with protocol 2026-07-28\n",
             ),
             Some(Outside::Opening) => {
                 let _opening = self.opening.lock().await;
@@ -548,8 +628,29 @@ impl Server {
         }
     }
 
-    /// The agent whose token the request carries, comparing with every token in constant time.
-    fn agent_of(&self, headers: &hyper::HeaderMap) -> Option<usize> {
+    /// Counts the connection against `token`'s share of the slots (once: its later requests
+    /// with the same token hold the same slot; a request with another token moves it). False
+    /// when the token's share is all held by its other connections.
+    fn hold_slot(&self, token: usize, held: &Held) -> bool {
+        let Ok(mut held) = held.lock() else {
+            return false;
+        };
+        if held.as_ref().is_some_and(|(holder, _)| *holder == token) {
+            return true;
+        }
+        *held = None;
+        match self.tokens[token].slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                *held = Some((token, permit));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The token the request carries (an index into [`Server::tokens`]), comparing with every
+    /// token in constant time.
+    fn token_of(&self, headers: &hyper::HeaderMap) -> Option<usize> {
         let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
         let (scheme, given) = value.split_once(' ')?;
         if !scheme.eq_ignore_ascii_case("bearer") {
@@ -557,9 +658,9 @@ impl Server {
         }
         let given = given.trim();
         let mut found = None;
-        for token in &self.tokens {
+        for (index, token) in self.tokens.iter().enumerate() {
             if same(given, &token.secret) {
-                found = Some(token.agent);
+                found = Some(index);
             }
         }
         found
@@ -592,12 +693,17 @@ impl AgentService {
 enum Outside {
     /// An `initialize`: a session opens.
     Opening,
-    /// Anything else outside a session, or a request that names the stateless revision.
+    /// A request that names protocol 2026-07-28 or later (its `_meta` or its
+    /// `MCP-Protocol-Version`), or `server/discover`: served statelessly by rmcp, in the
+    /// token's task.
     Stateless,
+    /// Anything else outside a session: refused, as before the stateless wire.
+    NoSession,
 }
 
-/// Whether a POST is outside a session: an `initialize` opens one; anything else, or a request
-/// naming protocol 2026-07-28 or later (served statelessly by rmcp), is refused.
+/// Whether a POST is outside a session: an `initialize` opens one; a request of the stateless
+/// wire is served in the token's task (rmcp checks its `_meta`, headers and version, and
+/// answers what is wrong with the wire's own errors); anything else is refused.
 fn outside_a_session(headers: &hyper::HeaderMap, body: &[u8]) -> Option<Outside> {
     let stateless_version = |version: &str| version >= "2026-07-28";
     let header_version = headers
@@ -615,13 +721,17 @@ fn outside_a_session(headers: &hyper::HeaderMap, body: &[u8]) -> Option<Outside>
     if meta_version.is_some_and(stateless_version) {
         return Some(Outside::Stateless);
     }
+    let method = message.get("method").and_then(|m| m.as_str());
+    if method == Some("server/discover") {
+        return Some(Outside::Stateless);
+    }
     if has_session {
         return None;
     }
-    if message.get("method").and_then(|m| m.as_str()) == Some("initialize") {
+    if method == Some("initialize") {
         Some(Outside::Opening)
     } else {
-        Some(Outside::Stateless)
+        Some(Outside::NoSession)
     }
 }
 
@@ -810,6 +920,16 @@ mod tests {
     }
 
     #[test]
+    fn each_token_gets_an_equal_share_of_the_connections_and_at_least_four() {
+        assert_eq!(fair_share(512, 1), 512);
+        assert_eq!(fair_share(512, 4), 128);
+        assert_eq!(fair_share(512, 3), 170);
+        assert_eq!(fair_share(512, 1000), MIN_CONNECTIONS_PER_TOKEN);
+        assert_eq!(fair_share(2, 1), 2);
+        assert_eq!(fair_share(8, 0), 8);
+    }
+
+    #[test]
     fn same_compares_whole_tokens() {
         assert!(same("0123456789abcdef", "0123456789abcdef"));
         assert!(!same("0123456789abcdeX", "0123456789abcdef"));
@@ -827,6 +947,7 @@ mod tests {
             http_read_timeout: 30,
             http_max_sessions: 4,
             http_max_sessions_per_agent: 2,
+            http_max_connections: 8,
             ..HttpArgs::default()
         };
         assert!(

@@ -16,7 +16,10 @@ use clap::Parser;
 use phonelogs_gateway::{Gateway, TaskSpec};
 use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 
-use crate::config::{Args, Settings};
+use crate::config::{Args, QuestionsTo, Settings};
+
+/// `docs/SKILL.md`, served through the Skills extension.
+const SKILL_MD: &str = include_str!("../../../docs/SKILL.md");
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -65,6 +68,8 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     let gateway = builder.build().context("opening the phonelogs state")?;
     let options = ServerOptions {
         instructions_note: demo_note(_demo.as_ref()),
+        // Our skill, through the Skills extension: the same file the Claude Code plugin ships.
+        skill: Some(SKILL_MD.to_owned()),
         ..ServerOptions::default()
     };
     if let Some(http) = settings.http.clone() {
@@ -78,6 +83,7 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
             policy: settings.policy.clone(),
             task_apps: settings.task_apps.clone(),
             state_dir: settings.state_dir.clone(),
+            questions: settings.questions,
             options,
         };
         return http::serve(serve, http).await;
@@ -93,9 +99,13 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         demo = ?settings.demo,
         "phonelogs-mcp serving on stdio"
     );
-    // On stdio the client is the one the person started and sits at: its dialog is theirs.
+    // On stdio the client is the one the person started and sits at: its dialog is theirs,
+    // unless the person said to ask them on their own side only (`--questions person`).
     let options = ServerOptions {
-        client: ClientSeat::Person,
+        client: match settings.questions {
+            QuestionsTo::Client => ClientSeat::Person,
+            QuestionsTo::Person => ClientSeat::Agent,
+        },
         ..options
     };
     let server = PhoneLogsServer::new(gateway, task, options).context("starting the MCP server")?;

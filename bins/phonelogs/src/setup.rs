@@ -50,6 +50,11 @@ pub struct SetupArgs {
     /// PATH).
     #[arg(long, value_name = "PATH")]
     server: Option<PathBuf>,
+    /// Where phonelogs-mcp sends the person's questions: `person` writes `--questions person`
+    /// into the entry (the person's side only, never the client's dialog; see
+    /// docs/permissions.md); `client`, the default, writes nothing.
+    #[arg(long, value_name = "WHO", value_parser = ["client", "person"])]
+    questions: Option<String>,
     /// The project for --scope project (default: the current directory).
     #[arg(long, value_name = "DIR")]
     project_dir: Option<PathBuf>,
@@ -134,6 +139,9 @@ fn entry(args: &SetupArgs) -> Result<Entry> {
         if extra == "--agent" || extra.starts_with("--agent=") {
             bail!("name the agent with `phonelogs setup --agent NAME`, not after `--`");
         }
+        if extra == "--questions" || extra.starts_with("--questions=") {
+            bail!("say where questions go with `phonelogs setup --questions WHO`, not after `--`");
+        }
         if extra == "--http" || extra.starts_with("--http=") {
             bail!(
                 "--http serves Streamable HTTP, which a client does not start; see docs/mcp.md for clients that connect to a URL"
@@ -146,6 +154,9 @@ fn entry(args: &SetupArgs) -> Result<Entry> {
         .clone()
         .unwrap_or_else(|| args.client.id().to_owned());
     let mut argv = vec!["--agent".to_owned(), agent];
+    if args.questions.as_deref() == Some("person") {
+        argv.extend(["--questions".to_owned(), "person".to_owned()]);
+    }
     argv.extend(args.extra.iter().cloned());
     Ok(Entry {
         command: server.to_string_lossy().into_owned(),

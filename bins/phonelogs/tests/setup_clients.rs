@@ -638,3 +638,98 @@ fn setup_keeps_the_last_three_backups() {
     assert!(last.contains("cursor-4"), "{last}");
     assert!(neighbour.exists());
 }
+
+/// Issue 37, item 7: `--questions person` is written into the client's entry after the agent's
+/// name, and phonelogs-mcp takes the entry as it is written (it starts and serves the tool
+/// list with it); `client` writes nothing, and the flag is not taken after `--`.
+#[test]
+fn questions_person_is_written_into_the_entry_and_the_server_takes_it() {
+    let Some(server) = server() else { return };
+    let s = sides();
+    ok(&phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &[
+            "setup",
+            "cursor",
+            "--questions",
+            "person",
+            "--",
+            "--demo=fake",
+        ],
+    ));
+    let value = json(&s.our_home.join(".cursor/mcp.json"));
+    let args: Vec<String> = value["mcpServers"]["phonelogs"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        args,
+        ["--agent", "cursor", "--questions", "person", "--demo=fake"]
+    );
+    // The server parses the entry's arguments: `--help` exits 0 only when every flag before it
+    // is known.
+    let mut command = Command::new(&server);
+    command.args(&args).arg("--help");
+    let out = run_with_limit(command, LIMIT);
+    assert!(out.status.success(), "{out:?}");
+
+    ok(&phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "cursor", "--questions", "client"],
+    ));
+    let value = json(&s.our_home.join(".cursor/mcp.json"));
+    assert_eq!(
+        value["mcpServers"]["phonelogs"]["args"],
+        serde_json::json!(["--agent", "cursor"])
+    );
+    for bad in [
+        &["setup", "cursor", "--questions", "agent"][..],
+        &["setup", "cursor", "--", "--questions", "person"][..],
+    ] {
+        let out = phonelogs(&s.our_home, &s.our_project, bad);
+        assert!(!out.status.success(), "{bad:?}: {out:?}");
+    }
+}
+
+/// Issue 39, item 6: Android Studio's agent reads `mcp.json` in its configuration directory
+/// (developer.android.com/studio/gemini/add-mcp-server), the newest `AndroidStudio<version>`
+/// under the user's Google folder; without one, setup says to start Android Studio once.
+#[test]
+fn android_studio_gets_its_entry_in_the_newest_configuration_directory() {
+    let Some(server) = server() else { return };
+    let s = sides();
+    let out = phonelogs(&s.our_home, &s.our_project, &["setup", "android-studio"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("start Android Studio once"),
+        "{out:?}"
+    );
+    let google = s.our_home.join(".config/Google");
+    for version in ["AndroidStudio2024.3", "AndroidStudio2025.1.2"] {
+        std::fs::create_dir_all(google.join(version)).unwrap();
+    }
+    ok(&phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "android-studio"],
+    ));
+    let value = json(&google.join("AndroidStudio2025.1.2/mcp.json"));
+    assert_eq!(
+        value["mcpServers"]["phonelogs"],
+        serde_json::json!({
+            "command": server.to_string_lossy(),
+            "args": ["--agent", "android-studio"],
+        })
+    );
+    assert!(!google.join("AndroidStudio2024.3/mcp.json").exists());
+    let out = phonelogs(
+        &s.our_home,
+        &s.our_project,
+        &["setup", "android-studio", "--scope", "project"],
+    );
+    assert!(!out.status.success());
+}

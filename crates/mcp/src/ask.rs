@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use rmcp::model::{
-    ConstTitle, ElicitationAction, ElicitationSchema, EnumSchema, PrimitiveSchemaDefinition,
-    RequestStateCodec, SealOptions, SingleSelectEnumSchema, TitledSingleSelectEnumSchema,
+    ClientCapabilities, ConstTitle, ElicitationAction, ElicitationSchema, EnumSchema,
+    PrimitiveSchemaDefinition, RequestStateCodec, SealOptions, SingleSelectEnumSchema,
+    TitledSingleSelectEnumSchema,
 };
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +108,19 @@ impl ClientSeat {
             ClientSeat::Agent => &[],
         }
     }
+}
+
+/// Whether a client's capabilities let it show the question's form, the only mode phonelogs
+/// asks in: `elicitation: {form: {}}`, or `elicitation: {}` (which means form only, in
+/// 2025-11-25 as in 2026-07-28). A client that declares `url` alone, or no elicitation, is
+/// never sent a form it cannot show: its question waits for the person's side. Phonelogs
+/// sends no URL-mode question (the person's page is opened by `phonelogs ui`, whose address
+/// and one-time code the server does not know), so `url` is never needed. The one check for
+/// both wires (elicitation, `input_required`).
+pub fn declares_form(capabilities: Option<&ClientCapabilities>) -> bool {
+    capabilities
+        .and_then(|caps| caps.elicitation.as_ref())
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
 }
 
 /// What came back from asking.
@@ -273,6 +287,20 @@ mod tests {
         let values: Vec<&str> = options.iter().filter_map(|o| o["const"].as_str()).collect();
         assert_eq!(values, ["once", "task", "always", "deny"]);
         assert_eq!(schema["required"], json!([DECISION_FIELD]));
+    }
+
+    #[test]
+    fn only_a_client_that_declares_form_or_nothing_more_is_sent_a_form() {
+        let declared = |value: serde_json::Value| {
+            let caps: ClientCapabilities = serde_json::from_value(value).unwrap();
+            declares_form(Some(&caps))
+        };
+        assert!(declared(json!({"elicitation": {}})));
+        assert!(declared(json!({"elicitation": {"form": {}}})));
+        assert!(declared(json!({"elicitation": {"form": {}, "url": {}}})));
+        assert!(!declared(json!({"elicitation": {"url": {}}})));
+        assert!(!declared(json!({})));
+        assert!(!declares_form(None));
     }
 
     #[test]

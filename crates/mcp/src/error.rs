@@ -14,6 +14,9 @@ pub enum Error {
     /// The client's answer to the approval question could not be read.
     #[error("the answer to the approval question is not valid: {0}")]
     BadAnswer(String),
+    /// The skill given to serve (`SKILL.md`) could not be read.
+    #[error("the skill is not valid: {0}")]
+    Skill(String),
     /// The MCP transport failed to start or ended with an error.
     #[error("the MCP session failed: {0}")]
     Serve(String),

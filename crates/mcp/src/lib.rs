@@ -58,6 +58,7 @@ mod error;
 pub mod output;
 pub mod render;
 mod server;
+pub mod skill;
 
 pub use ask::ClientSeat;
 pub use error::Error;

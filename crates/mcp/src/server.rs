@@ -13,11 +13,13 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, Implementation,
-    InputRequest, InputRequests, InputRequiredResult, ProgressNotificationParam, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
+    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, GetSkillRequestParams,
+    GetSkillResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+    ListResourcesResult, ListSkillsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
-use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use crate::Error;
@@ -32,6 +34,7 @@ use crate::output::{
     OccurrencesOut, PhoneLogsOutput, ReportHeading, TextShownOut,
 };
 use crate::render;
+use crate::skill::SkillDoc;
 
 /// What the server tells clients about itself, for the agent to read once.
 pub const INSTRUCTIONS: &str = "phonelogs reads ONE app's own log lines and crash reports from a \
@@ -55,6 +58,9 @@ pub struct ServerOptions {
     /// A sentence added to the server's instructions (e.g. a demo naming the phones it serves),
     /// written by whoever starts the server, never by the agent.
     pub instructions_note: Option<String>,
+    /// The text of a `SKILL.md` to serve through the Skills extension ([`crate::skill`]), with
+    /// the resources it rides on; none: no skills, no resources.
+    pub skill: Option<String>,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +69,7 @@ impl Default for ServerOptions {
             client: ClientSeat::default(),
             ask_timeout: Duration::from_secs(300),
             instructions_note: None,
+            skill: None,
         }
     }
 }
@@ -72,6 +79,7 @@ struct Inner {
     session: Session,
     sealer: Sealer,
     options: ServerOptions,
+    skill: Option<SkillDoc>,
 }
 
 /// The phonelogs MCP server: `phone_logs`, `list_devices` and the six debugging aids over one
@@ -105,6 +113,7 @@ impl PhoneLogsServer {
     /// gives no randomness for the state-sealing secret.
     pub fn new(gateway: Gateway, task: TaskSpec, options: ServerOptions) -> Result<Self, Error> {
         let sealer = Sealer::new()?;
+        let skill = options.skill.clone().map(SkillDoc::parse).transpose()?;
         let session = gateway.start_task(task);
         let mut tool_router = Self::tool_router();
         render::declare_result_sizes(&mut tool_router.map, gateway.result_cap());
@@ -114,6 +123,7 @@ impl PhoneLogsServer {
                 session,
                 sealer,
                 options,
+                skill,
             }),
             tool_router,
         })
@@ -180,10 +190,7 @@ impl PhoneLogsServer {
         approval_id: &str,
         question: String,
     ) -> Asked {
-        let can_ask = context
-            .client_capabilities()
-            .is_some_and(|caps| caps.elicitation.is_some());
-        if !can_ask {
+        if !ask::declares_form(context.client_capabilities().as_ref()) {
             return Asked::Pending;
         }
         let state = PendingState {
@@ -214,11 +221,7 @@ impl PhoneLogsServer {
         approval_id: &str,
         question: String,
     ) -> Asked {
-        if !context
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
+        if !ask::declares_form(context.client_capabilities().as_ref()) {
             return Asked::Pending;
         }
         let timeout = self.inner.options.ask_timeout;
@@ -836,11 +839,66 @@ fn device_state(state: &phonelogs_driver::DeviceState) -> String {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for PhoneLogsServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = if self.inner.skill.is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_skills()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("phonelogs", env!("CARGO_PKG_VERSION")))
             .with_instructions(match &self.inner.options.instructions_note {
                 Some(note) => format!("{INSTRUCTIONS} {note}"),
                 None => INSTRUCTIONS.to_owned(),
             })
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(self.skill()?.list())
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.skill()?.get(&request.uri)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.skill()?.resources())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.skill()?.read(&request.uri).map(Into::into)
+    }
+}
+
+impl PhoneLogsServer {
+    /// The served skill, or "method not found" for a server that serves none (as rmcp answers
+    /// a method a server does not implement).
+    fn skill(&self) -> Result<&SkillDoc, ErrorData> {
+        self.inner.skill.as_ref().ok_or_else(|| {
+            ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "this server serves no skills or resources",
+                None,
+            )
+        })
     }
 }

@@ -20,7 +20,14 @@ use rmcp::service::{
 use rmcp::{ErrorData as McpError, ServerHandler};
 
 /// Ends a task when dropped.
-struct EndsTask(Session);
+pub(super) struct EndsTask(Session);
+
+impl EndsTask {
+    /// The guard of `server`'s task.
+    pub(super) fn of(server: &PhoneLogsServer) -> EndsTask {
+        EndsTask(server.session().clone())
+    }
+}
 
 impl Drop for EndsTask {
     fn drop(&mut self) {
@@ -29,7 +36,7 @@ impl Drop for EndsTask {
             Ok(runtime) => {
                 runtime.spawn(async move {
                     session.end().await;
-                    tracing::info!(task = session.task_id(), "the HTTP session ended its task");
+                    tracing::info!(task = session.task_id(), "an HTTP task ended");
                 });
             }
             Err(_) => tracing::warn!(
@@ -40,19 +47,37 @@ impl Drop for EndsTask {
     }
 }
 
-/// The server of one HTTP session; its task ends when rmcp drops it.
+/// What keeps a task alive while a request uses it.
+enum Keeps {
+    /// A 2025-11-25 session's own task, ended when rmcp drops the session.
+    Session(#[allow(dead_code)] EndsTask),
+    /// One request of the stateless wire: a share of the token's task
+    /// ([`super::stateless::TokenTask`]), which ends it once idle.
+    Request(#[allow(dead_code)] super::stateless::InUse),
+}
+
+/// The server of one HTTP session, or of one stateless request; a session's task ends when rmcp
+/// drops it.
 pub struct HttpSession {
     server: PhoneLogsServer,
-    _ends: EndsTask,
+    _keeps: Keeps,
 }
 
 impl HttpSession {
     /// Wraps the server of a new session.
     pub fn new(server: PhoneLogsServer) -> HttpSession {
-        let ends = EndsTask(server.session().clone());
+        let ends = EndsTask::of(&server);
         HttpSession {
             server,
-            _ends: ends,
+            _keeps: Keeps::Session(ends),
+        }
+    }
+
+    /// Wraps the server of a token's stateless task for one request.
+    pub(super) fn request(server: PhoneLogsServer, in_use: super::stateless::InUse) -> HttpSession {
+        HttpSession {
+            server,
+            _keeps: Keeps::Request(in_use),
         }
     }
 }

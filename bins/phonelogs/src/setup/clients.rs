@@ -25,6 +25,8 @@ pub enum Client {
     Gemini,
     /// Windsurf (Cascade).
     Windsurf,
+    /// Android Studio (Gemini in Android Studio's agent mode).
+    AndroidStudio,
 }
 
 /// Whose configuration: this user's (every project), or this project's (a file in the project,
@@ -162,7 +164,7 @@ impl Places {
 
 impl Client {
     /// Every client, in the order `doctor` lists them.
-    pub const ALL: [Client; 7] = [
+    pub const ALL: [Client; 8] = [
         Client::ClaudeCode,
         Client::ClaudeDesktop,
         Client::Cursor,
@@ -170,6 +172,7 @@ impl Client {
         Client::Codex,
         Client::Gemini,
         Client::Windsurf,
+        Client::AndroidStudio,
     ];
 
     /// The name on the command line, and the default `--agent` name.
@@ -182,6 +185,7 @@ impl Client {
             Client::Codex => "codex",
             Client::Gemini => "gemini",
             Client::Windsurf => "windsurf",
+            Client::AndroidStudio => "android-studio",
         }
     }
 
@@ -195,14 +199,16 @@ impl Client {
             Client::Codex => "Codex",
             Client::Gemini => "Gemini CLI",
             Client::Windsurf => "Windsurf",
+            Client::AndroidStudio => "Android Studio",
         }
     }
 
     /// The scopes the client has.
     pub fn scopes(self) -> &'static [Scope] {
         match self {
-            // Claude Desktop and Windsurf read one per-user file and nothing in a project.
-            Client::ClaudeDesktop | Client::Windsurf => &[Scope::User],
+            // Claude Desktop, Windsurf and Android Studio read one per-user file and nothing in
+            // a project.
+            Client::ClaudeDesktop | Client::Windsurf | Client::AndroidStudio => &[Scope::User],
             _ => &[Scope::User, Scope::Project],
         }
     }
@@ -317,6 +323,18 @@ impl Client {
                 "mcpServers",
                 EntryShape::CommandArgs,
             ),
+            // Android Studio (developer.android.com/studio/gemini/add-mcp-server): Settings ›
+            // Tools › AI › MCP Servers saves `mcp.json` in Android Studio's configuration
+            // directory, `mcpServers` with `command`, `args`, `env`. That directory is per
+            // version (developer.android.com/studio/intro/studio-config, "Find your
+            // configuration files"): the app data directory's Google/AndroidStudio<version>;
+            // the newest one there is the one in use.
+            (Client::AndroidStudio, _) => (
+                places.android_studio_dir()?.join("mcp.json"),
+                Format::Json,
+                "mcpServers",
+                EntryShape::CommandArgs,
+            ),
         };
         Ok(ConfigFile {
             client: self,
@@ -337,6 +355,43 @@ impl Client {
             _ => None,
         }
     }
+}
+
+impl Places {
+    /// Android Studio's configuration directory: the newest `Google/AndroidStudio<version>`
+    /// under the app data directory (`AndroidStudio2025.1.2` after `AndroidStudio2024.3`,
+    /// compared number by number; previews, `AndroidStudioPreview…`, are not taken), or why
+    /// there is none.
+    fn android_studio_dir(&self) -> Result<PathBuf, String> {
+        let google = self.app_data().join("Google");
+        let newest = std::fs::read_dir(&google)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.path().is_dir())
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let version = studio_version(&name)?;
+                Some((version, entry.path()))
+            })
+            .max();
+        newest.map(|(_, path)| path).ok_or_else(|| {
+            format!(
+                "Android Studio's configuration directory ({}) was not found: start Android Studio once, then run this again",
+                google.join("AndroidStudio<version>").display()
+            )
+        })
+    }
+}
+
+/// The version numbers of a directory named `AndroidStudio<version>` (`2025.1.2` → 2025, 1, 2).
+fn studio_version(name: &str) -> Option<Vec<u32>> {
+    let version = name.strip_prefix("AndroidStudio")?;
+    version
+        .split('.')
+        .map(|part| part.parse::<u32>().ok())
+        .collect::<Option<Vec<u32>>>()
+        .filter(|numbers| !numbers.is_empty())
 }
 
 fn join(base: &Path, relative: &[&str]) -> PathBuf {
@@ -425,6 +480,44 @@ mod tests {
         };
         assert_eq!(file(Client::Codex), PathBuf::from("/c/config.toml"));
         assert_eq!(file(Client::Vscode), PathBuf::from("/x/Code/User/mcp.json"));
+    }
+
+    #[test]
+    fn android_studio_is_its_newest_configuration_directory() {
+        let home = tempfile::tempdir().unwrap();
+        let mut places = places(Os::Linux);
+        places.home = home.path().to_path_buf();
+        let missing = Client::AndroidStudio
+            .config_file(Scope::User, &places)
+            .unwrap_err();
+        assert!(missing.contains("start Android Studio once"), "{missing}");
+        let google = home.path().join(".config/Google");
+        for name in [
+            "AndroidStudio4.2",
+            "AndroidStudio2024.3",
+            "AndroidStudio2025.1.2",
+            "AndroidStudioPreview2026.1",
+            "AndroidStudio2025.1",
+        ] {
+            std::fs::create_dir_all(google.join(name)).unwrap();
+        }
+        let file = Client::AndroidStudio
+            .config_file(Scope::User, &places)
+            .unwrap();
+        assert_eq!(file.path, google.join("AndroidStudio2025.1.2/mcp.json"));
+        assert_eq!(file.servers_key, "mcpServers");
+        assert_eq!(file.shape, EntryShape::CommandArgs);
+        assert!(
+            Client::AndroidStudio
+                .config_file(Scope::Project, &places)
+                .is_err()
+        );
+        assert_eq!(
+            studio_version("AndroidStudio2025.1.2"),
+            Some(vec![2025, 1, 2])
+        );
+        assert_eq!(studio_version("AndroidStudioPreview2026.1"), None);
+        assert_eq!(studio_version("AndroidStudio"), None);
     }
 
     #[test]
