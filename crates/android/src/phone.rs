@@ -375,6 +375,9 @@ fn info_of(app: &AppId, facts: &AppFacts) -> AppInfo {
         uid: Some(facts.uid),
         shared_uid: facts.shared_user.is_some(),
         version: facts.version.clone(),
+        // Android prints `lastUpdateTime` in the phone's local time, which this round trip
+        // does not read: not said yet (issue 37, item 9, left for the Android driver).
+        installed_at: None,
     }
 }
 
