@@ -375,7 +375,7 @@ async fn dumpsys(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, C
                         Some(package) => out.push_str(&format::dumpsys_package(
                             &profile,
                             package,
-                            state.installed_ns,
+                            package.installed_ns.unwrap_or(state.installed_ns),
                         )),
                         None => {
                             if profile.android != AndroidVersion::Android10 {
@@ -395,7 +395,7 @@ async fn dumpsys(phone: &SimPhone, args: &[String], sink: &Sink) -> Result<u8, C
                             out.push_str(&format::dumpsys_package(
                                 &profile,
                                 package,
-                                state.installed_ns,
+                                package.installed_ns.unwrap_or(state.installed_ns),
                             ));
                         }
                     }

@@ -218,6 +218,11 @@ pub struct Package {
     /// The launcher activity's class, relative to the package (`.MainActivity`).
     #[serde(default = "default_activity")]
     pub main_activity: String,
+    /// When it was installed (nanoseconds on the phone's clock), which `dumpsys package`
+    /// prints as `lastUpdateTime`: set by [`crate::SimPhone::install`] over an installed
+    /// package; `None`, the phone's own install time of its first packages.
+    #[serde(default)]
+    pub installed_ns: Option<i128>,
 }
 
 fn default_users() -> Vec<u32> {
@@ -251,6 +256,7 @@ impl Package {
             installer: None,
             target_sdk: 34,
             main_activity: default_activity(),
+            installed_ns: None,
         }
     }
 

@@ -932,12 +932,18 @@ impl SimPhone {
     }
 
     /// Installs (or replaces) a package.
-    pub fn install(&self, package: Package) {
+    pub fn install(&self, mut package: Package) {
         let mut state = self.lock();
         let now = state.now_ns();
         let (pid, uid) = state.system_server();
         let name = package.name.clone();
         let replaced = state.packages.iter().position(|old| old.name == name);
+        // Installed over itself (`adb install -r`): `lastUpdateTime` is now, of the same
+        // version too. A package new to the phone keeps the time its scenario gave it (none:
+        // the phone's first packages', installed before the scenario began).
+        if replaced.is_some() {
+            package.installed_ns = Some(now);
+        }
         match replaced {
             Some(index) => state.packages[index] = package,
             None => state.packages.push(package),

@@ -165,6 +165,12 @@ pub(crate) struct AppFacts {
     /// `versionCode=N` of the package's block, when the dump has one
     /// ([`PackageInfo::version_code`]: the block `dumpsys` printed, not one the app forged).
     pub version: Option<String>,
+    /// `lastUpdateTime=` of the package's block, as printed (the phone's local time): a
+    /// reinstall changes it, of the same version too ([`PackageInfo::last_update_time`]).
+    pub installed: Option<String>,
+    /// The phone's offset from UTC (`date +%z`, read with the facts), which turns
+    /// [`AppFacts::installed`] into an instant; `None` when the phone did not say.
+    pub utc_offset: Option<time::UtcOffset>,
 }
 
 /// What `pm list packages -U <pkg>` says: the package's uids, or `None` when it is not
@@ -212,6 +218,8 @@ pub(crate) fn app_facts(
         debuggable: info.is_debuggable(),
         shared_user: info.shared_user.clone(),
         version: info.version_code.clone(),
+        installed: info.last_update_time.clone(),
+        utc_offset: None,
     }
 }
 
@@ -1208,6 +1216,41 @@ garbage line\n";
             version(&forged, "com.example.crashtest").as_deref(),
             Some("1")
         );
+    }
+
+    /// Issue 37, item 9: when the installed build was installed, from the block's last
+    /// `lastUpdateTime=` (the real one comes after `versionName`, whose text the app chose), in
+    /// the phone's local time with `date +%z`.
+    #[test]
+    fn the_install_time_is_the_blocks_last_update_time_in_the_phones_offset() {
+        let block = |version_name: &str| {
+            format!(
+                "Packages:\n  Package [c.d] (2):\n    userId=10123\n    versionCode=7 minSdk=21 targetSdk=34\n    versionName={version_name}\n    timeStamp=2026-10-09 14:59:13\n    lastUpdateTime=2026-10-09 14:59:14\n    flags=[ DEBUGGABLE HAS_CODE ]\n"
+            )
+        };
+        let mut facts = app_facts(vec![10123], &block("1.0"), "c.d", Some(0));
+        assert_eq!(facts.installed.as_deref(), Some("2026-10-09 14:59:14"));
+        facts.utc_offset = phonelogs_crash::android::parse_date_offset("+0200\n");
+        assert_eq!(
+            crate::phone::installed_at_of(&facts),
+            Some(time::macros::datetime!(2026-10-09 12:59:14 UTC))
+        );
+        let forged = app_facts(
+            vec![10123],
+            &block("1.0\n    lastUpdateTime=2020-01-01 00:00:00"),
+            "c.d",
+            Some(0),
+        );
+        assert_eq!(forged.installed.as_deref(), Some("2026-10-09 14:59:14"));
+        let unknown = app_facts(
+            vec![10123],
+            &block("1.0").replace("14:59:14", "soon"),
+            "c.d",
+            None,
+        );
+        assert_eq!(unknown.installed, None);
+        facts.utc_offset = None;
+        assert_eq!(crate::phone::installed_at_of(&facts), None);
     }
 
     #[test]

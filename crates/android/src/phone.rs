@@ -152,6 +152,8 @@ impl AdbPhone {
             // The user the person uses: the app is its copy in that user (an app clone or a
             // work profile has another uid). A release without the command fails it alone.
             "am get-current-user".to_owned(),
+            // The phone's offset from UTC, for `lastUpdateTime` (printed in local time).
+            "date +%z".to_owned(),
         ];
         let output = self.shell(device, &script(&commands, &marker)).await?;
         let sections = expect_sections(&output, &marker, commands.len())?;
@@ -168,7 +170,8 @@ impl AdbPhone {
         } else {
             None
         };
-        let facts = app_facts(uids, &text(&sections[2]), app.as_str(), user);
+        let mut facts = app_facts(uids, &text(&sections[2]), app.as_str(), user);
+        facts.utc_offset = parse_date_offset(&text(&sections[4]));
         let device_facts = {
             let mut devices = self
                 .devices
@@ -263,6 +266,7 @@ impl AdbPhone {
             debuggable: fresh.debuggable,
             shared_user: fresh.shared_user,
             version: fresh.version,
+            installed: fresh.installed,
             ..kept.clone()
         };
         if seen != *kept {
@@ -365,6 +369,19 @@ impl AdbPhone {
     }
 }
 
+/// When the installed build was installed, from `lastUpdateTime` (whole seconds, the phone's
+/// local time) and the phone's offset: the start of the second it names. The package manager
+/// stops the app's processes when it replaces the package, so the build it replaced logged
+/// before the install; only its lines of the install's own second (less than a second) cannot be
+/// told from the new build's, and are counted as the new build's, whose first lines (the app
+/// started right after `adb install -r`) would otherwise be lost. `None` when either is
+/// unknown.
+pub(crate) fn installed_at_of(facts: &AppFacts) -> Option<time::OffsetDateTime> {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+    let local = time::PrimitiveDateTime::parse(facts.installed.as_deref()?, &format).ok()?;
+    Some(local.assume_offset(facts.utc_offset?))
+}
+
 /// What the driver tells the layers above of an app, from its facts.
 fn info_of(app: &AppId, facts: &AppFacts) -> AppInfo {
     AppInfo {
@@ -375,6 +392,7 @@ fn info_of(app: &AppId, facts: &AppFacts) -> AppInfo {
         uid: Some(facts.uid),
         shared_uid: facts.shared_user.is_some(),
         version: facts.version.clone(),
+        installed_at: installed_at_of(facts),
     }
 }
 

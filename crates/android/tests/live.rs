@@ -65,6 +65,14 @@ fn waiting(rig: &Rig, tag: &str, text: &str, seconds: u32) -> LogsRequest {
     }
 }
 
+/// Waits until `ready` holds, however long the machine takes (the harness ends a test that
+/// hangs): polled, as the simulated phone's stream count has no event of its own.
+async fn until(mut ready: impl FnMut() -> bool) {
+    while !ready() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn texts(log: &str) -> Vec<String> {
     log.lines()
         .filter_map(|l| l.rsplit_once(": ").map(|(_, t)| t.to_owned()))
@@ -134,20 +142,14 @@ async fn a_wait_is_satisfied_by_a_line_written_two_seconds_later() {
     let started = Instant::now();
     let result = session.logs(waiting(&rig, "Wait", "ready", 20)).await;
     writer.await.unwrap();
+    // The line came two seconds after the wait began; the match (not the 20 s timeout) ended
+    // it, which `matched` says, however fast the machine.
     assert!(started.elapsed() >= Duration::from_secs(2));
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
     assert_eq!(result.status, Status::Ok, "{}", result.message);
     assert_eq!(result.matched, Some(true), "{}", result.message);
     assert_eq!(texts(&result.log), ["loading", "ready"]);
     // The stream is closed on the phone once the call is over.
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while rig.sim.phone.open_logcat_streams() > before && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(|| rig.sim.phone.open_logcat_streams() <= before).await;
     assert_eq!(rig.sim.phone.open_logcat_streams(), before);
 }
 
@@ -176,23 +178,17 @@ async fn a_wait_times_out_with_what_came_and_a_cancel_closes_the_stream() {
     let wait = session.logs_live(waiting(&rig, "Quiet", "never", 60), &hooks);
     let phone = rig.sim.phone.clone();
     let watch = async {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while phone.open_logcat_streams() == before && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until(|| phone.open_logcat_streams() != before).await;
         let during = phone.open_logcat_streams();
         cancel.cancel();
         during
     };
-    let started = Instant::now();
     let (result, during) = tokio::join!(wait, watch);
     assert_eq!(during, before + 1, "one streaming logcat while waiting");
-    assert!(started.elapsed() < Duration::from_secs(15));
+    // Ended by the cancel, not the 60 s timeout.
     assert_eq!(result.matched, Some(false));
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while rig.sim.phone.open_logcat_streams() > before && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert!(result.message.contains("cancelled"), "{}", result.message);
+    until(|| rig.sim.phone.open_logcat_streams() <= before).await;
     assert_eq!(
         rig.sim.phone.open_logcat_streams(),
         before,
@@ -235,10 +231,7 @@ async fn a_release_build_installed_during_a_wait_streams_nothing_unasked() {
     let app_id = phone.uid_of(CRASH_TEST, 0).unwrap() % 100_000;
     let writer = tokio::spawn(async move {
         // Once the wait streams.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while phone.open_logcat_streams() == before && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until(|| phone.open_logcat_streams() != before).await;
         phone
             .log(CRASH_TEST, Priority::Info, "Swap", "debug build line")
             .unwrap();
@@ -270,9 +263,6 @@ async fn a_release_build_installed_during_a_wait_streams_nothing_unasked() {
     for line in ["RELEASE", "debug build line"] {
         assert!(!shown.contains(line), "{line} reached the agent: {shown}");
     }
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while rig.sim.phone.open_logcat_streams() > before && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(|| rig.sim.phone.open_logcat_streams() <= before).await;
     assert_eq!(rig.sim.phone.open_logcat_streams(), before);
 }

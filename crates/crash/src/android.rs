@@ -101,6 +101,12 @@ pub struct PackageInfo {
     /// The number of the block's first `versionCode=N minSdk=… targetSdk=…` line, when it is
     /// one.
     pub version_code: Option<String>,
+    /// The block's last `lastUpdateTime=YYYY-MM-DD HH:MM:SS`: when the installed build was
+    /// installed (`adb install -r` included), in the phone's local time, as AOSP's package
+    /// dump prints it (see `testdata/README.md`). The last: the field comes after
+    /// `versionName`, whose text the app chose and which could carry a forged line; a value of
+    /// another shape is not taken.
+    pub last_update_time: Option<String>,
 }
 
 impl PackageInfo {
@@ -284,7 +290,17 @@ impl PackageBlock {
     /// Reads one field line (trimmed).
     fn read(&mut self, line: &str) {
         let info = &mut self.info;
-        if let Some(value) = line.strip_prefix("userId=") {
+        if let Some(value) = line.strip_prefix("lastUpdateTime=") {
+            let value = value.trim();
+            let shape = value.len() == 19
+                && value.bytes().enumerate().all(|(at, b)| match at {
+                    4 | 7 => b == b'-',
+                    10 => b == b' ',
+                    13 | 16 => b == b':',
+                    _ => b.is_ascii_digit(),
+                });
+            info.last_update_time = shape.then(|| value.to_owned());
+        } else if let Some(value) = line.strip_prefix("userId=") {
             if info.user_id.is_none() {
                 info.user_id = value.split_whitespace().next().and_then(|v| v.parse().ok());
             }

@@ -485,13 +485,20 @@ pub struct AppInfo {
     /// did not say.
     #[serde(default)]
     pub version: Option<String>,
+    /// When the installed build was installed, on the phone's clock, as an instant, when the
+    /// phone said: a reinstall changes it, of the same version too. The app's lines and
+    /// reports from before it were written by another build, which a development build's
+    /// pass (no question) does not cover.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub installed_at: Option<OffsetDateTime>,
 }
 
 impl AppInfo {
     /// Whether `other` describes the app as this does in everything a decision to read it rests
     /// on: the app, its uid (the one every line is checked against), the development-build,
-    /// system and shared-uid flags, and the version (symbols are filed under it). The label is
-    /// not among them: it names the app, it decides nothing.
+    /// system and shared-uid flags, the version (symbols are filed under it) and the install
+    /// time (a reinstall of the same version is another build). The label is not among them:
+    /// it names the app, it decides nothing.
     ///
     /// ```
     /// use phonelogs_driver::{AppId, AppInfo};
@@ -503,6 +510,7 @@ impl AppInfo {
     ///     uid: Some(10234),
     ///     shared_uid: false,
     ///     version: Some("7".into()),
+    ///     installed_at: None,
     /// };
     /// let labelled = AppInfo { label: Some("Crash Test".into()), ..debug.clone() };
     /// let release = AppInfo { dev_build: false, ..debug.clone() };
@@ -516,6 +524,7 @@ impl AppInfo {
             && self.system == other.system
             && self.shared_uid == other.shared_uid
             && self.version == other.version
+            && self.installed_at == other.installed_at
     }
 }
 

@@ -78,6 +78,9 @@ pub struct FakeApp {
     pub shared_uid: bool,
     /// The installed version (`versionCode` or `CFBundleVersion`), when set.
     pub version: Option<String>,
+    /// When the installed build was installed, when set (a reinstall: `add_app` again with a
+    /// later time).
+    pub installed_at: Option<OffsetDateTime>,
 }
 
 impl FakeApp {
@@ -91,6 +94,7 @@ impl FakeApp {
             dev_build: false,
             shared_uid: false,
             version: None,
+            installed_at: None,
         }
     }
 
@@ -121,6 +125,12 @@ impl FakeApp {
     /// Sets the installed version (`versionCode` or `CFBundleVersion`).
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.version = Some(version.into());
+        self
+    }
+
+    /// Sets when the installed build was installed (the phone's clock).
+    pub fn installed_at(mut self, at: OffsetDateTime) -> Self {
+        self.installed_at = Some(at);
         self
     }
 
@@ -621,6 +631,7 @@ impl AppLogger for FakePhone {
                 uid: found.uid,
                 shared_uid: found.shared_uid,
                 version: found.version.clone(),
+                installed_at: found.installed_at,
             })
         })
     }

@@ -227,6 +227,14 @@ fn question_kind(of_kind: bool) -> &'static str {
     }
 }
 
+/// The sentence of a read whose window reached before the installed development build was
+/// installed (`at`, on the computer's clock): what is older is another build's, left out.
+pub fn earlier_build_left_out(label: &str, at: &str, what: &str) -> String {
+    format!(
+        "{what} from before {at}, when this development build of {label} was installed, are left out: an earlier build wrote them (it may have been a release build, which asks the person). A person's \u{201c}Allow for this task\u{201d} or \u{201c}Always allow\u{201d} for this app shows them."
+    )
+}
+
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
     denied_action_message(Action::Logs, rule, label)

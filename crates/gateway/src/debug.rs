@@ -452,6 +452,7 @@ impl Session {
                 uid: None,
                 shared_uid: false,
                 version: None,
+                installed_at: None,
             },
             Err(error) => {
                 return Err(DebugResponse::error(

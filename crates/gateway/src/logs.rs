@@ -240,6 +240,7 @@ impl Session {
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
+        let (since, built) = self.build_window(target, since, "Lines");
         let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
         let mut result = driver
@@ -264,6 +265,7 @@ impl Session {
                 self.gateway().local_offset(),
             );
         }
+        notes.extend(built);
         // An awaited line already read ends the wait at once (the lines after it are left for
         // the next call).
         let wait = call.wait.as_ref();
@@ -439,8 +441,9 @@ impl Session {
         hooks: &LiveHooks,
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
         let driver = self.driver(target.driver_index);
+        let (since, built) = self.build_window(target, call.since, "Reports");
         let mut result = driver
-            .own_crash_result(&target.device, &target.info, call.since, call.limit)
+            .own_crash_result(&target.device, &target.info, since, call.limit)
             .await?;
         let mut ending = None;
         if let Some(wait) = &call.wait {
@@ -456,8 +459,7 @@ impl Session {
                 masker: None,
                 key_blocks: self.key_blocks(),
             };
-            let (last, how) =
-                crate::live::wait_for_report(&on, call.since, call.limit, result).await?;
+            let (last, how) = crate::live::wait_for_report(&on, since, call.limit, result).await?;
             result = last;
             ending = Some(how);
         }
@@ -475,10 +477,11 @@ impl Session {
         let mut message = message.trim_end().to_owned();
         let (rendered, shown) = (laid.rendered, laid.shown);
         // Reports the driver could not confirm as the app's own (not its copy in another user)
-        // are left out, and the message says how many.
-        if let Some(unconfirmed) = catalog::unconfirmed_reports(result.unconfirmed, &target.label) {
+        // are left out, and the message says how many; so are an earlier build's.
+        let unconfirmed = catalog::unconfirmed_reports(result.unconfirmed, &target.label);
+        for left_out in [unconfirmed, built].into_iter().flatten() {
             message.push(' ');
-            message.push_str(&unconfirmed);
+            message.push_str(&left_out);
         }
         if let (Some(how), Some(wait)) = (ending, &call.wait) {
             message.push(' ');

@@ -256,6 +256,47 @@ impl Session {
         }
     }
 
+    /// How far back a development build's pass reaches: when the installed build was installed
+    /// (the phone said so, [`phonelogs_driver::AppInfo::installed_at`]) after `since`, the
+    /// app's lines and reports from before that were written by another build (a release
+    /// build it replaced, reinstalled during the task, of the same version or not), which the
+    /// pass does not cover: they are left out, unless a grant for this action covers the app
+    /// (as it would a release build's), or the person reads. `None`: nothing to leave out.
+    pub(crate) fn build_floor(
+        &self,
+        target: &Target,
+        action: Action,
+        since: time::OffsetDateTime,
+    ) -> Option<time::OffsetDateTime> {
+        let installed = target.info.installed_at.filter(|at| *at > since)?;
+        if !target.info.dev_build || self.is_person() {
+            return None;
+        }
+        // A store that cannot be read grants nothing: the earlier lines stay out.
+        match self.covered(target, action) {
+            Ok(true) => None,
+            Ok(false) | Err(_) => Some(installed),
+        }
+    }
+
+    /// The window of a read from `since`, after [`Session::build_floor`]: its start, and the
+    /// sentence that says what was left out (`what`: "Lines", "Reports") when anything was.
+    pub(crate) fn build_window(
+        &self,
+        target: &Target,
+        since: time::OffsetDateTime,
+        what: &str,
+    ) -> (time::OffsetDateTime, Option<String>) {
+        match self.build_floor(target, Action::Logs, since) {
+            Some(at) => {
+                let clock = crate::render::clock(at, self.gateway().local_offset());
+                let said = catalog::earlier_build_left_out(&target.label, &clock, what);
+                (since.max(at), Some(said))
+            }
+            None => (since, None),
+        }
+    }
+
     /// What step 3 comes to for `target`, before anything is recorded, asked or used up.
     fn verdict<'a>(
         &self,

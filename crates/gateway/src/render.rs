@@ -906,6 +906,7 @@ mod tests {
             uid: Some(10123),
             shared_uid: false,
             version: None,
+            installed_at: None,
         };
         let mut other = line("other");
         other.uid = Some(10200);

@@ -115,6 +115,7 @@ impl AppLogger for Chatty {
             uid: Some(10123),
             shared_uid: false,
             version: None,
+            installed_at: None,
         })
     }
     async fn app_logs(&self, _d: &DeviceId, _a: &AppId, _q: &LogQuery) -> Result<LogResult> {

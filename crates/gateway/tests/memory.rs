@@ -56,6 +56,7 @@ impl AppLogger for Forgetful {
             uid: Some(10123),
             shared_uid: false,
             version: None,
+            installed_at: None,
         })
     }
 

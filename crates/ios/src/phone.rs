@@ -249,6 +249,7 @@ impl AppLogger for LockdownPhone {
             uid: None,
             shared_uid: false,
             version: record.version,
+            installed_at: None,
         })
     }
 
