@@ -370,6 +370,8 @@ impl Session {
         // The file holds the phone's lines, each frame of a filed library followed by its
         // function and file:line.
         let (bytes, symbols) = self.symbolicate_tombstone(&target, capture.bytes);
+        // An agent may read the file: a text tombstone is written masked (issue 37).
+        let (bytes, masked) = mask_tombstone(bytes, self.masker(&target.info.app));
         let written = write_tombstone(&root, &relative, &bytes).map_err(|(code, why)| {
             self.record(
                 args,
@@ -393,7 +395,10 @@ impl Session {
             size_bytes: bytes.len() as u64,
             success: true,
         };
-        let mut message = catalog::tombstone_message(pid, &tombstone.serial, &path);
+        let mut message = with_masked(
+            catalog::tombstone_message(pid, &tombstone.serial, &path),
+            masked,
+        );
         symbols.add_to(&mut message);
         let data = TombstoneData {
             tombstone,
@@ -596,6 +601,23 @@ fn with_masked(mut message: String, masked: usize) -> String {
         message.push_str(&sentence);
     }
     message
+}
+
+/// A tombstone's bytes with their secrets masked when they are text (a dump that is not
+/// UTF-8 is written as the phone printed it), and how many were masked.
+fn mask_tombstone(bytes: Vec<u8>, masker: Option<&crate::mask::Masker>) -> (Vec<u8>, usize) {
+    let Some(masker) = masker else {
+        return (bytes, 0);
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return (bytes, 0);
+    };
+    let masked = masker.text(text);
+    let (owned, count) = match masked.text {
+        std::borrow::Cow::Owned(text) => (Some(text.into_bytes()), masked.count),
+        std::borrow::Cow::Borrowed(_) => (None, masked.count),
+    };
+    (owned.unwrap_or(bytes), count)
 }
 
 /// Masks the app's texts in an exit history (each record's process and description); how

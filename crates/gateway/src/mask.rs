@@ -4,10 +4,11 @@
 //! well-known API key shapes of gitleaks' rules ([`gitleaks`]), and card numbers that pass the
 //! Luhn check. Each becomes `[redacted:KIND]`, and what was masked is counted.
 //!
-//! The gateway masks at the two places an agent meets a line or a report: where its own text
-//! is matched against them (`filter`, `exclude`, `tag`, `wait_for`: `select.rs`, `live.rs`),
-//! so a pattern cannot probe a secret, and where they are rendered for it (`render.rs`), before
-//! the one cut measures them, so the counts are of what is shown. Only the person turns it off,
+//! The gateway masks a read's lines once, as soon as they are read, over the whole read in
+//! time order (`masked.rs`): everything after (the cursor, `filter`, `exclude`, `tag`,
+//! `wait_for`, `limit`, folding, `context`, the one cut) sees only masked text, so a pattern
+//! cannot probe a secret and the counts are of what is shown. Reports and the debugging aids'
+//! texts are masked before their cut (`render.rs`, `debug.rs`). Only the person turns it off,
 //! per app (`Store::unmask_app`).
 //!
 //! Written here around `regex` (linear time, no backtracking) and `aho-corasick` rather than
@@ -208,7 +209,7 @@ const OWN_RULES: &[OwnRule] = &[
 /// Card numbers: 13 to 19 digits, in groups split by single spaces or dashes.
 const CARD: &str = r"\b(?:\d[ -]?){12,18}\d\b";
 
-/// The masker: every rule compiled once, and the keywords that wake them.
+/// The masker: every rule (each compiled on first use), and the keywords that wake them.
 #[derive(Debug)]
 pub struct Masker {
     rules: Vec<Rule>,

@@ -69,10 +69,19 @@ fn escaped_prefix(text: &str, max: usize) -> &str {
     for (index, c) in text.char_indices() {
         used += json_escaped_len(c.encode_utf8(&mut [0; 4]));
         if used > max {
-            return &text[..index];
+            return whole_marks(&text[..index]);
         }
     }
     text
+}
+
+/// `cut` (a prefix of a longer text) without a `[redacted:KIND]` it ends inside: a mark is
+/// never cut in half (issue 37, item 3).
+fn whole_marks(cut: &str) -> &str {
+    match cut.rfind(crate::mask::MARK_START) {
+        Some(at) if !cut[at..].contains(']') => &cut[..at],
+        _ => cut,
+    }
 }
 
 /// One row as the agent sees it: a line (standing for any repeats folded into it), or a
@@ -226,11 +235,7 @@ pub fn cut_utf8(text: &str, max: usize) -> &str {
     while end > 0 && !text.is_char_boundary(end) {
         end -= 1;
     }
-    let cut = &text[..end];
-    match cut.rfind(crate::mask::MARK_START) {
-        Some(at) if !cut[at..].contains(']') => &cut[..at],
-        _ => cut,
-    }
+    whole_marks(&text[..end])
 }
 
 /// `text` cut to at most `max` bytes, with a mark when it was cut.
@@ -786,6 +791,29 @@ mod tests {
             tid: Some(1),
             uid: Some(10123),
         }
+    }
+
+    /// Issue 37, item 3: every cut (a line's 2,000 bytes, the cap's) leaves a
+    /// `[redacted:KIND]` whole or out, never half of it.
+    #[test]
+    fn a_cut_never_splits_a_mark() {
+        let text = format!("{}[redacted:stripe-access-token] tail", "x".repeat(1_990));
+        for max in 1_990..=2_025 {
+            let cut = cut_utf8(&text, max);
+            assert!(
+                !cut.contains("[redacted:") || cut.contains("[redacted:stripe-access-token]"),
+                "{max}: {}",
+                &cut[1_980..]
+            );
+            let escaped = escaped_prefix(&text, max);
+            assert!(
+                !escaped.contains("[redacted:") || escaped.contains("token]"),
+                "{max}"
+            );
+        }
+        let (rendered, _) = render_line(&line(&text), offset!(UTC));
+        assert!(rendered.len() <= MAX_LINE_BYTES);
+        assert!(!rendered.contains("[redacted:s"), "{}", &rendered[1_990..]);
     }
 
     #[test]

@@ -1233,3 +1233,53 @@ async fn backtraces_and_exit_history_are_masked() {
         );
     }
 }
+
+/// Issue 37: a tombstone an agent can read from the local root is written with its secrets
+/// masked.
+#[tokio::test]
+async fn a_text_tombstone_is_written_masked() {
+    let phone = debug_phone();
+    let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+    phone.set_tombstone(
+        &device(),
+        TombstoneCapture {
+            serial: DEVICE.into(),
+            pid: APP_PID,
+            process_name: Some(DEV_APP.into()),
+            abi: Some("x86_64".into()),
+            signal: None,
+            frame_count: Some(1),
+            device_tombstone_ref: None,
+            bytes: format!(
+                "*** *** ***\npid: {APP_PID}, name: {DEV_APP}\nAbort message: 'init(key={key})'\n"
+            )
+            .into_bytes(),
+            dumped_pid: Some(APP_PID),
+            dumped_uid: Some(10123),
+        },
+    );
+    let root = tempfile::tempdir().unwrap();
+    let gateway = builder(&phone)
+        .local_root(Some(root.path().to_owned()))
+        .build()
+        .unwrap();
+    let response = full(&gateway).debug(tombstone(APP_PID, "keyed.txt")).await;
+    assert_eq!(
+        response.status,
+        DebugStatus::Success,
+        "{}",
+        response.message
+    );
+    let data = response.data.as_ref().map(data_json).unwrap();
+    let written = std::fs::read_to_string(data["local_path"].as_str().unwrap()).unwrap();
+    assert!(!written.contains(key), "{written}");
+    assert!(
+        written.contains("init(key=[redacted:stripe-access-token])"),
+        "{written}"
+    );
+    assert!(
+        response.message.contains("masked as [redacted:KIND]"),
+        "{}",
+        response.message
+    );
+}

@@ -175,14 +175,14 @@ fn request(read: &Read, cursors: &[String], secrets: &[String]) -> LogsRequest {
     };
     if read.crashes {
         request.kind = LogsKind::Crashes;
-        request.context = Some(60);
+        request.context = Some(30);
         return request;
     }
     request.since = match read.since {
         Some(0) => Some("last".into()),
         Some(n) => cursors
             .get(cursors.len().wrapping_sub(usize::from(n)))
-            .cloned(),
+            .map(|cursor| format!("cursor:{cursor}")),
         None => None,
     };
     request.limit = read.limit;
@@ -230,6 +230,7 @@ proptest! {
             let probe = request.filter.clone().filter(|f| !f.starts_with('['));
             let result = runtime.block_on(session.logs(request.clone()));
             let json = serde_json::to_string(&result).unwrap();
+            prop_assert!(result.error_code.is_none(), "{request:?}: {json}");
             for secret in &secrets {
                 prop_assert!(!json.contains(secret.as_str()), "{request:?} showed {secret}: {json}");
                 // Nor a long piece of one (a cut, a half).
