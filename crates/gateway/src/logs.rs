@@ -252,19 +252,9 @@ impl Session {
         // the lines the agent sees. Borrowed first: only the lines that can be shown are copied.
         // Masked once, over the whole read: everything after sees masked text only.
         let masked = self.masked_read(target, &result.lines, masker);
-        let mut pieces = call.selection.sift(masked.pieces());
-        let mut notes = Vec::new();
-        if let Some(start) = &start {
-            let (kept, gone) = start.skip_seen(pieces, &key);
-            pieces = kept;
-            let change = start.changes(result.mark.as_ref());
-            notes = change.sentences(
-                start.time,
-                gone,
-                &target.label,
-                self.gateway().local_offset(),
-            );
-        }
+        let pieces = call.selection.sift(masked.pieces());
+        let (mut pieces, mut notes) =
+            self.after_start(start.as_ref(), pieces, &key, result.mark.as_ref(), target);
         notes.extend(built);
         // An awaited line already read ends the wait at once (the lines after it are left for
         // the next call).
@@ -300,6 +290,26 @@ impl Session {
         };
         let place = place.marked(result.mark.clone(), read_at);
         Ok(self.lay_out_lines(target, call, read, place, notes, ending))
+    }
+
+    /// The pieces after the place `since` named (a cursor, the last line shown; all of them
+    /// without one), and what the read must say of the phone's changes since that place.
+    fn after_start<'p>(
+        &self,
+        start: Option<&Position>,
+        pieces: Vec<Piece<'p>>,
+        key: &(String, Option<LogLevel>),
+        mark: Option<&phonelogs_driver::PhoneMark>,
+        target: &Target,
+    ) -> (Vec<Piece<'p>>, Vec<String>) {
+        let Some(start) = start else {
+            return (pieces, Vec::new());
+        };
+        let (kept, gone) = start.skip_seen(pieces, key);
+        let change = start.changes(mark);
+        let offset = self.gateway().local_offset();
+        let notes = change.sentences(start.time, gone, &target.label, offset);
+        (kept, notes)
     }
 
     /// Waits for new lines after `place` until one holds the awaited text, holding the newest
@@ -433,6 +443,35 @@ impl Session {
         }
     }
 
+    /// With `wait_for`, waits for a report after `first` (the read's reports) and returns the
+    /// last read and how the wait ended; without, `first` as it is.
+    async fn wait_reports(
+        &self,
+        target: &Target,
+        call: &LogsCall,
+        hooks: &LiveHooks,
+        since: OffsetDateTime,
+        first: phonelogs_driver::CrashResult,
+    ) -> Result<(phonelogs_driver::CrashResult, Option<Ending>), phonelogs_driver::Error> {
+        let Some(wait) = &call.wait else {
+            return Ok((first, None));
+        };
+        let allowed = || self.still_allowed(&target.info.app);
+        let on = crate::live::On {
+            driver: self.driver(target.driver_index),
+            device: &target.device,
+            info: &target.info,
+            wait,
+            hooks,
+            allowed: &allowed,
+            selection: &call.selection,
+            masker: None,
+            key_blocks: self.key_blocks(),
+        };
+        let (last, how) = crate::live::wait_for_report(&on, since, call.limit, first).await?;
+        Ok((last, Some(how)))
+    }
+
     /// Reads and lays out the app's crash reports.
     async fn read_reports(
         &self,
@@ -442,27 +481,12 @@ impl Session {
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
         let driver = self.driver(target.driver_index);
         let (since, built) = self.build_window(target, call.since, "Reports");
-        let mut result = driver
+        let result = driver
             .own_crash_result(&target.device, &target.info, since, call.limit)
             .await?;
-        let mut ending = None;
-        if let Some(wait) = &call.wait {
-            let allowed = || self.still_allowed(&target.info.app);
-            let on = crate::live::On {
-                driver,
-                device: &target.device,
-                info: &target.info,
-                wait,
-                hooks,
-                allowed: &allowed,
-                selection: &call.selection,
-                masker: None,
-                key_blocks: self.key_blocks(),
-            };
-            let (last, how) = crate::live::wait_for_report(&on, since, call.limit, result).await?;
-            result = last;
-            ending = Some(how);
-        }
+        let (result, ending) = self
+            .wait_reports(target, call, hooks, since, result)
+            .await?;
         let cap = self.gateway().result_cap();
         let masker = self.masker(&target.info.app);
         let laid = self
