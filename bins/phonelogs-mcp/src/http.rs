@@ -690,6 +690,7 @@ impl AgentService {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outside {
     /// An `initialize`: a session opens.
     Opening,
@@ -704,32 +705,33 @@ enum Outside {
 /// Whether a POST is outside a session: an `initialize` opens one; a request of the stateless
 /// wire is served in the token's task (rmcp checks its `_meta`, headers and version, and
 /// answers what is wrong with the wire's own errors); anything else is refused.
+///
+/// An `initialize` is always the session wire's, whatever version its header or `_meta` names:
+/// the token's stateless service would open an rmcp session of its own for it, which neither
+/// the session caps nor a DELETE would reach (the review's F4).
 fn outside_a_session(headers: &hyper::HeaderMap, body: &[u8]) -> Option<Outside> {
     let stateless_version = |version: &str| version >= "2026-07-28";
-    let header_version = headers
-        .get("mcp-protocol-version")
-        .and_then(|v| v.to_str().ok());
-    if header_version.is_some_and(stateless_version) {
-        return Some(Outside::Stateless);
-    }
     let has_session = headers.contains_key("mcp-session-id");
     // An unreadable body is left to rmcp, which answers it with a JSON-RPC error.
     let message: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let method = message.get("method").and_then(|m| m.as_str());
+    if method == Some("initialize") {
+        return (!has_session).then_some(Outside::Opening);
+    }
+    let header_version = headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok());
     let meta_version = message
         .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
         .and_then(|v| v.as_str());
-    if meta_version.is_some_and(stateless_version) {
-        return Some(Outside::Stateless);
-    }
-    let method = message.get("method").and_then(|m| m.as_str());
-    if method == Some("server/discover") {
+    if header_version.is_some_and(stateless_version)
+        || meta_version.is_some_and(stateless_version)
+        || method == Some("server/discover")
+    {
         return Some(Outside::Stateless);
     }
     if has_session {
-        return None;
-    }
-    if method == Some("initialize") {
-        Some(Outside::Opening)
+        None
     } else {
         Some(Outside::NoSession)
     }
@@ -862,6 +864,47 @@ pub fn make_token_file(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The review's F4: an `initialize` naming the stateless revision (in its header or its
+    /// `_meta`) opens a session on the session wire, counted by its caps, never one of rmcp's
+    /// own inside the token's stateless service; the stateless wire's requests still go there.
+    #[test]
+    fn an_initialize_is_the_session_wires_whatever_version_it_names() {
+        let headers = |version: Option<&str>, session: bool| {
+            let mut map = hyper::HeaderMap::new();
+            if let Some(version) = version {
+                map.insert("mcp-protocol-version", version.parse().unwrap());
+            }
+            if session {
+                map.insert("mcp-session-id", "abc".parse().unwrap());
+            }
+            map
+        };
+        let initialize = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let discover = br#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#;
+        let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        for version in [None, Some("2025-11-25"), Some("2026-07-28")] {
+            assert_eq!(
+                outside_a_session(&headers(version, false), initialize),
+                Some(Outside::Opening),
+                "{version:?}"
+            );
+            assert_eq!(outside_a_session(&headers(version, true), initialize), None);
+            assert_eq!(
+                outside_a_session(&headers(version, false), discover),
+                Some(Outside::Stateless)
+            );
+        }
+        assert_eq!(
+            outside_a_session(&headers(Some("2026-07-28"), false), list),
+            Some(Outside::Stateless)
+        );
+        assert_eq!(outside_a_session(&headers(None, true), list), None);
+        assert_eq!(
+            outside_a_session(&headers(None, false), list),
+            Some(Outside::NoSession)
+        );
+    }
 
     #[test]
     fn tokens_are_read_one_a_line_with_an_optional_agent_and_person_mark() {

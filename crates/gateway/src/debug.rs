@@ -358,7 +358,7 @@ impl Session {
         let (debugger, target, owner) = self
             .debug_pid(serial, pid, &ask, approval_id.as_deref(), args)
             .await?;
-        let capture = debugger
+        let mut capture = debugger
             .native_tombstone(&target.device, pid)
             .await
             .map_err(|error| self.debug_failed(args, &target, error))?;
@@ -371,7 +371,8 @@ impl Session {
         // function and file:line.
         let (bytes, symbols) = self.symbolicate_tombstone(&target, capture.bytes);
         // An agent may read the file: a text tombstone is written masked (issue 37).
-        let (bytes, masked) = mask_tombstone(bytes, self.masker(&target.info.app));
+        let masker = self.masker(&target.info.app);
+        let (bytes, masked) = mask_tombstone(bytes, &mut capture.process_name, masker);
         let written = write_tombstone(&root, &relative, &bytes).map_err(|(code, why)| {
             self.record(
                 args,
@@ -603,21 +604,33 @@ fn with_masked(mut message: String, masked: usize) -> String {
     message
 }
 
-/// A tombstone's bytes with their secrets masked when they are text (a dump that is not
-/// UTF-8 is written as the phone printed it), and how many were masked.
-fn mask_tombstone(bytes: Vec<u8>, masker: Option<&crate::mask::Masker>) -> (Vec<u8>, usize) {
+/// A tombstone's bytes with their secrets masked, and its process name's, and how many were
+/// masked. A dump that is not UTF-8 (a thread name or a logged byte of another encoding) is
+/// masked as read with its invalid bytes replaced, and written so when it held a secret; one
+/// that held none is written as the phone printed it.
+fn mask_tombstone(
+    bytes: Vec<u8>,
+    process_name: &mut Option<String>,
+    masker: Option<&crate::mask::Masker>,
+) -> (Vec<u8>, usize) {
     let Some(masker) = masker else {
         return (bytes, 0);
     };
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return (bytes, 0);
-    };
-    let masked = masker.text(text);
-    let (owned, count) = match masked.text {
-        std::borrow::Cow::Owned(text) => (Some(text.into_bytes()), masked.count),
-        std::borrow::Cow::Borrowed(_) => (None, masked.count),
-    };
-    (owned.unwrap_or(bytes), count)
+    let mut count = 0;
+    if let Some(name) = process_name.as_mut() {
+        let masked = masker.line(name);
+        count += masked.count;
+        if masked.count > 0 {
+            *name = masked.text.into_owned();
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let masked = masker.text(&text);
+    count += masked.count;
+    if masked.count == 0 {
+        return (bytes, count);
+    }
+    (masked.text.into_owned().into_bytes(), count)
 }
 
 /// Masks the app's texts in an exit history (each record's process and description); how

@@ -370,6 +370,7 @@ impl Session {
         let options = RowOptions {
             fold: call.fold,
             processes: &processes,
+            masker,
         };
         let rendered = render_rows(
             &rows(lines, options),

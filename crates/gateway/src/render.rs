@@ -425,6 +425,7 @@ pub fn present_lines(
     let options = crate::rows::RowOptions {
         fold,
         processes: &[],
+        masker: None,
     };
     render_rows(&crate::rows::rows(lines, options), local, cap)
 }

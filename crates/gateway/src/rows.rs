@@ -90,6 +90,9 @@ pub(crate) struct RowOptions<'a> {
     pub(crate) fold: bool,
     /// What the driver knows of the app's processes.
     pub(crate) processes: &'a [ProcessSpan],
+    /// The masker for the processes' names the driver gives (the lines' own are masked
+    /// already); `None` when the person unmasked the app.
+    pub(crate) masker: Option<&'a crate::mask::Masker>,
 }
 
 /// The rows of `lines` (oldest first, each one line of text).
@@ -115,12 +118,18 @@ pub(crate) fn rows(lines: Vec<ShownLine>, options: RowOptions<'_>) -> Vec<Row> {
             // The first line's process was running already, as far as these lines tell.
             if index > 0 {
                 let name = name_of(pid, options.processes, &deaths);
-                out.push(marker_row(line, ProcessEvent::Started, name));
+                out.push(marker_row(
+                    line,
+                    ProcessEvent::Started,
+                    name,
+                    options.masker,
+                ));
             }
         }
         push_line(&mut out, line, masked, options.fold);
         for (_, death) in last_lines.iter().filter(|(last, _)| *last == index) {
-            out.push(marker_row(line, death.event.clone(), death.name.clone()));
+            let (event, name) = (death.event.clone(), death.name.clone());
+            out.push(marker_row(line, event, name, options.masker));
         }
     }
     out
@@ -201,7 +210,22 @@ fn name_of(pid: u32, processes: &[ProcessSpan], deaths: &[Death]) -> Option<Stri
         })
 }
 
-fn marker_row(line: &LogLine, event: ProcessEvent, process: Option<String>) -> Row {
+/// A marker row; the process's name masked (a name the driver gives is the phone's word, not
+/// a line already masked), its secrets counted in the row.
+fn marker_row(
+    line: &LogLine,
+    event: ProcessEvent,
+    process: Option<String>,
+    masker: Option<&crate::mask::Masker>,
+) -> Row {
+    let (process, masked) = match (process, masker) {
+        (Some(name), Some(masker)) => {
+            let shown = masker.line(&name);
+            let count = shown.count;
+            (Some(shown.text.into_owned()), count)
+        }
+        (process, _) => (process, 0),
+    };
     let marker = ProcessMarker {
         pid: line.pid.unwrap_or_default(),
         process,
@@ -220,7 +244,7 @@ fn marker_row(line: &LogLine, event: ProcessEvent, process: Option<String>) -> R
         },
         count: 0,
         until: None,
-        masked: 0,
+        masked,
         marker: Some(marker),
     }
 }
@@ -278,6 +302,7 @@ mod tests {
         RowOptions {
             fold: true,
             processes,
+            masker: Some(crate::mask::masker()),
         }
     }
 
@@ -392,6 +417,31 @@ mod tests {
             .map(|r| r.count)
             .collect();
         assert_eq!(ticks, [1, 2]);
+    }
+
+    /// The review's F2: a process name the driver gives (not a line of the app's, masked
+    /// already) is masked in its markers, and the secrets counted in the marker rows.
+    #[test]
+    fn a_drivers_process_name_is_masked_in_its_markers_and_counted() {
+        let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+        let lines = vec![line(0, 10, "Native", "tick"), line(1, 11, "Native", "tick")];
+        let spans = [ProcessSpan {
+            pid: 11,
+            name: Some(format!("worker token={key}")),
+            ended: true,
+        }];
+        let rows = masked_rows(lines, options(&spans));
+        let markers: Vec<&Row> = rows.iter().filter(|r| r.marker.is_some()).collect();
+        assert_eq!(markers.len(), 2);
+        for row in markers {
+            let text = row
+                .marker
+                .as_ref()
+                .map(ProcessMarker::text)
+                .unwrap_or_default();
+            assert!(!text.contains(key) && text.contains("[redacted:"), "{text}");
+            assert_eq!(row.masked, 1, "{text}");
+        }
     }
 
     #[test]

@@ -1234,26 +1234,21 @@ async fn backtraces_and_exit_history_are_masked() {
     }
 }
 
-/// Issue 37: a tombstone an agent can read from the local root is written with its secrets
-/// masked.
-#[tokio::test]
-async fn a_text_tombstone_is_written_masked() {
+/// The tombstone `bytes` of a process named `process_name` as written to the local root, and
+/// the response.
+async fn written_tombstone(bytes: Vec<u8>, process_name: &str) -> (Vec<u8>, DebugResponse) {
     let phone = debug_phone();
-    let key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
     phone.set_tombstone(
         &device(),
         TombstoneCapture {
             serial: DEVICE.into(),
             pid: APP_PID,
-            process_name: Some(DEV_APP.into()),
+            process_name: Some(process_name.into()),
             abi: Some("x86_64".into()),
             signal: None,
             frame_count: Some(1),
             device_tombstone_ref: None,
-            bytes: format!(
-                "*** *** ***\npid: {APP_PID}, name: {DEV_APP}\nAbort message: 'init(key={key})'\n"
-            )
-            .into_bytes(),
+            bytes,
             dumped_pid: Some(APP_PID),
             dumped_uid: Some(10123),
         },
@@ -1271,7 +1266,21 @@ async fn a_text_tombstone_is_written_masked() {
         response.message
     );
     let data = response.data.as_ref().map(data_json).unwrap();
-    let written = std::fs::read_to_string(data["local_path"].as_str().unwrap()).unwrap();
+    let written = std::fs::read(data["local_path"].as_str().unwrap()).unwrap();
+    (written, response)
+}
+
+const TOMBSTONE_KEY: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+
+/// Issue 37: a tombstone an agent can read from the local root is written with its secrets
+/// masked.
+#[tokio::test]
+async fn a_text_tombstone_is_written_masked() {
+    let key = TOMBSTONE_KEY;
+    let bytes =
+        format!("*** *** ***\npid: {APP_PID}, name: {DEV_APP}\nAbort message: 'init(key={key})'\n");
+    let (written, response) = written_tombstone(bytes.into_bytes(), DEV_APP).await;
+    let written = String::from_utf8(written).unwrap();
     assert!(!written.contains(key), "{written}");
     assert!(
         written.contains("init(key=[redacted:stripe-access-token])"),
@@ -1282,4 +1291,31 @@ async fn a_text_tombstone_is_written_masked() {
         "{}",
         response.message
     );
+}
+
+/// Issue 37, the review's F1: one byte that is not UTF-8 (a thread name of another encoding)
+/// no longer leaves the whole tombstone unmasked. (The process name it returns is masked too,
+/// but a name that is not the app's never gets that far: the dump is dropped as a reused pid's.)
+#[tokio::test]
+async fn a_tombstone_with_a_byte_that_is_not_utf8_is_masked() {
+    let key = TOMBSTONE_KEY;
+    let mut bytes = format!("pid: {APP_PID}, tid: 4712, name: ").into_bytes();
+    bytes.push(0xff);
+    bytes.extend_from_slice(
+        format!("  >>> {DEV_APP} <<<\nAbort message: 'init(key={key})'\n").as_bytes(),
+    );
+    let (written, response) = written_tombstone(bytes, DEV_APP).await;
+    let text = String::from_utf8_lossy(&written);
+    assert!(!text.contains(key), "{text}");
+    assert!(text.contains("[redacted:stripe-access-token]"), "{text}");
+    assert!(
+        response.message.contains("masked as [redacted:KIND]"),
+        "{}",
+        response.message
+    );
+    // A dump that held no secret is written as the phone printed it, byte for byte.
+    let mut plain = b"pid: 1, name: ".to_vec();
+    plain.push(0xff);
+    let (written, _) = written_tombstone(plain.clone(), DEV_APP).await;
+    assert_eq!(written, plain);
 }

@@ -1225,9 +1225,12 @@ fn cut(text: &str, max: usize) -> String {
 }
 
 /// A message's line cut at most `max` bytes as [`cut`] cuts, then back to the last space,
-/// quote or bracket (the whole text goes when there is none). The driver cannot mask (the
-/// gateway does, after): a cut that split a secret would leave half of it, which no rule
-/// recognises, for a `filter` to probe (issue 37, item 3); no key holds one of these.
+/// quote or bracket (the whole text goes when there is none), and back past a trailing run of
+/// four or more digits with spaces and dashes. The driver cannot mask (the gateway does,
+/// after): a cut that split a secret would leave half of it, which no rule recognises, for a
+/// `filter` to probe (issue 37, item 3); no key holds one of these, and a card number written
+/// in groups (`4111 1111 1111 1111`), which does, is never left cut to a shorter number the
+/// card rule would not read.
 fn cut_text(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
@@ -1242,7 +1245,21 @@ fn cut_text(text: &str, max: usize) -> String {
                 )
         })
         .map_or(0, |end| end + 1);
-    cut[..keep].to_owned()
+    let kept = &cut[..keep];
+    let digits_end = kept
+        .rfind(|c: char| !(c.is_ascii_digit() || c == ' ' || c == '-'))
+        .map_or(0, |end| end + 1);
+    // The run stays when it holds fewer than four digits (a time's milliseconds, a count):
+    // no part of a card that short tells anything.
+    if kept[digits_end..]
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .count()
+        >= 4
+    {
+        return kept[..digits_end].to_owned();
+    }
+    kept.to_owned()
 }
 
 /// Whether an app id is the WebDriverAgent runner, whose logs are never read.
@@ -1429,6 +1446,11 @@ mod tests {
             cut.len() <= 4096 && cut.ends_with("init(") && !cut.contains("sk_"),
             "{cut}"
         );
+        // A card number in groups across the cut leaves none of its digits (the review's F3:
+        // twelve of them passed the card rule's length), and the words before it stay.
+        let text = format!("{} card 4111 1111 1111 1111 ok", "a ".repeat(2040));
+        let cut = entry_to_line(&entry(&text), 4096).text;
+        assert!(cut.ends_with(" card") && !cut.contains("4111"), "{cut}");
     }
 
     #[test]
