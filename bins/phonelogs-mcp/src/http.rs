@@ -524,13 +524,15 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     response
 }
 
-/// 401 and nothing else.
+/// 401 and nothing else, and the connection closed: one that names no token of the file holds
+/// no slot past its answer (the review's F5; a connection that sends nothing at all is closed
+/// by the header read timeout).
 fn unauthorized() -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
     *response.status_mut() = StatusCode::UNAUTHORIZED;
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    let headers = response.headers_mut();
+    headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 

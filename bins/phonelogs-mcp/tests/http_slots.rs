@@ -98,3 +98,48 @@ async fn one_token_holds_at_most_its_share_of_the_connections() {
         "the closed connection's slot never came back"
     );
 }
+
+/// The review's F5: a connection whose request names no token of the file is answered 401 and
+/// closed, so connections that fail to authenticate, as many as the server has slots, hold none
+/// of them past their answers: a token's agent is served after them.
+#[tokio::test]
+async fn a_connection_refused_for_its_token_is_closed_and_holds_no_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = token_file(dir.path(), &[(BUSY, "busy-agent")]);
+    let server = start(
+        dir.path(),
+        &[
+            "--demo=fake",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            file.to_str().unwrap(),
+            "--http-max-connections",
+            "8",
+        ],
+        &[],
+    )
+    .await;
+    let addr = server.addr;
+    let mut refused = Vec::new();
+    for _ in 0..8 {
+        let mut sender = connect(addr).await.unwrap();
+        let reply = list(&mut sender, addr, "wrong-0123456789abcdef0123456789").await;
+        assert_eq!(reply.status, 401, "{reply:?}");
+        assert_eq!(reply.header("connection"), Some("close"), "{reply:?}");
+        // Kept by the client: only the server's close frees the slot.
+        refused.push(sender);
+    }
+    let mut served = None;
+    for _ in 0..200 {
+        let Ok(mut sender) = connect(addr).await else {
+            continue;
+        };
+        if list(&mut sender, addr, BUSY).await.status == 200 {
+            served = Some(sender);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(served.is_some(), "the refused connections kept their slots");
+}
