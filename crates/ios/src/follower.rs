@@ -203,6 +203,9 @@ struct Shared {
     /// Per pid, the newest entry passed on: a stream opened again for that pid skips what it
     /// sends again of it.
     delivered: Mutex<HashMap<u32, Delivered>>,
+    /// How many records the app's streams skipped because Apple's client would refuse them:
+    /// a read says so, since lines may be missing ([`refused_records`]).
+    refused: Arc<AtomicU64>,
 }
 
 /// How many pids' marks [`Shared::delivered`] keeps before it forgets them all (a phone runs a
@@ -279,6 +282,7 @@ impl Follower {
             added: tokio::sync::Notify::new(),
             listed: tokio::sync::watch::Sender::new(false),
             delivered: Mutex::new(HashMap::new()),
+            refused: Arc::new(AtomicU64::new(0)),
         });
         let (launches, launch_rx) = mpsc::unbounded_channel();
         let state = State {
@@ -320,6 +324,9 @@ impl Follower {
             .cloned()
             .collect();
         result.notices = notices(&lock(&self.shared.status));
+        result
+            .notices
+            .extend(refused_records(self.shared.refused.load(Ordering::Relaxed)));
         result
     }
 
@@ -906,6 +913,10 @@ impl LogStream for Prepended {
             None => self.rest.next_entry().await,
         }
     }
+
+    fn count_refused_in(&mut self, refused: Arc<AtomicU64>) {
+        self.rest.count_refused_in(refused);
+    }
 }
 
 /// Where one stream's entries go.
@@ -921,6 +932,7 @@ struct Pump<'a> {
 /// Reads one stream until it ends, keeping the lines of its own process only, and only while
 /// its entries show the process's executable inside the app's bundle.
 async fn pump(mut stream: Box<dyn LogStream>, to: &Pump<'_>) -> Ended {
+    stream.count_refused_in(to.shared.refused.clone());
     // The executable path last seen inside the bundle: the same text again needs no new check.
     let mut confirmed: Option<String> = None;
     // A stream opened again for a pid whose entries were passed on before may send some of
@@ -1032,6 +1044,19 @@ pub fn notices(status: &FollowerStatus) -> Vec<LogNotice> {
     }
     notices.push(private_values());
     notices
+}
+
+/// What a read must say when the app's streams skipped records that Apple's client would
+/// refuse (another record version, header size or size than `phonelogs_crash::ostrace`
+/// reads): some of the app's lines may be missing, so an empty or short answer has a reason.
+pub fn refused_records(count: u64) -> Option<LogNotice> {
+    (count > 0).then(|| LogNotice::PartlyUnreadable {
+        part: "skipped records".into(),
+        cause: format!(
+            "the iPhone sent {count} of its records in a layout Apple's own client would refuse (another record version or size)"
+        ),
+        fix: "update phonelogs; if it is the newest, report the iPhone's iOS version, since this one may write its records differently".into(),
+    })
 }
 
 /// The iPhone's `<private>`: values the app logs without marking them public, which the phone

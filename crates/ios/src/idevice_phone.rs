@@ -748,12 +748,24 @@ impl FactReader for IdevicePhone {
 struct SocketStream {
     socket: Box<dyn ReadWrite>,
     skipped: protocol::Skipped,
+    /// Where refused records are counted for the follower's notice.
+    refused: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 #[async_trait]
 impl LogStream for SocketStream {
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        Ok(protocol::next_entry(&mut self.socket, &mut self.skipped).await?)
+        let refused = self.refused.clone();
+        let on_refused = move || {
+            if let Some(refused) = &refused {
+                refused.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        Ok(protocol::next_entry_counted(&mut self.socket, &mut self.skipped, &on_refused).await?)
+    }
+
+    fn count_refused_in(&mut self, refused: Arc<std::sync::atomic::AtomicU64>) {
+        self.refused = Some(refused);
     }
 }
 
@@ -800,6 +812,7 @@ impl StreamOpener for IdevicePhone {
         Ok(Box::new(SocketStream {
             socket,
             skipped: protocol::Skipped::default(),
+            refused: None,
         }))
     }
 
@@ -809,6 +822,7 @@ impl StreamOpener for IdevicePhone {
         Ok(Box::new(SocketStream {
             socket,
             skipped: protocol::Skipped::default(),
+            refused: None,
         }))
     }
 

@@ -215,6 +215,17 @@ pub async fn next_entry<S: AsyncRead + Unpin>(
     stream: &mut S,
     skipped: &mut Skipped,
 ) -> Result<Option<OsTraceEntry>, Error> {
+    next_entry_counted(stream, skipped, &|| ()).await
+}
+
+/// [`next_entry`], calling `on_refused` for each record Apple's client would refuse as it is
+/// skipped, so that a stream that sends nothing else is told to the agent while it is read
+/// (never an empty answer without a reason).
+pub async fn next_entry_counted<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    skipped: &mut Skipped,
+    on_refused: &(dyn Fn() + Sync),
+) -> Result<Option<OsTraceEntry>, Error> {
     loop {
         let Some(frame) = read_entry_frame(stream).await? else {
             return Ok(None);
@@ -231,6 +242,7 @@ pub async fn next_entry<S: AsyncRead + Unpin>(
             }
             Err(error) => {
                 skipped.broken += 1;
+                on_refused();
                 if skipped.broken == 1 {
                     tracing::warn!(%error, "skipping an os_trace record Apple's client would refuse");
                 } else {

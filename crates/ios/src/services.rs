@@ -40,6 +40,13 @@ pub async fn list_within(
 pub trait LogStream: Send {
     /// The next entry, or `None` once the phone closed the stream.
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>>;
+
+    /// Counts in `refused`, from now on, each record the stream skips because Apple's client
+    /// would refuse it (another version, header size or size), so the follower can tell the
+    /// agent why lines may be missing. A stream that parses no records counts nothing.
+    fn count_refused_in(&mut self, refused: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        let _ = refused;
+    }
 }
 
 /// Opens os_trace streams (`StartActivity` with a pid). There is deliberately no way to open a

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use phonelogs_driver::{AppId, LogLevel, LogQuery};
+use phonelogs_driver::{AppId, LogLevel, LogNotice, LogQuery};
 use phonelogs_ios::{Follower, FollowerConfig};
 use time::OffsetDateTime;
 use tokio::time::sleep;
@@ -533,6 +533,42 @@ async fn an_entry_without_a_process_path_is_left_out_and_the_stream_read_on() {
     let status = follower.status();
     assert!(status.rejected.is_empty());
     assert_eq!(status.open_streams, [100]);
+}
+
+/// Issue 38, never a silent empty answer: records Apple's client would refuse (here, version 3)
+/// are skipped without ending the stream, and a read then says that lines may be missing and
+/// why, so a phone whose records all break the layout is not an empty answer without reason.
+#[tokio::test(start_paused = true)]
+async fn records_apples_client_would_refuse_are_told_with_the_read() {
+    let phone = setup();
+    phone.spawn_process(100, &exe());
+    let follower = start(&phone);
+    settle().await;
+    assert!(
+        follower.lines(&all()).notices.iter().all(
+            |n| !matches!(n, LogNotice::PartlyUnreadable { part, .. } if part == "skipped records")
+        ),
+        "nothing refused yet"
+    );
+    let mut record = encode_entry(&raw(100, T0, INFO, &exe(), "A-LATER-VERSION"));
+    record[0] = 3;
+    for _ in 0..2 {
+        phone.log_bytes(100, frame(&record));
+    }
+    phone.log(&raw(100, T0 + 1, INFO, &exe(), "read on"));
+    settle().await;
+    let result = follower.lines(&all());
+    let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(texts, ["read on"]);
+    let told = result.notices.iter().find_map(|n| match n {
+        LogNotice::PartlyUnreadable { part, cause, .. } if part == "skipped records" => Some(cause),
+        _ => None,
+    });
+    assert!(
+        told.is_some_and(|cause| cause.contains("sent 2 of its records")),
+        "{:?}",
+        result.notices
+    );
 }
 
 /// An entry that shows another executable closes even a stream that began with the app's

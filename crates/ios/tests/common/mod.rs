@@ -226,6 +226,15 @@ impl FakePhone {
         self.log_on(raw.pid, raw);
     }
 
+    /// Sends these bytes as they are on every open stream of `stream_pid` (a record that
+    /// breaks the layout, say).
+    pub fn log_bytes(&self, stream_pid: u32, bytes: Vec<u8>) {
+        let mut s = self.state.lock().unwrap();
+        if let Some(senders) = s.senders.get_mut(&stream_pid) {
+            senders.retain(|tx| tx.send(bytes.clone()).is_ok());
+        }
+    }
+
     pub fn opened(&self) -> Vec<u32> {
         self.state.lock().unwrap().opened.clone()
     }
@@ -296,12 +305,23 @@ impl FactReader for FakePhone {
 struct DuplexLogStream {
     client: DuplexStream,
     skipped: protocol::Skipped,
+    refused: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 #[async_trait]
 impl LogStream for DuplexLogStream {
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        Ok(protocol::next_entry(&mut self.client, &mut self.skipped).await?)
+        let refused = self.refused.clone();
+        let on_refused = move || {
+            if let Some(refused) = &refused {
+                refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        };
+        Ok(protocol::next_entry_counted(&mut self.client, &mut self.skipped, &on_refused).await?)
+    }
+
+    fn count_refused_in(&mut self, refused: std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        self.refused = Some(refused);
     }
 }
 
@@ -386,6 +406,7 @@ impl FakePhone {
         Ok(Box::new(DuplexLogStream {
             client,
             skipped: protocol::Skipped::default(),
+            refused: None,
         }))
     }
 }
