@@ -755,13 +755,12 @@ struct SocketStream {
 #[async_trait]
 impl LogStream for SocketStream {
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        let refused = self.refused.clone();
-        let on_refused = move || {
-            if let Some(refused) = &refused {
-                refused.fetch_add(1, Ordering::Relaxed);
-            }
-        };
-        Ok(protocol::next_entry_counted(&mut self.socket, &mut self.skipped, &on_refused).await?)
+        Ok(protocol::next_entry_counted(
+            &mut self.socket,
+            &mut self.skipped,
+            self.refused.as_deref(),
+        )
+        .await?)
     }
 
     fn count_refused_in(&mut self, refused: Arc<std::sync::atomic::AtomicU64>) {

@@ -215,16 +215,16 @@ pub async fn next_entry<S: AsyncRead + Unpin>(
     stream: &mut S,
     skipped: &mut Skipped,
 ) -> Result<Option<OsTraceEntry>, Error> {
-    next_entry_counted(stream, skipped, &|| ()).await
+    next_entry_counted(stream, skipped, None).await
 }
 
-/// [`next_entry`], calling `on_refused` for each record Apple's client would refuse as it is
+/// [`next_entry`], also counting in `refused` each record Apple's client would refuse as it is
 /// skipped, so that a stream that sends nothing else is told to the agent while it is read
 /// (never an empty answer without a reason).
 pub async fn next_entry_counted<S: AsyncRead + Unpin>(
     stream: &mut S,
     skipped: &mut Skipped,
-    on_refused: &(dyn Fn() + Sync),
+    refused: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<Option<OsTraceEntry>, Error> {
     loop {
         let Some(frame) = read_entry_frame(stream).await? else {
@@ -242,7 +242,9 @@ pub async fn next_entry_counted<S: AsyncRead + Unpin>(
             }
             Err(error) => {
                 skipped.broken += 1;
-                on_refused();
+                if let Some(refused) = refused {
+                    refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 if skipped.broken == 1 {
                     tracing::warn!(%error, "skipping an os_trace record Apple's client would refuse");
                 } else {

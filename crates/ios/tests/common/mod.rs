@@ -311,13 +311,12 @@ struct DuplexLogStream {
 #[async_trait]
 impl LogStream for DuplexLogStream {
     async fn next_entry(&mut self) -> Result<Option<OsTraceEntry>> {
-        let refused = self.refused.clone();
-        let on_refused = move || {
-            if let Some(refused) = &refused {
-                refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-        };
-        Ok(protocol::next_entry_counted(&mut self.client, &mut self.skipped, &on_refused).await?)
+        Ok(protocol::next_entry_counted(
+            &mut self.client,
+            &mut self.skipped,
+            self.refused.as_deref(),
+        )
+        .await?)
     }
 
     fn count_refused_in(&mut self, refused: std::sync::Arc<std::sync::atomic::AtomicU64>) {
