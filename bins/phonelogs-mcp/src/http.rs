@@ -578,7 +578,7 @@ impl Server {
     async fn handle(&self, request: Request<Incoming>, connection: &Connection) -> Response<Body> {
         let token = match self.admit(request.headers(), connection) {
             Ok(token) => token,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
         let agent = self.tokens[token].agent;
         if request.uri().path() != ENDPOINT {
@@ -662,9 +662,9 @@ impl Server {
         &self,
         headers: &hyper::HeaderMap,
         connection: &Connection,
-    ) -> Result<usize, Response<Body>> {
+    ) -> Result<usize, Box<Response<Body>>> {
         let Some(token) = self.token_of(headers) else {
-            return Err(unauthorized());
+            return Err(Box::new(unauthorized()));
         };
         let refused = if !connection.entry.authenticate() {
             // Evicted for a new connection a moment before its request came: it is closing.
@@ -678,7 +678,7 @@ impl Server {
         let headers = response.headers_mut();
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        Err(response)
+        Err(Box::new(response))
     }
 
     /// Counts the connection against `token`'s share of the slots (once: its later requests
