@@ -151,6 +151,18 @@ impl Session {
         // The records' texts are the app's (a process name, a description it may set):
         // masked before anything is made of them.
         let masked = mask_exit_history(&mut history, self.masker(&app));
+        // A development build's pass covers its own exits, not an earlier build's.
+        let earlier = self
+            .build_floor(
+                &target,
+                Action::ExitHistory,
+                time::OffsetDateTime::UNIX_EPOCH,
+            )
+            .and_then(|floor| {
+                let left_out = drop_earlier_exits(&mut history, floor);
+                let what = format!("Exit records ({left_out})");
+                (left_out > 0).then(|| self.build_said(&target, floor, &what))
+            });
         self.record_used(args, &target);
         let newest = history
             .records
@@ -163,6 +175,10 @@ impl Session {
             newest,
             history.left_out_other_users,
         );
+        let message = match earlier {
+            Some(said) => format!("{message} {said}"),
+            None => message,
+        };
         let message = with_masked(message, masked);
         Ok(DebugResponse::success(
             message,
@@ -459,6 +475,7 @@ impl Session {
                 shared_uid: false,
                 version: None,
                 installed_at: None,
+                install_id: None,
             },
             Err(error) => {
                 return Err(DebugResponse::error(
@@ -468,6 +485,7 @@ impl Session {
             }
         };
         let target = Target::new(index, device, info);
+        self.note_build(&target);
         match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok((debugger, target)),
             Gate::Stop(response) => Err(DebugResponse::from_gate(*response)),
@@ -655,6 +673,50 @@ fn mask_exit_history(
         }
     }
     count
+}
+
+/// Leaves out the exit records from before `floor` (an earlier build's) and those whose time
+/// cannot be read (whose build cannot be told); how many. A record's time is the phone's local
+/// time: read in the install time's offset (the phone's, as the driver gives it), or, when the
+/// floor is when the gateway first saw the build (the phone's offset unknown), in UTC+14, the
+/// offset that makes it earliest, so that no earlier build's record is kept.
+fn drop_earlier_exits(
+    history: &mut phonelogs_driver::ProcessExitHistory,
+    floor: crate::permission::BuildFloor,
+) -> usize {
+    let offset = if floor.seen {
+        time::UtcOffset::from_hms(14, 0, 0).unwrap_or(time::UtcOffset::UTC)
+    } else {
+        floor.at.offset()
+    };
+    let before = history.records.len();
+    history.records.retain(|record| {
+        record
+            .timestamp
+            .as_deref()
+            .and_then(exit_time)
+            .is_some_and(|local| local.assume_offset(offset) >= floor.at)
+    });
+    let left_out = before - history.records.len();
+    history.count = history.count.saturating_sub(left_out);
+    left_out
+}
+
+/// An exit record's time as the dump prints it: `2026-09-06 22:39:39.266`.
+fn exit_time(text: &str) -> Option<time::PrimitiveDateTime> {
+    use time::macros::format_description;
+    let text = text.trim();
+    time::PrimitiveDateTime::parse(
+        text,
+        format_description!("[year]-[month]-[day] [hour]:[minute]:[second].[subsecond]"),
+    )
+    .or_else(|_| {
+        time::PrimitiveDateTime::parse(
+            text,
+            format_description!("[year]-[month]-[day] [hour]:[minute]:[second]"),
+        )
+    })
+    .ok()
 }
 
 /// Masks a native backtrace's text and its threads' names (the app's own); how many secrets
