@@ -220,6 +220,19 @@ fn dependencies_point_one_way() {
             "phonelogs-mcp-frontend",
             &["phonelogs-driver", "phonelogs-gateway"],
         ),
+        // Builds the drivers from flags, config and environment, as the demo phones do.
+        (
+            "phonelogs-phones",
+            &[
+                "phonelogs-driver",
+                "phonelogs-gateway",
+                "phonelogs-android",
+                "phonelogs-ios",
+                "phonelogs-demo",
+                "phonelogs-adbsim",
+                "phonelogs-iossim",
+            ],
+        ),
         // Streamable HTTP in front of the MCP frontend's server.
         (
             "phonelogs-http",
@@ -433,7 +446,8 @@ fn the_files_of_a_crate_depend_on_each_other_one_way() {
     let root = workspace_root();
     let mut cycles = Vec::new();
     for krate in [
-        "gateway", "mcp", "policy", "driver", "android", "ios", "crash", "iossim", "adbsim", "http",
+        "gateway", "mcp", "policy", "driver", "android", "ios", "crash", "iossim", "adbsim",
+        "http", "phones",
     ] {
         let graph = module_graph(&root.join("crates").join(krate).join("src"));
         // A depth-first search from every module; a module met again on the path is a cycle.
