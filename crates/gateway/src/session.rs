@@ -85,13 +85,13 @@ impl Target {
 const MAX_LABEL_CHARS: usize = 80;
 
 /// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
-/// name), so its line ends become spaces as in every one-line field ([`crate::lines::one_line`]),
+/// name), so its line ends become spaces as in every one-line field ([`phonelogs_view::lines::one_line`]),
 /// other control characters and the bidirectional overrides that can make text read as
 /// something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
 pub(crate) fn clean_label(label: &str) -> String {
-    crate::lines::one_line(label)
+    phonelogs_view::lines::one_line(label)
         .chars()
-        .filter(|c| !crate::lines::misleads(*c))
+        .filter(|c| !phonelogs_view::lines::misleads(*c))
         .take(MAX_LABEL_CHARS)
         .collect::<String>()
         .trim()
@@ -256,20 +256,20 @@ impl Session {
         !self.ended() && matches!(self.gateway().inner.store.is_blocked(app), Ok(false))
     }
 
-    /// The private key blocks seen in the apps' lines (`crate::masked`).
-    pub(crate) fn key_blocks(&self) -> &crate::masked::KeyBlocks {
+    /// The private key blocks seen in the apps' lines (`phonelogs_view::masked`).
+    pub(crate) fn key_blocks(&self) -> &phonelogs_view::masked::KeyBlocks {
         &self.gateway().inner.key_blocks
     }
 
     /// The masker for `app`'s lines and reports: `None` only when the person turned masking
     /// off for it; a store that cannot be read masks (fails closed).
-    pub(crate) fn masker(&self, app: &AppId) -> Option<&'static crate::mask::Masker> {
+    pub(crate) fn masker(&self, app: &AppId) -> Option<&'static phonelogs_view::mask::Masker> {
         match self.gateway().inner.store.is_unmasked(app) {
             Ok(true) => None,
-            Ok(false) => Some(crate::mask::masker()),
+            Ok(false) => Some(phonelogs_view::mask::masker()),
             Err(error) => {
                 tracing::warn!(%error, %app, "could not read whether the app is unmasked; masking");
-                Some(crate::mask::masker())
+                Some(phonelogs_view::mask::masker())
             }
         }
     }

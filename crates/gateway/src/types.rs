@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 pub use phonelogs_policy::Action;
 
-pub use crate::render::{LineView, ReportView, TextShown};
+pub use phonelogs_view::render::{LineView, ReportView, TextShown};
 
 /// What a `phone_logs` call reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -395,7 +395,7 @@ pub fn agent_text(text: &str) -> String {
     let mut out: String = text
         .chars()
         .map(|c| {
-            if crate::lines::misleads(c) {
+            if phonelogs_view::lines::misleads(c) {
                 '\u{fffd}'
             } else {
                 c
@@ -449,7 +449,7 @@ impl StepArgs {
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        agent_text(&crate::mask::masker().line(&one_line).text)
+        agent_text(&phonelogs_view::mask::masker().line(&one_line).text)
     }
 }
 
@@ -508,7 +508,7 @@ mod tests {
     fn no_agent_name_holds_a_character_that_misleads() {
         let refused: Vec<char> = (0..=u32::from(char::MAX))
             .filter_map(char::from_u32)
-            .filter(|c| crate::lines::misleads(*c))
+            .filter(|c| phonelogs_view::lines::misleads(*c))
             .filter(|c| phonelogs_policy::Agent::check_name(&format!("claude{c}x")).is_ok())
             .collect();
         assert!(
