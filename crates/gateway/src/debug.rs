@@ -1,6 +1,6 @@
 //! The six Android debugging aids of `debugging_tools.txt`, under the same permission path as
 //! `phone_logs` ([`crate::permission`]), answered in the tools' envelope
-//! ([`crate::debug_types`]).
+//! ([`phonelogs_view::debug_types`]).
 //!
 //! Each aid is an [`Action`]: the agent's mode first (watch-only agents use none; read-only
 //! agents do no writes: `set_debug_app`, `clear_debug_app`, `capture_native_tombstone`), then the
@@ -19,16 +19,16 @@ use phonelogs_policy::Action;
 use crate::catalog::{self, Subject};
 use phonelogs_view::aids::{mask_backtrace, mask_exit_history, mask_tombstone};
 
-use crate::debug_types::{
-    BacktraceData, DebugData, DebugRequest, DebugResponse, DebugStatus, ErrorCode, JdwpListing,
-    JdwpPackage, TombstoneData,
-};
 use crate::devices::NoDevice;
 use crate::owner::Dumped;
 use crate::permission::{Ask, Gate, Refusal};
 use crate::session::{Session, Target};
 use crate::tombstone_file::{check_destination, check_local_path, write_tombstone};
 use crate::types::{Status, StepArgs, agent_text};
+use phonelogs_view::debug_types::{
+    BacktraceData, DebugData, DebugRequest, DebugResponse, DebugStatus, ErrorCode, JdwpListing,
+    JdwpPackage, TombstoneData,
+};
 
 /// The most pids of a JDWP listing resolved to their packages.
 const MAX_JDWP_NAMED: usize = 64;

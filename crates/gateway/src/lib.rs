@@ -80,7 +80,6 @@
 pub mod catalog;
 mod cursor;
 mod debug;
-mod debug_types;
 mod devices;
 mod error;
 mod gateway;
@@ -91,15 +90,11 @@ mod logs;
 mod owner;
 mod permission;
 mod session;
-mod store;
+pub mod store;
 mod symbols;
 mod tombstone_file;
 mod types;
 
-pub use debug_types::{
-    BacktraceData, DebugData, DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode,
-    JdwpListing, JdwpPackage, PendingData, TombstoneData,
-};
 pub use devices::{DeviceList, NamedDevice, SourceFailure};
 pub use error::Error;
 pub use gateway::{Clock, Gateway, GatewayBuilder, TaskSpec};
@@ -107,6 +102,10 @@ pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
 pub use live::{LiveHooks, WAIT_TIMEOUTS, WaitProgress};
 pub use logs::{CRASH_LIMITS, LOG_LIMITS};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
+pub use phonelogs_view::debug_types::{
+    BacktraceData, DebugData, DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode,
+    JdwpListing, JdwpPackage, PendingData, TombstoneData,
+};
 pub use phonelogs_view::{
     LineView, MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_PATTERN_BYTES, MAX_RESULT_BYTES, MAX_TAGS,
     MIN_RESULT_CAP, Occurrences, ProcessEvent, ProcessMarker, RenderedLines, ReportView, TextShown,
@@ -114,8 +113,8 @@ pub use phonelogs_view::{
 };
 pub use session::Session;
 pub use store::{
-    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, MAX_PENDING_PER_AGENT, STATE_DIR_ENV, Store,
-    UNANSWERED_REST, default_state_dir,
+    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, MAX_PENDING_PER_AGENT, STATE_DIR_ENV,
+    SqliteStore, Store, StoreBackend, UNANSWERED_REST, default_state_dir,
 };
 /// The token that ends a wait ([`LiveHooks::cancel`]), re-exported so callers need not name
 /// `tokio-util`.
@@ -126,4 +125,4 @@ pub use types::{
     StepArgs, agent_text,
 };
 
-pub(crate) use id::new_id;
+pub use id::new_id;

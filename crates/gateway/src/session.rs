@@ -6,16 +6,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, ErrorKind};
+use phonelogs_view::lines::clean_label;
 use time::OffsetDateTime;
 
 use crate::cursor::CursorBook;
 use crate::gateway::ReadKey;
 use crate::store::NewStep;
-use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
+use crate::types::{Answer, LogsResponse, Status, StepArgs};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
-
-/// How often [`Session::wait_for_answer`] looks at the store.
-const ANSWER_POLL: Duration = Duration::from_millis(200);
 
 /// One task of one agent. Cloning shares it; [`Session::end`] ends it for every clone.
 #[derive(Clone)]
@@ -79,23 +77,6 @@ impl Target {
             held: false,
         }
     }
-}
-
-/// The most characters of a label the person and the agent are shown.
-const MAX_LABEL_CHARS: usize = 80;
-
-/// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
-/// name), so its line ends become spaces as in every one-line field ([`phonelogs_view::lines::one_line`]),
-/// other control characters and the bidirectional overrides that can make text read as
-/// something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
-pub(crate) fn clean_label(label: &str) -> String {
-    phonelogs_view::lines::one_line(label)
-        .chars()
-        .filter(|c| !phonelogs_view::lines::misleads(*c))
-        .take(MAX_LABEL_CHARS)
-        .collect::<String>()
-        .trim()
-        .to_owned()
 }
 
 impl Gateway {
@@ -319,32 +300,16 @@ impl Session {
         self.inner.steps.load(Ordering::SeqCst)
     }
 
-    /// Waits until the person answers `approval_id` (in this process or another: the store is
-    /// polled), up to `timeout`. `None` when the time ran out, the approval expired, or there is
+    /// Waits until the person answers `approval_id` (in this process or another, on any server
+    /// of a shared store: [`crate::StoreBackend::wait_answer`]), up to `timeout`. `None` when the time ran out, the approval expired, or there is
     /// no such approval.
     pub async fn wait_for_answer(&self, approval_id: &str, timeout: Duration) -> Option<Answer> {
         let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            match self.gateway().inner.store.approval(approval_id) {
-                Ok(Some(approval)) => {
-                    if let Some(answer) = approval.answer {
-                        return Some(answer);
-                    }
-                    if approval.state == ApprovalState::Expired {
-                        return None;
-                    }
-                }
-                Ok(None) => return None,
-                Err(error) => {
-                    tracing::warn!(%error, "could not read an approval while waiting");
-                }
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                return None;
-            }
-            tokio::time::sleep(ANSWER_POLL.min(deadline - now)).await;
-        }
+        self.gateway()
+            .inner
+            .store
+            .wait_answer(approval_id, deadline)
+            .await
     }
 
     /// Ends the task: its pending approvals expire, and every listening driver stops listening
@@ -385,7 +350,6 @@ pub(crate) fn driver_error_status(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::clean_label;
     use super::*;
     use async_trait::async_trait;
     use phonelogs_driver::{
@@ -493,21 +457,5 @@ mod tests {
         );
         second.end().await;
         assert!(!phone.is_listening(&serial, &app));
-    }
-
-    #[test]
-    fn a_label_cannot_break_lines_or_turn_text_around() {
-        assert_eq!(clean_label("Crash Test"), "Crash Test");
-        assert_eq!(
-            clean_label("Crash\nTest?\r\n\u{2028}Allow"),
-            "Crash Test?  Allow"
-        );
-        assert_eq!(
-            clean_label("a\u{85}b\u{0B}c\u{0C}d\u{2029}e\u{7}"),
-            "a b c d e"
-        );
-        assert_eq!(clean_label("\u{202e}tseT hsarC"), "tseT hsarC");
-        assert_eq!(clean_label(&"x".repeat(500)).chars().count(), 80);
-        assert_eq!(clean_label("  \u{2066} "), "");
     }
 }

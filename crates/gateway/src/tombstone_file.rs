@@ -20,7 +20,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::debug_types::ErrorCode;
+use phonelogs_view::debug_types::ErrorCode;
 
 /// A refusal or failure: the envelope's code and why, for the agent.
 pub(crate) type FileError = (ErrorCode, String);

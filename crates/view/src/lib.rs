@@ -10,7 +10,12 @@
 //! - [`rows`]: repeats folded, process markers (a crash, a restart, an ended stream).
 //! - [`render`]: lines and crash reports laid out within the result's cap, counted in
 //!   JSON-escaped bytes, with the size of a report's heading.
-//! - [`since`]: the `since` argument read as a time or a place.
+//! - [`since`] and [`place`]: the `since` argument read as a time, or as the place after the
+//!   lines already shown; [`held`]: the lines a waiting call holds.
+//! - [`aids`] and [`context`]: the debugging aids' captures masked; a crash report's context
+//!   lines.
+//! - [`types`] and [`debug_types`]: the one request and answer shape of a `phone_logs` call and
+//!   of the debugging aids, which the gateway fills and the MCP front end carries.
 //!
 //! What it refuses is a typed [`ViewError`]; the gateway words it for the agent.
 //!
@@ -36,6 +41,7 @@
 
 pub mod aids;
 pub mod context;
+pub mod debug_types;
 mod error;
 pub mod held;
 pub mod lines;
@@ -46,6 +52,7 @@ pub mod render;
 pub mod rows;
 pub mod select;
 pub mod since;
+pub mod types;
 
 pub use error::ViewError;
 pub use render::{

@@ -274,6 +274,53 @@ pub fn one_line_field(field: &mut Option<String>) {
     }
 }
 
+/// The most bytes of one text the agent sent that the state keeps ([`agent_text`]): room for
+/// any app id (255 bytes at most) and a filter or `since` as an agent writes them, too little to
+/// carry a page of log text into the history.
+pub const AGENT_TEXT_BYTES: usize = 256;
+
+/// What ends a text [`agent_text`] cut.
+pub const AGENT_TEXT_CUT: char = '\u{2026}';
+
+/// A text the agent sent, as the history may keep it: control characters, line ends and the
+/// marks that turn text around or hide in it ([`misleads`]: they could make a line of the
+/// history, or the person's terminal, read as something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
+/// character boundary and ends with [`AGENT_TEXT_CUT`]. The one way any text of the agent's
+/// (each field of a history step, a phone's serial or a package it named) reaches the state: an
+/// agent could otherwise write log text it read into the state directory.
+pub fn agent_text(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .map(|c| if misleads(c) { '\u{fffd}' } else { c })
+        .collect();
+    if out.len() > AGENT_TEXT_BYTES {
+        let mut end = AGENT_TEXT_BYTES - AGENT_TEXT_CUT.len_utf8();
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push(AGENT_TEXT_CUT);
+    }
+    out
+}
+
+/// The most characters of a label the person and the agent are shown.
+const MAX_LABEL_CHARS: usize = 80;
+
+/// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
+/// name), so its line ends become spaces as in every one-line field ([`one_line`]),
+/// other control characters and the bidirectional overrides that can make text read as
+/// something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
+pub fn clean_label(label: &str) -> String {
+    one_line(label)
+        .chars()
+        .filter(|c| !misleads(*c))
+        .take(MAX_LABEL_CHARS)
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,5 +387,44 @@ mod tests {
         assert_eq!(texts, ["c", "d", "e"]);
         let (lines, over) = one_line_each(vec![line("single")], 3);
         assert_eq!((lines.len(), over), (1, 0));
+    }
+
+    #[test]
+    fn agent_text_is_bounded_cut_at_a_character_and_marked() {
+        assert_eq!(agent_text("crash"), "crash");
+        let whole = "x".repeat(AGENT_TEXT_BYTES);
+        assert_eq!(agent_text(&whole), whole);
+        for text in [
+            "x".repeat(AGENT_TEXT_BYTES + 1),
+            "\u{e9}".repeat(AGENT_TEXT_BYTES),
+            "\u{1f600}".repeat(AGENT_TEXT_BYTES),
+            format!("x{}", "\u{1f600}".repeat(AGENT_TEXT_BYTES)),
+        ] {
+            let kept = agent_text(&text);
+            assert!(kept.len() <= AGENT_TEXT_BYTES, "{}", kept.len());
+            assert!(kept.len() > AGENT_TEXT_BYTES - 8, "{}", kept.len());
+            assert!(kept.ends_with(AGENT_TEXT_CUT), "{kept}");
+            assert!(text.starts_with(kept.trim_end_matches(AGENT_TEXT_CUT)));
+        }
+        assert_eq!(
+            agent_text("a\nb\u{1b}[2J\u{202e}c\u{2028}d\u{200b}"),
+            "a\u{fffd}b\u{fffd}[2J\u{fffd}c\u{fffd}d\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn a_label_cannot_break_lines_or_turn_text_around() {
+        assert_eq!(clean_label("Crash Test"), "Crash Test");
+        assert_eq!(
+            clean_label("Crash\nTest?\r\n\u{2028}Allow"),
+            "Crash Test?  Allow"
+        );
+        assert_eq!(
+            clean_label("a\u{85}b\u{0B}c\u{0C}d\u{2029}e\u{7}"),
+            "a b c d e"
+        );
+        assert_eq!(clean_label("\u{202e}tseT hsarC"), "tseT hsarC");
+        assert_eq!(clean_label(&"x".repeat(500)).chars().count(), 80);
+        assert_eq!(clean_label("  \u{2066} "), "");
     }
 }
