@@ -21,12 +21,15 @@
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
 //!   at most `--http-max-sessions` sessions in all and `--http-max-sessions-per-agent` per agent
 //!   (503), so one token cannot take every session; at most `--http-max-connections`
-//!   connections, each token holding at most its fair share of them ([`fair_share`]; 503).
+//!   connections, each token holding at most its fair share of them ([`fair_share`]; 503);
+//!   when all are taken, a new connection closes the oldest one that has named no token yet
+//!   ([`pending`]), so silent connections cannot keep a client with a token out.
 //! - **both wires**: a request naming protocol 2026-07-28 (or `server/discover`) is served
 //!   statelessly by rmcp in the token's own task ([`stateless::TokenTask`]: a task per request
 //!   would lose every approval before its retry); anything else is the 2025-11-25 session wire
 //!   as above, and a request outside a session that is not `initialize` gets 400.
 
+mod pending;
 mod session;
 mod stateless;
 
@@ -49,6 +52,7 @@ use phonelogs_policy::{Agent, Policy};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use self::pending::{Entry, Pending};
 use self::session::HttpSession;
 use self::stateless::TokenTask;
 
@@ -473,10 +477,8 @@ async fn accept(
     read_timeout: Duration,
 ) -> anyhow::Result<()> {
     let slots = Arc::new(tokio::sync::Semaphore::new(connections));
+    let pending = Arc::new(Pending::default());
     loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            bail!("the connection limit was closed");
-        };
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(error) => {
@@ -486,6 +488,20 @@ async fn accept(
                 continue;
             }
         };
+        // A full pool makes room by closing the oldest connection that has named no token yet;
+        // when every one has, the new connection waits for one to end.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                if pending.evict_oldest() {
+                    tracing::debug!(%peer, "the pool is full: the oldest silent connection closes");
+                }
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    bail!("the connection limit was closed");
+                };
+                slot
+            }
+        };
         // An answer goes out in parts (the stream's first event, then the result): with
         // Nagle's algorithm on, a part waits for the ACK of the one before, which a client on
         // a kept-alive connection delays by up to 40 ms.
@@ -493,19 +509,29 @@ async fn accept(
             tracing::debug!(%error, %peer, "could not set TCP_NODELAY");
         }
         let server = server.clone();
+        let connection = Arc::new(Connection {
+            held: std::sync::Mutex::new(None),
+            entry: pending.enter(),
+        });
         tokio::spawn(async move {
-            // The token this connection's slot is counted against, once a request names one.
-            let held = Arc::new(std::sync::Mutex::new(None));
-            let service = hyper::service::service_fn(move |request| {
-                let (server, held) = (server.clone(), held.clone());
-                async move { Ok::<_, Infallible>(server.handle(request, &held).await) }
+            let service = hyper::service::service_fn({
+                let connection = connection.clone();
+                move |request| {
+                    let (server, connection) = (server.clone(), connection.clone());
+                    async move { Ok::<_, Infallible>(server.handle(request, &connection).await) }
+                }
             });
-            let connection = hyper::server::conn::http1::Builder::new()
+            let served = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(read_timeout)
                 .serve_connection(TokioIo::new(stream), service);
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, %peer, "an HTTP connection ended");
+            tokio::select! {
+                ended = served => if let Err(error) = ended {
+                    tracing::debug!(%error, %peer, "an HTTP connection ended");
+                },
+                () = connection.entry.evicted() => {
+                    tracing::debug!(%peer, "a connection that named no token was closed for a new one");
+                }
             }
             drop(slot);
         });
@@ -526,7 +552,8 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 
 /// 401 and nothing else, and the connection closed: one that names no token of the file holds
 /// no slot past its answer (the review's F5; a connection that sends nothing at all is closed
-/// by the header read timeout).
+/// by the header read timeout, or sooner for a new connection when the pool is full:
+/// [`pending`]).
 fn unauthorized() -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
     *response.status_mut() = StatusCode::UNAUTHORIZED;
@@ -539,21 +566,20 @@ fn unauthorized() -> Response<Body> {
 /// The token a connection is counted against, and its slot of that token's share.
 type Held = std::sync::Mutex<Option<(usize, tokio::sync::OwnedSemaphorePermit)>>;
 
+/// What the server knows of one connection.
+struct Connection {
+    /// The token its slot is counted against, once a request names one.
+    held: Held,
+    /// Its place among the connections that have not named a token yet.
+    entry: Entry,
+}
+
 impl Server {
-    async fn handle(&self, request: Request<Incoming>, held: &Held) -> Response<Body> {
-        let Some(token) = self.token_of(request.headers()) else {
-            return unauthorized();
+    async fn handle(&self, request: Request<Incoming>, connection: &Connection) -> Response<Body> {
+        let token = match self.admit(request.headers(), connection) {
+            Ok(token) => token,
+            Err(refused) => return *refused,
         };
-        if !self.hold_slot(token, held) {
-            let mut response = plain(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable: this token holds its share of the connections; close one or wait\n",
-            );
-            let headers = response.headers_mut();
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return response;
-        }
         let agent = self.tokens[token].agent;
         if request.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, "Not Found: the endpoint is /mcp\n");
@@ -628,6 +654,31 @@ impl Server {
             }
             None => service.service.handle(request).await,
         }
+    }
+
+    /// The token a request names, once its connection holds a slot of that token's share; the
+    /// answer that refuses it otherwise (401, or 503 and the connection closed).
+    fn admit(
+        &self,
+        headers: &hyper::HeaderMap,
+        connection: &Connection,
+    ) -> Result<usize, Box<Response<Body>>> {
+        let Some(token) = self.token_of(headers) else {
+            return Err(Box::new(unauthorized()));
+        };
+        let refused = if !connection.entry.authenticate() {
+            // Evicted for a new connection a moment before its request came: it is closing.
+            "Service Unavailable: the connection was closed for a new one; connect again\n"
+        } else if !self.hold_slot(token, &connection.held) {
+            "Service Unavailable: this token holds its share of the connections; close one or wait\n"
+        } else {
+            return Ok(token);
+        };
+        let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, refused);
+        let headers = response.headers_mut();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        Err(Box::new(response))
     }
 
     /// Counts the connection against `token`'s share of the slots (once: its later requests
