@@ -316,7 +316,7 @@ impl Session {
 
     /// The sentence that says `what` (from before `floor`) was left out.
     pub(crate) fn build_said(&self, target: &Target, floor: BuildFloor, what: &str) -> String {
-        let clock = crate::render::clock(floor.at, self.gateway().local_offset());
+        let clock = phonelogs_view::render::clock(floor.at, self.gateway().local_offset());
         if floor.seen {
             catalog::earlier_build_left_out_seen(&target.label, &clock, what)
         } else {
