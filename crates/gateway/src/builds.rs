@@ -4,10 +4,8 @@
 //! store build during a task then does not show the store build's lines and reports without
 //! asking, as [`phonelogs_driver::AppInfo::installed_at`] does where the phone says it.
 //!
-//! What is kept is the facts a decision rests on ([`AppInfo::same_facts`]: flags, version, uid,
-//! install time and id), never a line. At most [`MAX_BUILDS`] apps are remembered; the oldest
-//! are forgotten first, and an app seen for the first time has no floor (nothing is known of an
-//! earlier build).
+//! What is kept is the facts ([`AppInfo::same_facts`]), never a line. At most [`MAX_BUILDS`]
+//! apps are remembered, the oldest forgotten first; an app seen for the first time has no floor.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -76,15 +74,6 @@ impl Builds {
         );
         None
     }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .by_app
-            .len()
-    }
 }
 
 #[cfg(test)]
@@ -141,7 +130,6 @@ mod tests {
         for n in 0..=MAX_BUILDS {
             builds.seen(0, &phone, &info(&format!("a.b{n}"), false, "/x"), at(0));
         }
-        assert_eq!(builds.len(), MAX_BUILDS);
         // The first was forgotten: its next sighting is a first one again.
         let first = info("a.b0", true, "/y");
         assert_eq!(builds.seen(0, &phone, &first, at(1)), None);

@@ -17,7 +17,7 @@ use phonelogs_driver::{AppDebugger, AppId, AppInfo, AppLogger, DeviceId, ErrorKi
 use phonelogs_policy::Action;
 
 use crate::catalog::{self, Subject};
-use phonelogs_view::aids::{mask_backtrace, mask_exit_history, mask_tombstone};
+use phonelogs_view::aids::{drop_exits_before, mask_backtrace, mask_exit_history, mask_tombstone};
 
 use crate::devices::NoDevice;
 use crate::owner::Dumped;
@@ -162,7 +162,13 @@ impl Session {
                 time::OffsetDateTime::UNIX_EPOCH,
             )
             .and_then(|floor| {
-                let left_out = drop_earlier_exits(&mut history, floor);
+                // The records print the phone's local time: in the install time's offset (the
+                // phone's), else (the offset unknown) in UTC+14, which makes each earliest.
+                let offset = match floor.seen {
+                    true => time::UtcOffset::from_hms(14, 0, 0).unwrap_or(time::UtcOffset::UTC),
+                    false => floor.at.offset(),
+                };
+                let left_out = drop_exits_before(&mut history, floor.at, offset);
                 let what = format!("Exit records ({left_out})");
                 (left_out > 0).then(|| self.build_said(&target, floor, &what))
             });
@@ -623,50 +629,6 @@ fn with_masked(mut message: String, masked: usize) -> String {
         message.push_str(&sentence);
     }
     message
-}
-
-/// Leaves out the exit records from before `floor` (an earlier build's) and those whose time
-/// cannot be read (whose build cannot be told); how many. A record's time is the phone's local
-/// time: read in the install time's offset (the phone's, as the driver gives it), or, when the
-/// floor is when the gateway first saw the build (the phone's offset unknown), in UTC+14, the
-/// offset that makes it earliest, so that no earlier build's record is kept.
-fn drop_earlier_exits(
-    history: &mut phonelogs_driver::ProcessExitHistory,
-    floor: crate::permission::BuildFloor,
-) -> usize {
-    let offset = if floor.seen {
-        time::UtcOffset::from_hms(14, 0, 0).unwrap_or(time::UtcOffset::UTC)
-    } else {
-        floor.at.offset()
-    };
-    let before = history.records.len();
-    history.records.retain(|record| {
-        record
-            .timestamp
-            .as_deref()
-            .and_then(exit_time)
-            .is_some_and(|local| local.assume_offset(offset) >= floor.at)
-    });
-    let left_out = before - history.records.len();
-    history.count = history.count.saturating_sub(left_out);
-    left_out
-}
-
-/// An exit record's time as the dump prints it: `2026-09-06 22:39:39.266`.
-fn exit_time(text: &str) -> Option<time::PrimitiveDateTime> {
-    use time::macros::format_description;
-    let text = text.trim();
-    time::PrimitiveDateTime::parse(
-        text,
-        format_description!("[year]-[month]-[day] [hour]:[minute]:[second].[subsecond]"),
-    )
-    .or_else(|_| {
-        time::PrimitiveDateTime::parse(
-            text,
-            format_description!("[year]-[month]-[day] [hour]:[minute]:[second]"),
-        )
-    })
-    .ok()
 }
 
 fn parse_package(package: &str) -> Result<AppId, DebugResponse> {
