@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use phonelogs_crash::{Format, Report, ReportKind, render_heading};
+use phonelogs_crash::{CrashKind, Format, Report, render_heading};
 use phonelogs_driver::{AppId, AppLogger as _, DeviceState, Platform};
 use phonelogs_gateway::{GuardedLogger, NamedDevice};
 use phonelogs_symbols::fingerprint::{self, AppCode, Occurrence};
@@ -86,7 +86,7 @@ pub fn report(
         if let Some(trace) = &parsed.backtrace {
             // A `debuggerd -b` dump has no report; its frames are symbolicated as one.
             reports.push(Report {
-                kind: ReportKind::NativeCrash,
+                kind: CrashKind::NativeCrash,
                 time: None,
                 pid: trace.pid,
                 process: trace.process_name.clone().unwrap_or_default(),
@@ -202,7 +202,7 @@ fn apply(symbols: &SymbolsDir, mut report: Report, version: Option<&str>) -> Rea
 /// and the build number in `Version: 1.0 (7)`.
 fn app_of(report: &Report) -> (String, Option<String>) {
     match report.kind {
-        ReportKind::Crash | ReportKind::Watchdog => {
+        CrashKind::Crash | CrashKind::Watchdog => {
             let field = |name: &str| {
                 report
                     .text
