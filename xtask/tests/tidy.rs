@@ -296,6 +296,14 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
+        // A declaration without a body (a trait's required method) ends at its `;`.
+        let body = lines[start..]
+            .iter()
+            .flat_map(|l| l.chars())
+            .find(|c| *c == '{' || *c == ';');
+        if body == Some(';') {
+            continue;
+        }
         let closing = format!("{indent}}}");
         if let Some(end) = lines[start..].iter().position(|l| *l == closing) {
             found.push((name, start + 1, end + 1));

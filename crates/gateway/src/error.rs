@@ -70,6 +70,16 @@ pub enum Error {
     /// A database operation failed.
     #[error("the state database failed: {0}")]
     Database(#[from] rusqlite::Error),
+    /// A store other than the embedded SQLite one (PostgreSQL) failed or cannot be reached. It
+    /// names the store (host, port and database; never a user or a password), so the person
+    /// knows which one to look at. A read that needs a decision fails closed on it.
+    #[error("the state store {store} failed: {message}")]
+    Store {
+        /// The store, as [`crate::StoreBackend::describe`] names it.
+        store: String,
+        /// What went wrong, and what fixes it when that is known.
+        message: String,
+    },
     /// No approval has this id.
     #[error("no approval has the id {0:?}")]
     UnknownApproval(String),

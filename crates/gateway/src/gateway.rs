@@ -112,6 +112,7 @@ pub struct GatewayBuilder {
     drivers: Vec<Arc<dyn AppLogger>>,
     policy: Policy,
     state_dir: Option<PathBuf>,
+    store: Option<Store>,
     local_root: Option<PathBuf>,
     clock: Option<Clock>,
     local_offset: Option<UtcOffset>,
@@ -125,6 +126,7 @@ impl std::fmt::Debug for GatewayBuilder {
         f.debug_struct("GatewayBuilder")
             .field("drivers", &self.drivers.len())
             .field("state_dir", &self.state_dir)
+            .field("store", &self.store.as_ref().map(|s| s.describe()))
             .field("local_root", &self.local_root)
             .finish_non_exhaustive()
     }
@@ -137,6 +139,7 @@ impl Gateway {
             drivers: Vec::new(),
             policy: Policy::default(),
             state_dir: None,
+            store: None,
             local_root: None,
             clock: None,
             local_offset: None,
@@ -198,6 +201,13 @@ impl GatewayBuilder {
     /// Keeps state in SQLite in `dir` (default: an in-memory store).
     pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Keeps state in `store`, already open (a PostgreSQL store shared by many servers); it
+    /// takes the place of [`GatewayBuilder::state_dir`].
+    pub fn store(mut self, store: Store) -> Self {
+        self.store = Some(store);
         self
     }
 
@@ -267,9 +277,10 @@ impl GatewayBuilder {
             })?),
             None => None,
         };
-        let store = match &self.state_dir {
-            Some(dir) => Store::open(dir)?,
-            None => Store::in_memory()?,
+        let store = match (self.store, &self.state_dir) {
+            (Some(store), _) => store,
+            (None, Some(dir)) => Store::open(dir)?,
+            (None, None) => Store::in_memory()?,
         };
         let local_offset = match self.local_offset {
             Some(offset) => offset,

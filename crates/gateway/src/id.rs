@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 /// A fresh id that nobody can guess from the ids seen before: `prefix-` and 24 hex digits from
 /// the standard library's randomly keyed hasher.
-pub(crate) fn new_id(prefix: &str) -> String {
+pub fn new_id(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = OffsetDateTime::now_utc().unix_timestamp_nanos();

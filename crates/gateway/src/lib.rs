@@ -98,7 +98,7 @@ mod rows;
 mod select;
 mod session;
 pub mod since;
-mod store;
+pub mod store;
 mod symbols;
 mod tombstone_file;
 mod types;
@@ -122,8 +122,8 @@ pub use render::{
 pub use select::{MAX_PATTERN_BYTES, MAX_TAGS};
 pub use session::Session;
 pub use store::{
-    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, MAX_PENDING_PER_AGENT, STATE_DIR_ENV, Store,
-    UNANSWERED_REST, default_state_dir,
+    BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, MAX_PENDING_PER_AGENT, STATE_DIR_ENV,
+    SqliteStore, Store, StoreBackend, UNANSWERED_REST, default_state_dir,
 };
 /// The token that ends a wait ([`LiveHooks::cancel`]), re-exported so callers need not name
 /// `tokio-util`.
@@ -134,4 +134,4 @@ pub use types::{
     StepArgs, agent_text,
 };
 
-pub(crate) use id::new_id;
+pub use id::new_id;

@@ -11,11 +11,8 @@ use time::OffsetDateTime;
 use crate::cursor::CursorBook;
 use crate::gateway::ReadKey;
 use crate::store::NewStep;
-use crate::types::{Answer, ApprovalState, LogsResponse, Status, StepArgs};
+use crate::types::{Answer, LogsResponse, Status, StepArgs};
 use crate::{Gateway, GuardedLogger, TaskSpec, catalog, new_id};
-
-/// How often [`Session::wait_for_answer`] looks at the store.
-const ANSWER_POLL: Duration = Duration::from_millis(200);
 
 /// One task of one agent. Cloning shares it; [`Session::end`] ends it for every clone.
 #[derive(Clone)]
@@ -319,32 +316,16 @@ impl Session {
         self.inner.steps.load(Ordering::SeqCst)
     }
 
-    /// Waits until the person answers `approval_id` (in this process or another: the store is
-    /// polled), up to `timeout`. `None` when the time ran out, the approval expired, or there is
+    /// Waits until the person answers `approval_id` (in this process or another, on any server
+    /// of a shared store: [`crate::StoreBackend::wait_answer`]), up to `timeout`. `None` when the time ran out, the approval expired, or there is
     /// no such approval.
     pub async fn wait_for_answer(&self, approval_id: &str, timeout: Duration) -> Option<Answer> {
         let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            match self.gateway().inner.store.approval(approval_id) {
-                Ok(Some(approval)) => {
-                    if let Some(answer) = approval.answer {
-                        return Some(answer);
-                    }
-                    if approval.state == ApprovalState::Expired {
-                        return None;
-                    }
-                }
-                Ok(None) => return None,
-                Err(error) => {
-                    tracing::warn!(%error, "could not read an approval while waiting");
-                }
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                return None;
-            }
-            tokio::time::sleep(ANSWER_POLL.min(deadline - now)).await;
-        }
+        self.gateway()
+            .inner
+            .store
+            .wait_answer(approval_id, deadline)
+            .await
     }
 
     /// Ends the task: its pending approvals expire, and every listening driver stops listening

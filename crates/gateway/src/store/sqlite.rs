@@ -1,5 +1,6 @@
-//! The state that must survive: standing rules, approvals and their answers, blocked apps and
-//! history, in one SQLite database shared by the MCP server and the `phonelogs` command line.
+//! The embedded backend of the store contract ([`StoreBackend`]): standing rules, approvals and
+//! their answers, blocked apps and history, in one SQLite database shared by the MCP server and
+//! the `phonelogs` command line on one computer.
 //!
 //! The database runs in WAL mode, so readers never block the writer, and a commit that returned
 //! survives a kill -9. What the person decided and what an agent was granted (rules, approvals,
@@ -21,7 +22,6 @@ use phonelogs_driver::{AppId, DeviceId};
 use phonelogs_policy::{Action, StandingRule};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::types::{
     Answer, AnsweredVia, Approval, ApprovalState, HistoryFilter, HistoryStep, Status, StepArgs,
@@ -29,33 +29,15 @@ use crate::types::{
 };
 use crate::{Error, new_id};
 
+use super::{
+    Asked, NewApproval, NewStep, QuestionCap, STATE_DIR_ENV, StoreBackend, UNANSWERED_REST,
+    blocking, cap_reached, now_text, person_only, rfc3339,
+};
+
 /// The database's file name inside the state directory.
 pub const DB_FILE: &str = "phonelogs.db";
 /// How long a call waits for another process's write before failing.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// The environment variable that names the state directory.
-pub const STATE_DIR_ENV: &str = "PHONELOGS_STATE_DIR";
-
-/// The state directory when none is given: `$PHONELOGS_STATE_DIR`, else
-/// `$XDG_STATE_HOME/phonelogs`, else `~/.local/state/phonelogs` (`%LOCALAPPDATA%\\phonelogs` on
-/// Windows). The MCP server and the `phonelogs` command both call this, so they find the same
-/// store without flags. `env` looks a variable up (`std::env::var_os` outside tests); `None`
-/// when no variable gives a place.
-pub fn default_state_dir(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
-    let set = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = set(STATE_DIR_ENV) {
-        return Some(dir);
-    }
-    let base = set("XDG_STATE_HOME").or_else(|| {
-        if cfg!(windows) {
-            set("LOCALAPPDATA")
-        } else {
-            set("HOME").map(|home| home.join(".local").join("state"))
-        }
-    });
-    base.map(|base| base.join("phonelogs"))
-}
-
 /// The schema, one migration per version; version N is `MIGRATIONS[N - 1]`. Never edit a
 /// migration that shipped: add a new one.
 const MIGRATIONS: &[&str] = &[
@@ -165,7 +147,7 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA synchronous=FULL; PRAGMA foreign_keys=O
      PRAGMA cache_size=-512; PRAGMA mmap_size=0; PRAGMA temp_store=FILE; \
      PRAGMA journal_size_limit=4194304;";
 
-/// The state store. Cloning shares the same connections.
+/// The SQLite store. Cloning shares the same connections.
 ///
 /// On disk it holds two: one that writes and one that reads, so a call's reads (is the app
 /// blocked, does a grant cover it) never wait behind another call's commit and its fsync (WAL
@@ -175,7 +157,7 @@ const CONNECTION_PRAGMAS: &str = "PRAGMA synchronous=FULL; PRAGMA foreign_keys=O
 /// that checkpoint copied every page and fsynced the database while every call's reads waited.
 /// In memory both are one connection.
 #[derive(Debug, Clone)]
-pub struct Store {
+pub struct SqliteStore {
     connection: Arc<Mutex<Connection>>,
     reader: Arc<Mutex<Connection>>,
     checkpointer: Option<Arc<Checkpointer>>,
@@ -264,7 +246,7 @@ fn checkpoint(connection: &Connection) -> Result<(), rusqlite::Error> {
     connection.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
 }
 
-/// Opens one more connection to a database `Store::open` has opened (and migrated), with the
+/// Opens one more connection to a database `SqliteStore::open` has opened (and migrated), with the
 /// connection pragmas.
 fn open_connection(path: &Path) -> Result<Connection, rusqlite::Error> {
     let connection = Connection::open_with_flags(
@@ -414,65 +396,8 @@ fn private_files(db: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
-
-/// The most questions one agent may have waiting for the person for one action (a read of
-/// logs, a backtrace, a tombstone, …) about one app, over all its tasks and whatever the
-/// phone is called (one phone reached by two names, or the same app on two phones, counts
-/// once): a backtrace or tombstone question names its pid and path, so without a cap an agent
-/// could raise one per pid. Three is an app's main process and two more (a `:remote` service,
-/// a crash handler) at once; once the person answers one, the next call asks its own.
-pub const MAX_PENDING_PER_ACTION: usize = 3;
-
-/// The most questions one agent may have waiting for the person at all, over all its tasks,
-/// apps, phones and actions: its fair share of the person's attention. Without it an agent
-/// could raise [`MAX_PENDING_PER_ACTION`] questions for each action about each app it may
-/// name. Six is a logs question for each of six apps, or one app's logs, exit history and a few
-/// backtraces at once; every other agent has six of its own.
-pub const MAX_PENDING_PER_AGENT: usize = 6;
-
-/// How long a question left unanswered when its task ended still counts toward its agent's
-/// [`MAX_PENDING_PER_ACTION`] and [`MAX_PENDING_PER_AGENT`]: an agent that ends its session and
-/// opens another (an HTTP client reconnecting in a loop) would otherwise raise fresh
-/// questions, each a new notice on the person's page, as fast as it reconnects.
-pub const UNANSWERED_REST: std::time::Duration = std::time::Duration::from_secs(5 * 60);
-
-/// Which of the two question caps stopped a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum QuestionCap {
-    /// [`MAX_PENDING_PER_ACTION`]: this agent's questions of this action about this app.
-    Action,
-    /// [`MAX_PENDING_PER_AGENT`]: all this agent's questions.
-    Agent,
-}
-
-impl QuestionCap {
-    /// How many questions the cap lets wait.
-    pub(crate) fn limit(self) -> usize {
-        match self {
-            Self::Action => MAX_PENDING_PER_ACTION,
-            Self::Agent => MAX_PENDING_PER_AGENT,
-        }
-    }
-}
-
-/// What [`Store::pending_or_create`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Asked {
-    /// Made this call's question.
-    New(Approval),
-    /// Found this call's question waiting already (another call asked it).
-    Shared(Approval),
-    /// Made nothing: the cap's count of questions of this agent count, and this is the oldest
-    /// of them still waiting (this task's when it has one).
-    Capped(Approval, QuestionCap),
-    /// Made nothing: the cap's count of questions of this agent count, none waits (they were
-    /// left unanswered when their tasks ended), and the first of them stops counting at this
-    /// time.
-    Resting(OffsetDateTime, QuestionCap),
-}
-
 /// Whether the agent has as many questions counting as a cap allows (see
-/// [`Store::pending_or_create`]), the narrower cap first, and what the call is told then.
+/// [`StoreBackend::pending_or_create`]), the narrower cap first, and what the call is told then.
 fn capped(tx: &rusqlite::Transaction<'_>, ask: &NewApproval<'_>) -> Result<Option<Asked>, Error> {
     for cap in [QuestionCap::Action, QuestionCap::Agent] {
         if let Some(asked) = capped_by(tx, ask, cap)? {
@@ -534,70 +459,13 @@ fn capped_by(
             ],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
-    if waiting.len() + usize::try_from(resting).unwrap_or(usize::MAX) < cap.limit() {
-        return Ok(None);
-    }
-    let own = waiting.iter().position(|a| a.task_id == ask.task_id);
-    let mut waiting = waiting;
-    let shown = match own {
-        Some(at) => Some(waiting.swap_remove(at)),
-        None => waiting.into_iter().next(),
-    };
-    if let Some(oldest) = shown {
-        return Ok(Some(Asked::Capped(oldest, cap)));
-    }
-    let first_end = first_end
-        .and_then(|at| OffsetDateTime::parse(&at, &Rfc3339).ok())
-        .unwrap_or_else(OffsetDateTime::now_utc);
-    Ok(Some(Asked::Resting(first_end + rest, cap)))
-}
-
-/// A question to ask, as [`Store::pending_or_create`] stores it.
-#[derive(Debug, Clone)]
-pub(crate) struct NewApproval<'a> {
-    pub task_id: &'a str,
-    pub agent: &'a str,
-    pub device: &'a DeviceId,
-    pub app: &'a AppId,
-    pub app_label: &'a str,
-    pub action: Action,
-    pub detail: &'a str,
-    pub question: &'a str,
-    pub rule: &'a str,
-}
-
-/// A history step to record.
-#[derive(Debug, Clone)]
-pub(crate) struct NewStep<'a> {
-    pub task_id: &'a str,
-    pub agent: &'a str,
-    pub device: Option<&'a str>,
-    pub status: Status,
-    pub step: String,
-    pub args: StepArgs,
-}
-
-fn now_text() -> String {
-    rfc3339(OffsetDateTime::now_utc())
-}
-
-pub(crate) fn rfc3339(time: OffsetDateTime) -> String {
-    time.format(&Rfc3339).unwrap_or_else(|_| time.to_string())
-}
-
-/// Runs `f`, which waits on the disk (a commit's fsync) or on the lock another call holds
-/// through one, without stalling the other tasks of a multi-threaded tokio runtime: there the
-/// worker hands its tasks to another thread first (`block_in_place`). Measured under 16
-/// concurrent HTTP sessions (`benches/http_load.rs`), a commit's fsync held a worker, and
-/// every call waiting for the lock held the other. Elsewhere (no runtime, a current-thread
-/// runtime, a blocking thread) `f` just runs.
-fn blocking<T>(f: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
-    }
+    Ok(cap_reached(
+        waiting,
+        usize::try_from(resting).unwrap_or(usize::MAX),
+        first_end.as_deref(),
+        ask,
+        cap,
+    ))
 }
 
 fn is_corruption(error: &rusqlite::Error) -> bool {
@@ -607,9 +475,9 @@ fn is_corruption(error: &rusqlite::Error) -> bool {
     )
 }
 
-impl Store {
+impl SqliteStore {
     /// Opens (creating when missing) the database in `dir`, migrating it to the newest schema.
-    pub fn open(dir: &Path) -> Result<Store, Error> {
+    pub fn open(dir: &Path) -> Result<SqliteStore, Error> {
         private_dir(dir)?;
         let path = dir.join(DB_FILE);
         private_files(&path).map_err(|source| Error::StateDir {
@@ -658,7 +526,7 @@ impl Store {
             .execute_batch(CONNECTION_PRAGMAS)
             .map_err(corrupt)?;
         let connection = Arc::new(Mutex::new(connection));
-        let mut store = Store {
+        let mut store = SqliteStore {
             reader: connection.clone(),
             connection,
             checkpointer: None,
@@ -681,9 +549,9 @@ impl Store {
 
     /// A store that lives in memory and dies with the process (tests, demos, embedding agents
     /// without a state directory).
-    pub fn in_memory() -> Result<Store, Error> {
+    pub fn in_memory() -> Result<SqliteStore, Error> {
         let connection = Arc::new(Mutex::new(Connection::open_in_memory()?));
-        let store = Store {
+        let store = SqliteStore {
             reader: connection.clone(),
             connection,
             checkpointer: None,
@@ -692,11 +560,6 @@ impl Store {
         };
         store.migrate()?;
         Ok(store)
-    }
-
-    /// The database file, when the store is on disk.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
     }
 
     /// The schema version this build writes.
@@ -757,7 +620,7 @@ impl Store {
     }
 
     fn migrate(&self) -> Result<(), Error> {
-        let known = Store::schema_version();
+        let known = SqliteStore::schema_version();
         let path = self.path.clone().unwrap_or_default();
         self.write(|tx| {
             let found: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
@@ -775,10 +638,56 @@ impl Store {
         })
     }
 
+    fn person_setting(&self, app: &AppId, via: AnsweredVia, unmask: bool) -> Result<(), Error> {
+        person_only(via)?;
+        self.write(|tx| {
+            let now = now_text();
+            let step = if unmask {
+                tx.execute(
+                    "INSERT OR IGNORE INTO unmasked_apps (app, created_at) VALUES (?1, ?2)",
+                    params![app.as_str(), now],
+                )?;
+                crate::catalog::step_unmasked(app.as_str(), via)
+            } else {
+                if tx.execute("DELETE FROM unmasked_apps WHERE app = ?1", [app.as_str()])? == 0 {
+                    return Err(Error::NotUnmasked(app.to_string()));
+                }
+                crate::catalog::step_masked(app.as_str(), via)
+            };
+            tx.execute(
+                "INSERT INTO history (at, task_id, agent, status, step, app, kind)
+                 VALUES (?1, '', ?2, 'ok', ?3, ?4, ?5)",
+                params![
+                    now,
+                    crate::catalog::PERSON_SETTINGS,
+                    step,
+                    app.as_str(),
+                    if unmask { "unmask" } else { "mask" }
+                ],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl StoreBackend for SqliteStore {
+    fn describe(&self) -> String {
+        match &self.path {
+            Some(path) => format!("SQLite {}", path.display()),
+            None => "SQLite in memory".to_owned(),
+        }
+    }
+
+    /// The database file, when the store is on disk.
+    fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     // --- For the person: approvals, rules, blocks, history. ---
 
     /// The approvals waiting for the person, oldest first.
-    pub fn pending_approvals(&self) -> Result<Vec<Approval>, Error> {
+    fn pending_approvals(&self) -> Result<Vec<Approval>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare(&format!(
             "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE state = 'pending' ORDER BY created_at, rowid"
@@ -788,7 +697,7 @@ impl Store {
     }
 
     /// One approval, in any state.
-    pub fn approval(&self, approval_id: &str) -> Result<Option<Approval>, Error> {
+    fn approval(&self, approval_id: &str) -> Result<Option<Approval>, Error> {
         let connection = self.lock();
         Ok(connection
             .query_row(
@@ -799,22 +708,11 @@ impl Store {
             .optional()?)
     }
 
-    /// Answers an approval on the person's side (the `phonelogs` command line, or the program
-    /// that embeds the gateway): [`Store::answer_via`] with [`AnsweredVia::CommandLine`].
-    pub fn answer(&self, approval_id: &str, answer: Answer) -> Result<(), Error> {
-        self.answer_via(approval_id, answer, AnsweredVia::CommandLine)
-    }
-
     /// Answers an approval. "Allow for this task" covers the app's action for the rest of the
     /// task and "Always allow" adds a standing rule for it, at once, so any later call sees them.
     /// The history records the answer and where it was given (never anything read). Answering
     /// twice, an unknown id or an expired approval is an error.
-    pub fn answer_via(
-        &self,
-        approval_id: &str,
-        answer: Answer,
-        via: AnsweredVia,
-    ) -> Result<(), Error> {
+    fn answer_via(&self, approval_id: &str, answer: Answer, via: AnsweredVia) -> Result<(), Error> {
         self.write(|tx| {
             let found = tx
                 .query_row(
@@ -878,7 +776,7 @@ impl Store {
     }
 
     /// The history, oldest first (the newest `limit` when a limit is set).
-    pub fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
+    fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare(
             "SELECT id, at, task_id, agent, device, status, step, app, kind, since, filter, level, lim,
@@ -930,7 +828,7 @@ impl Store {
     }
 
     /// The "Always allow" entries.
-    pub fn rules(&self) -> Result<Vec<StandingRule>, Error> {
+    fn rules(&self) -> Result<Vec<StandingRule>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare(
             "SELECT id, agent, device, app, created_at, action FROM standing_rules ORDER BY created_at, rowid",
@@ -963,7 +861,7 @@ impl Store {
     }
 
     /// Revokes an "Always allow" entry: the next task asks again.
-    pub fn revoke_rule(&self, id: &str) -> Result<(), Error> {
+    fn revoke_rule(&self, id: &str) -> Result<(), Error> {
         self.write(
             |tx| match tx.execute("DELETE FROM standing_rules WHERE id = ?1", [id])? {
                 0 => Err(Error::UnknownRule(id.to_owned())),
@@ -973,7 +871,7 @@ impl Store {
     }
 
     /// Blocks an app's logs for every agent ("Blocked apps"), even where the person allowed it.
-    pub fn block_app(&self, app: &AppId) -> Result<(), Error> {
+    fn block_app(&self, app: &AppId) -> Result<(), Error> {
         self.write(|tx| {
             tx.execute(
                 "INSERT OR IGNORE INTO blocked_apps (app, created_at) VALUES (?1, ?2)",
@@ -984,7 +882,7 @@ impl Store {
     }
 
     /// Lifts a block.
-    pub fn unblock_app(&self, app: &AppId) -> Result<(), Error> {
+    fn unblock_app(&self, app: &AppId) -> Result<(), Error> {
         self.write(|tx| {
             match tx.execute("DELETE FROM blocked_apps WHERE app = ?1", [app.as_str()])? {
                 0 => Err(Error::NotBlocked(app.to_string())),
@@ -994,7 +892,7 @@ impl Store {
     }
 
     /// The blocked apps.
-    pub fn blocked_apps(&self) -> Result<Vec<AppId>, Error> {
+    fn blocked_apps(&self) -> Result<Vec<AppId>, Error> {
         let connection = self.lock();
         let mut statement = connection.prepare("SELECT app FROM blocked_apps ORDER BY app")?;
         let rows = statement.query_map([], |row| Ok(AppId::new(row.get::<_, String>(0)?)))?;
@@ -1002,55 +900,20 @@ impl Store {
     }
 
     /// Turns off the masking of secrets in `app`'s lines and reports, for every agent, until
-    /// [`Store::mask_app`]. Only the person does this (`phonelogs rules unmask`, the person's
+    /// [`StoreBackend::mask_app`]. Only the person does this (`phonelogs rules unmask`, the person's
     /// page), never an agent: nothing an agent reaches calls it. The history records it, with
     /// where it was done (`via`: the command line or the page).
-    pub fn unmask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
+    fn unmask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
         self.person_setting(app, via, true)
     }
 
     /// Turns the masking of `app`'s secrets back on; an error when it was not off.
-    pub fn mask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
+    fn mask_app(&self, app: &AppId, via: AnsweredVia) -> Result<(), Error> {
         self.person_setting(app, via, false)
     }
 
-    fn person_setting(&self, app: &AppId, via: AnsweredVia, unmask: bool) -> Result<(), Error> {
-        if via == AnsweredVia::ClientDialog {
-            return Err(Error::InvalidArgument(
-                "masking is the person's to turn off, never through an agent's client".into(),
-            ));
-        }
-        self.write(|tx| {
-            let now = now_text();
-            let step = if unmask {
-                tx.execute(
-                    "INSERT OR IGNORE INTO unmasked_apps (app, created_at) VALUES (?1, ?2)",
-                    params![app.as_str(), now],
-                )?;
-                crate::catalog::step_unmasked(app.as_str(), via)
-            } else {
-                if tx.execute("DELETE FROM unmasked_apps WHERE app = ?1", [app.as_str()])? == 0 {
-                    return Err(Error::NotUnmasked(app.to_string()));
-                }
-                crate::catalog::step_masked(app.as_str(), via)
-            };
-            tx.execute(
-                "INSERT INTO history (at, task_id, agent, status, step, app, kind)
-                 VALUES (?1, '', ?2, 'ok', ?3, ?4, ?5)",
-                params![
-                    now,
-                    crate::catalog::PERSON_SETTINGS,
-                    step,
-                    app.as_str(),
-                    if unmask { "unmask" } else { "mask" }
-                ],
-            )?;
-            Ok(())
-        })
-    }
-
     /// The apps whose secrets are shown unmasked, with when the person chose it.
-    pub fn unmasked_apps(&self) -> Result<Vec<(AppId, String)>, Error> {
+    fn unmasked_apps(&self) -> Result<Vec<(AppId, String)>, Error> {
         let connection = self.lock();
         let mut statement =
             connection.prepare("SELECT app, created_at FROM unmasked_apps ORDER BY app")?;
@@ -1065,7 +928,7 @@ impl Store {
 
     // --- For the gateway. ---
 
-    pub(crate) fn is_unmasked(&self, app: &AppId) -> Result<bool, Error> {
+    fn is_unmasked(&self, app: &AppId) -> Result<bool, Error> {
         let connection = self.lock();
         Ok(connection
             .prepare_cached("SELECT 1 FROM unmasked_apps WHERE app = ?1")?
@@ -1076,7 +939,7 @@ impl Store {
     // The statements every call runs (the block list, the task's end, grants, the history
     // step) are prepared once per connection (`prepare_cached`), not parsed again per call.
 
-    pub(crate) fn is_blocked(&self, app: &AppId) -> Result<bool, Error> {
+    fn is_blocked(&self, app: &AppId) -> Result<bool, Error> {
         let connection = self.lock();
         Ok(connection
             .prepare_cached("SELECT 1 FROM blocked_apps WHERE app = ?1")?
@@ -1085,7 +948,7 @@ impl Store {
             .is_some())
     }
 
-    pub(crate) fn begin_task(
+    fn begin_task(
         &self,
         task_id: &str,
         agent: &str,
@@ -1101,7 +964,7 @@ impl Store {
     }
 
     /// Ends a task: its pending approvals expire.
-    pub(crate) fn end_task(&self, task_id: &str) -> Result<(), Error> {
+    fn end_task(&self, task_id: &str) -> Result<(), Error> {
         self.write(|tx| {
             let now = now_text();
             tx.execute(
@@ -1122,7 +985,7 @@ impl Store {
     }
 
     /// Whether the task has ended (its session called `end`).
-    pub fn task_ended(&self, task_id: &str) -> Result<bool, Error> {
+    fn task_ended(&self, task_id: &str) -> Result<bool, Error> {
         let connection = self.lock();
         let ended: Option<Option<String>> = connection
             .prepare_cached("SELECT ended_at FROM tasks WHERE id = ?1")?
@@ -1133,7 +996,7 @@ impl Store {
 
     /// Whether a grant covers `action` without asking: this task's "Allow for this task" for
     /// it, or a standing rule for this agent, phone, app and action.
-    pub(crate) fn covered(
+    fn covered(
         &self,
         task_id: &str,
         agent: &str,
@@ -1176,7 +1039,7 @@ impl Store {
     /// [`UNANSWERED_REST`] ago, so neither many sessions, nor a phone's other names, nor ending
     /// and opening one again raise more. A question equal to one left unanswered so is asked again
     /// (it is not new to the person, and a client started again must reach them).
-    pub(crate) fn pending_or_create(
+    fn pending_or_create(
         &self,
         ask: &NewApproval<'_>,
         now: OffsetDateTime,
@@ -1245,7 +1108,7 @@ impl Store {
     }
 
     /// Marks an "Allow once" as used by its call; false when another call used it first.
-    pub(crate) fn use_once(&self, approval_id: &str) -> Result<bool, Error> {
+    fn use_once(&self, approval_id: &str) -> Result<bool, Error> {
         self.write(|tx| {
             Ok(tx.execute(
                 "UPDATE approvals SET state = 'used' WHERE id = ?1 AND state = 'answered' AND answer = 'once'",
@@ -1256,7 +1119,7 @@ impl Store {
 
     /// Writes a history step. Every text of the agent's in its arguments goes through
     /// [`agent_text`] here, so no caller can store one whole.
-    pub(crate) fn record_step(&self, step: &NewStep<'_>) -> Result<(), Error> {
+    fn record_step(&self, step: &NewStep<'_>) -> Result<(), Error> {
         self.write_as(Durability::History, |tx| {
             tx.prepare_cached(
                 "INSERT INTO history (at, task_id, agent, device, status, step, app, kind, since, filter, level, lim, exclude, tags)
@@ -1318,7 +1181,7 @@ mod tests {
 
     use phonelogs_driver::AppId;
 
-    use super::Store;
+    use super::{SqliteStore as Store, StoreBackend as _};
 
     /// A read does not wait for a commit in progress (here, the writer held as its fsync
     /// holds it): it reads the last committed state from its own connection.
