@@ -198,8 +198,8 @@ fn dependencies_point_one_way() {
     // `driver` (the contract holds the types both use);
     // backends know `driver` and `crash`, never each other; `symbols` knows only `crash` (whose
     // report type it symbolicates); `gateway` knows `driver`, `policy` and `symbols` (applied
-    // before the one cut); only the MCP frontend knows JSON-RPC; nothing above `driver` knows
-    // adb or usbmux. Binaries and xtask may use anything.
+    // before the one cut); only the MCP frontend and `http` (its Streamable HTTP) know JSON-RPC;
+    // nothing above `driver` knows adb or usbmux. Binaries and xtask may use anything.
     let allowed: &[(&str, &[&str])] = &[
         ("phonelogs-driver", &[]),
         ("phonelogs-crash", &["phonelogs-driver"]),
@@ -220,6 +220,16 @@ fn dependencies_point_one_way() {
         (
             "phonelogs-mcp-frontend",
             &["phonelogs-driver", "phonelogs-gateway"],
+        ),
+        // Streamable HTTP in front of the MCP frontend's server.
+        (
+            "phonelogs-http",
+            &[
+                "phonelogs-driver",
+                "phonelogs-gateway",
+                "phonelogs-mcp-frontend",
+                "phonelogs-policy",
+            ],
         ),
         // The demo phones sit above the backends, as the binaries do.
         (
@@ -258,9 +268,10 @@ fn dependencies_point_one_way() {
                     "the gateway depends on {dep}: it must know no wire format"
                 ));
             }
-            if *name != "phonelogs-mcp-frontend" && dep == "rmcp" {
+            // The HTTP transport serves the frontend's server through rmcp's Streamable HTTP.
+            if !["phonelogs-mcp-frontend", "phonelogs-http"].contains(name) && dep == "rmcp" {
                 wrong.push(format!(
-                    "{name} depends on rmcp: only the MCP frontend knows JSON-RPC"
+                    "{name} depends on rmcp: only the MCP frontend and its HTTP transport know JSON-RPC"
                 ));
             }
         }
@@ -429,7 +440,7 @@ fn the_files_of_a_crate_depend_on_each_other_one_way() {
     let root = workspace_root();
     let mut cycles = Vec::new();
     let crates = [
-        "gateway", "mcp", "policy", "driver", "android", "ios", "crash", "iossim", "adbsim",
+        "gateway", "mcp", "policy", "driver", "android", "ios", "crash", "iossim", "adbsim", "http",
     ];
     let sources = crates
         .iter()

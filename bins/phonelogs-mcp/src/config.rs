@@ -91,7 +91,7 @@ pub struct Args {
     pub questions: Option<QuestionsTo>,
     /// Streamable HTTP instead of stdio (`--http ADDR` and its flags).
     #[command(flatten)]
-    pub http: crate::http::HttpArgs,
+    pub http: phonelogs_http::HttpArgs,
 }
 
 /// Which simulated phones `--demo` serves.
@@ -179,7 +179,7 @@ pub struct Settings {
     /// The tunnelds asked after 127.0.0.1:49151 (`host:port`).
     pub tunneld: Vec<String>,
     /// Streamable HTTP, when `--http` is given; stdio otherwise.
-    pub http: Option<crate::http::HttpSettings>,
+    pub http: Option<phonelogs_http::HttpSettings>,
     /// Where the person's questions go.
     pub questions: QuestionsTo,
 }
@@ -495,7 +495,7 @@ mod tests {
         ))
         .unwrap();
         refused(Settings::merge(args(&[]), file, home()));
-        let tokens = crate::http::parse_tokens(&format!("0123456789abcdef0123 {person}\n"));
+        let tokens = phonelogs_http::parse_tokens(&format!("0123456789abcdef0123 {person}\n"));
         assert!(tokens.is_err(), "{tokens:?}");
     }
 

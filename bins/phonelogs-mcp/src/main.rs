@@ -3,11 +3,10 @@
 //! simulated Android phone and iPhone, else Android through the adb server and iPhones through
 //! usbmuxd), builds the gateway and serves one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
 //! diagnostics go to standard error. With `--http ADDR` it serves Streamable HTTP instead
-//! (`http`): many sessions, each a task of the agent its bearer token names.
+//! (`phonelogs-http`): many sessions, each a task of the agent its bearer token names.
 
 mod config;
 mod demo;
-mod http;
 
 use std::sync::Arc;
 
@@ -77,16 +76,16 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
         if let Some(demo) = _demo.as_mut() {
             demo.task_started(time::OffsetDateTime::now_utc());
         }
-        let serve = http::Serve {
+        let serve = phonelogs_http::Serve {
             gateway,
             default_agent: settings.agent.clone(),
             policy: settings.policy.clone(),
             task_apps: settings.task_apps.clone(),
             state_dir: settings.state_dir.clone(),
-            questions: settings.questions,
+            ask_person_tokens: settings.questions == QuestionsTo::Client,
             options,
         };
-        return http::serve(serve, http).await;
+        return Ok(phonelogs_http::serve(serve, http).await?);
     }
     let task = TaskSpec {
         agent: settings.agent.clone(),

@@ -143,3 +143,52 @@ async fn a_connection_refused_for_its_token_is_closed_and_holds_no_slot() {
     }
     assert!(served.is_some(), "the refused connections kept their slots");
 }
+
+/// The review's F5, the rest: connections that never send a byte, more than the server has
+/// slots, do not keep a client with a token out until the header read timeout (here ten
+/// minutes, past the client's one-minute wait): a full pool closes the oldest connection that has
+/// named no token yet, and the new client is served.
+#[tokio::test]
+async fn silent_connections_filling_the_pool_make_room_for_a_client_with_a_token() {
+    use tokio::io::AsyncReadExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = token_file(dir.path(), &[(BUSY, "busy-agent")]);
+    let server = start(
+        dir.path(),
+        &[
+            "--demo=fake",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            file.to_str().unwrap(),
+            "--http-max-connections",
+            "8",
+            "--http-read-timeout",
+            "600",
+        ],
+        &[],
+    )
+    .await;
+    let addr = server.addr;
+    // Twelve silent connections: eight fill the pool, four more wait to be accepted.
+    let mut silent = Vec::new();
+    for _ in 0..12 {
+        silent.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    let mut sender = connect(addr).await.unwrap();
+    let served = list(&mut sender, addr, BUSY).await;
+    assert_eq!(served.status, 200, "{served:?}");
+    // The oldest silent connection was the one closed (end of stream, not a reply).
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        silent[0].read(&mut byte),
+    )
+    .await
+    .expect("the oldest silent connection was never closed");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    // The client keeps its slot: the next silent connection does not take it.
+    let _late = tokio::net::TcpStream::connect(addr).await.unwrap();
+    assert_eq!(list(&mut sender, addr, BUSY).await.status, 200);
+}

@@ -454,9 +454,9 @@ impl SimPhone {
             CrashKind::Watchdog(_) => "scene-update watchdog transgression",
             _ => "Process crashed",
         };
-        self.file_report(
+        let path = self.file_report(
             ReportFile {
-                path: path.clone(),
+                path,
                 bytes: Arc::new(bytes),
                 written: time,
                 visible: retired,
@@ -465,5 +465,36 @@ impl SimPhone {
             &format!("[FBSceneManager] {message}: {} ({pid})", process.name()),
         );
         Some(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A crash and a watchdog report of one app in the same second (the `--sim-ios` run's
+    /// flake): each keeps its own file, the second named as a real phone names it.
+    #[test]
+    fn two_reports_in_one_second_get_two_names() {
+        let phone = SimPhone::default_phone();
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let mut paths = Vec::new();
+        for kind in [
+            CrashKind::BadAccess(0x10),
+            CrashKind::Watchdog("scene-update".into()),
+            CrashKind::BadAccess(0x20),
+        ] {
+            let pid = phone.launch("com.example.appx").unwrap();
+            paths.push(phone.crash_at(pid, kind, time, true).unwrap());
+        }
+        let stem = paths[0].strip_suffix(".ips").unwrap();
+        assert_eq!(
+            paths,
+            [
+                paths[0].clone(),
+                format!("{stem}.0001.ips"),
+                format!("{stem}.0002.ips")
+            ]
+        );
     }
 }

@@ -977,13 +977,22 @@ impl SimPhone {
     }
 
     /// Files a report ReportCrash wrote, and SpringBoard's line about the crash.
-    pub(crate) fn file_report(&self, report: ReportFile, springboard_line: &str) {
+    /// Files `report` under a name no other report has, as ReportCrash does: a second report of
+    /// one process in the same second is `….0001.ips`, a third `….0002.ips` (real names such as
+    /// `xraytun-desktop-2026-09-25-155028.0002.ips` beside `…155028.ips`). Returns its path.
+    pub(crate) fn file_report(&self, mut report: ReportFile, springboard_line: &str) -> String {
         self.log_system(
             "/System/Library/CoreServices/SpringBoard.app/SpringBoard",
             Level::Default,
             springboard_line,
         );
-        self.lock().reports.push(report);
+        let mut state = self.lock();
+        report.path = unique_report_path(&report.path, |path| {
+            state.reports.iter().any(|r| r.path == path)
+        });
+        let path = report.path.clone();
+        state.reports.push(report);
+        path
     }
 
     fn app_of_extension(&self, bundle_id: &str) -> Option<App> {
@@ -1256,4 +1265,16 @@ pub fn default_apps() -> Vec<App> {
 pub fn unix_parts(time: SystemTime) -> (u64, u32) {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     (since.as_secs(), since.subsec_micros())
+}
+
+/// `path` if `taken` says no report has it, else the first free `<stem>.NNNN.ips`.
+fn unique_report_path(path: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(path) {
+        return path.to_owned();
+    }
+    let stem = path.strip_suffix(".ips").unwrap_or(path);
+    (1u32..)
+        .map(|n| format!("{stem}.{n:04}.ips"))
+        .find(|candidate| !taken(candidate))
+        .unwrap_or_else(|| path.to_owned())
 }

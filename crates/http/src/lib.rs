@@ -1,3 +1,5 @@
+//! # phonelogs-http
+//!
 //! `phonelogs-mcp --http ADDR`: MCP over Streamable HTTP at `/mcp`, for agents that do not start
 //! the server themselves (an agent in CI, several agents at once).
 //!
@@ -21,12 +23,35 @@
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
 //!   at most `--http-max-sessions` sessions in all and `--http-max-sessions-per-agent` per agent
 //!   (503), so one token cannot take every session; at most `--http-max-connections`
-//!   connections, each token holding at most its fair share of them ([`fair_share`]; 503).
+//!   connections, each token holding at most its fair share of them ([`fair_share`]; 503);
+//!   when all are taken, a new connection closes the oldest one that has named no token yet
+//!   ([`pending`]), so silent connections cannot keep a client with a token out.
 //! - **both wires**: a request naming protocol 2026-07-28 (or `server/discover`) is served
 //!   statelessly by rmcp in the token's own task ([`stateless::TokenTask`]: a task per request
 //!   would lose every approval before its retry); anything else is the 2025-11-25 session wire
 //!   as above, and a request outside a session that is not `initialize` gets 400.
+//!
+//! The binary parses [`HttpArgs`] (flattened into its own flags), checks them into
+//! [`HttpSettings`] and hands them with a [`Serve`] to [`serve`]:
+//!
+//! ```no_run
+//! # async fn run(serve: phonelogs_http::Serve) -> Result<(), phonelogs_http::Error> {
+//! let args = phonelogs_http::HttpArgs {
+//!     http: Some("127.0.0.1:8181".parse().expect("an address")),
+//!     http_read_timeout: 30,
+//!     http_max_sessions: 64,
+//!     http_max_sessions_per_agent: 16,
+//!     http_max_connections: phonelogs_http::MAX_CONNECTIONS,
+//!     ..phonelogs_http::HttpArgs::default()
+//! };
+//! if let Some(settings) = args.settings()? {
+//!     phonelogs_http::serve(serve, settings).await?;
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
+mod pending;
 mod session;
 mod stateless;
 
@@ -36,7 +61,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
@@ -49,6 +73,7 @@ use phonelogs_policy::{Agent, Policy};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use self::pending::{Entry, Pending};
 use self::session::HttpSession;
 use self::stateless::TokenTask;
 
@@ -64,6 +89,80 @@ pub const MAX_CONNECTIONS: usize = 512;
 pub const MIN_CONNECTIONS_PER_TOKEN: usize = 4;
 /// How often idle stateless tasks are ended (at most; sooner with a shorter idle timeout).
 const REAP_EVERY: Duration = Duration::from_secs(30);
+
+/// What stops the HTTP server from starting or serving; each says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The `--http` flags do not go together (the text names them and what to pass).
+    #[error("{0}")]
+    Flags(String),
+    /// A token file that may not be used: others may read or write it (the text says how to fix
+    /// it).
+    #[error("{0}")]
+    Unsafe(String),
+    /// A token file that cannot be read, or holds no valid tokens.
+    #[error("reading the token file {}", path.display())]
+    TokenFile {
+        /// The token file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: TokenFileError,
+    },
+    /// A file or socket call failed while `doing` something.
+    #[error("{doing}")]
+    Io {
+        /// What was being done.
+        doing: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The system gave no randomness for a token.
+    #[error("no randomness for the {what}")]
+    Randomness {
+        /// What the randomness was for.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: getrandom::Error,
+    },
+    /// The connection limit's semaphore was closed (never, while the server runs).
+    #[error("the connection limit was closed")]
+    SlotsClosed,
+}
+
+/// Why a token file's text is not a list of tokens.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenFileError {
+    /// The file cannot be read.
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    /// A line is not `TOKEN`, `TOKEN AGENT` or `TOKEN AGENT person` (the text says why).
+    #[error("line {number}: {reason}")]
+    Line {
+        /// The line's number, from 1.
+        number: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A line names an agent by a name the policy refuses.
+    #[error("line {number}")]
+    AgentName {
+        /// The line's number, from 1.
+        number: usize,
+        /// The policy's reason.
+        #[source]
+        source: phonelogs_policy::Error,
+    },
+    /// Only blank lines and comments.
+    #[error("no token in it")]
+    Empty,
+}
+
+fn io(doing: String) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io { doing, source }
+}
 
 /// The HTTP flags (`phonelogs-mcp --http ADDR …`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -134,18 +233,20 @@ pub struct HttpSettings {
 impl HttpArgs {
     /// The settings, or `None` for stdio; refuses a non-loopback address without
     /// `--allow-remote` and a token file.
-    pub fn settings(&self) -> anyhow::Result<Option<HttpSettings>> {
+    pub fn settings(&self) -> Result<Option<HttpSettings>, Error> {
         let Some(addr) = self.http else {
             return Ok(None);
         };
         if !addr.ip().is_loopback() {
             if !self.allow_remote {
-                bail!(
+                return Err(Error::Flags(format!(
                     "--http {addr} is not a loopback address: pass --allow-remote (and --token-file) to serve other hosts"
-                );
+                )));
             }
             if self.token_file.is_none() {
-                bail!("--http {addr} with --allow-remote needs --token-file");
+                return Err(Error::Flags(format!(
+                    "--http {addr} with --allow-remote needs --token-file"
+                )));
             }
         }
         if self.http_max_sessions == 0
@@ -153,9 +254,9 @@ impl HttpArgs {
             || self.http_read_timeout == 0
             || self.http_max_connections == 0
         {
-            bail!(
-                "--http-max-sessions, --http-max-sessions-per-agent, --http-max-connections and --http-read-timeout must be at least 1"
-            );
+            return Err(Error::Flags(
+                "--http-max-sessions, --http-max-sessions-per-agent, --http-max-connections and --http-read-timeout must be at least 1".to_owned(),
+            ));
         }
         Ok(Some(HttpSettings {
             addr,
@@ -241,8 +342,9 @@ pub struct Serve {
     pub task_apps: Option<Vec<phonelogs_driver::AppId>>,
     /// The state directory, where a made token is written.
     pub state_dir: PathBuf,
-    /// Where the person's questions go: `Person` asks no token's client, `person` mark or not.
-    pub questions: crate::config::QuestionsTo,
+    /// Whether a token marked `person` has its client asked the person's questions; false when
+    /// they go to the person's side only (`--questions person`): then no token's client is asked.
+    pub ask_person_tokens: bool,
     /// The servers' options.
     pub options: ServerOptions,
 }
@@ -250,7 +352,7 @@ pub struct Serve {
 /// Binds, prints the endpoint (and a made token's file) on stderr, and serves until the
 /// process is told to stop (SIGINT or SIGTERM), when a token file it made is removed: the
 /// token dies with the server, and no stale secret is left in the state directory.
-pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
+pub async fn serve(serve: Serve, settings: HttpSettings) -> Result<(), Error> {
     // The tokens first: a token file that may not be used stops the server before it listens.
     let mut made = None;
     let lines = match &settings.token_file {
@@ -271,8 +373,10 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> anyhow::Result<()> {
     };
     let listener = tokio::net::TcpListener::bind(settings.addr)
         .await
-        .with_context(|| format!("listening on {}", settings.addr))?;
-    let bound = listener.local_addr().context("the bound address")?;
+        .map_err(io(format!("listening on {}", settings.addr)))?;
+    let bound = listener
+        .local_addr()
+        .map_err(io("the bound address".to_owned()))?;
     let server = Arc::new(build(&serve, &settings, bound, lines));
     let names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
@@ -336,9 +440,10 @@ fn build(
     let config = rmcp_config(settings, bound);
     let share = fair_share(settings.max_connections, lines.len());
     for line in lines {
-        let seat = match serve.questions {
-            crate::config::QuestionsTo::Client => line.seat(),
-            crate::config::QuestionsTo::Person => ClientSeat::Agent,
+        let seat = if serve.ask_person_tokens {
+            line.seat()
+        } else {
+            ClientSeat::Agent
         };
         let agent = match &line.agent {
             Some(name) => agent_named(name, &serve.default_agent, &serve.policy),
@@ -471,12 +576,10 @@ async fn accept(
     server: Arc<Server>,
     connections: usize,
     read_timeout: Duration,
-) -> anyhow::Result<()> {
+) -> Result<(), Error> {
     let slots = Arc::new(tokio::sync::Semaphore::new(connections));
+    let pending = Arc::new(Pending::default());
     loop {
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            bail!("the connection limit was closed");
-        };
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(error) => {
@@ -486,6 +589,20 @@ async fn accept(
                 continue;
             }
         };
+        // A full pool makes room by closing the oldest connection that has named no token yet;
+        // when every one has, the new connection waits for one to end.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                if pending.evict_oldest() {
+                    tracing::debug!(%peer, "the pool is full: the oldest silent connection closes");
+                }
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    return Err(Error::SlotsClosed);
+                };
+                slot
+            }
+        };
         // An answer goes out in parts (the stream's first event, then the result): with
         // Nagle's algorithm on, a part waits for the ACK of the one before, which a client on
         // a kept-alive connection delays by up to 40 ms.
@@ -493,19 +610,29 @@ async fn accept(
             tracing::debug!(%error, %peer, "could not set TCP_NODELAY");
         }
         let server = server.clone();
+        let connection = Arc::new(Connection {
+            held: std::sync::Mutex::new(None),
+            entry: pending.enter(),
+        });
         tokio::spawn(async move {
-            // The token this connection's slot is counted against, once a request names one.
-            let held = Arc::new(std::sync::Mutex::new(None));
-            let service = hyper::service::service_fn(move |request| {
-                let (server, held) = (server.clone(), held.clone());
-                async move { Ok::<_, Infallible>(server.handle(request, &held).await) }
+            let service = hyper::service::service_fn({
+                let connection = connection.clone();
+                move |request| {
+                    let (server, connection) = (server.clone(), connection.clone());
+                    async move { Ok::<_, Infallible>(server.handle(request, &connection).await) }
+                }
             });
-            let connection = hyper::server::conn::http1::Builder::new()
+            let served = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(read_timeout)
                 .serve_connection(TokioIo::new(stream), service);
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, %peer, "an HTTP connection ended");
+            tokio::select! {
+                ended = served => if let Err(error) = ended {
+                    tracing::debug!(%error, %peer, "an HTTP connection ended");
+                },
+                () = connection.entry.evicted() => {
+                    tracing::debug!(%peer, "a connection that named no token was closed for a new one");
+                }
             }
             drop(slot);
         });
@@ -526,7 +653,8 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 
 /// 401 and nothing else, and the connection closed: one that names no token of the file holds
 /// no slot past its answer (the review's F5; a connection that sends nothing at all is closed
-/// by the header read timeout).
+/// by the header read timeout, or sooner for a new connection when the pool is full:
+/// [`pending`]).
 fn unauthorized() -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
     *response.status_mut() = StatusCode::UNAUTHORIZED;
@@ -539,21 +667,20 @@ fn unauthorized() -> Response<Body> {
 /// The token a connection is counted against, and its slot of that token's share.
 type Held = std::sync::Mutex<Option<(usize, tokio::sync::OwnedSemaphorePermit)>>;
 
+/// What the server knows of one connection.
+struct Connection {
+    /// The token its slot is counted against, once a request names one.
+    held: Held,
+    /// Its place among the connections that have not named a token yet.
+    entry: Entry,
+}
+
 impl Server {
-    async fn handle(&self, request: Request<Incoming>, held: &Held) -> Response<Body> {
-        let Some(token) = self.token_of(request.headers()) else {
-            return unauthorized();
+    async fn handle(&self, request: Request<Incoming>, connection: &Connection) -> Response<Body> {
+        let token = match self.admit(request.headers(), connection) {
+            Ok(token) => token,
+            Err(refused) => return *refused,
         };
-        if !self.hold_slot(token, held) {
-            let mut response = plain(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable: this token holds its share of the connections; close one or wait\n",
-            );
-            let headers = response.headers_mut();
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-            return response;
-        }
         let agent = self.tokens[token].agent;
         if request.uri().path() != ENDPOINT {
             return plain(StatusCode::NOT_FOUND, "Not Found: the endpoint is /mcp\n");
@@ -628,6 +755,31 @@ impl Server {
             }
             None => service.service.handle(request).await,
         }
+    }
+
+    /// The token a request names, once its connection holds a slot of that token's share; the
+    /// answer that refuses it otherwise (401, or 503 and the connection closed).
+    fn admit(
+        &self,
+        headers: &hyper::HeaderMap,
+        connection: &Connection,
+    ) -> Result<usize, Box<Response<Body>>> {
+        let Some(token) = self.token_of(headers) else {
+            return Err(Box::new(unauthorized()));
+        };
+        let refused = if !connection.entry.authenticate() {
+            // Evicted for a new connection a moment before its request came: it is closing.
+            "Service Unavailable: the connection was closed for a new one; connect again\n"
+        } else if !self.hold_slot(token, &connection.held) {
+            "Service Unavailable: this token holds its share of the connections; close one or wait\n"
+        } else {
+            return Ok(token);
+        };
+        let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, refused);
+        let headers = response.headers_mut();
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        Err(Box::new(response))
     }
 
     /// Counts the connection against `token`'s share of the slots (once: its later requests
@@ -759,40 +911,42 @@ fn same(given: &str, secret: &str) -> bool {
 /// The file is refused when others may write to it (they could add a token of their own) or
 /// read it (with a token they could call as its agent, from this host as from another, or
 /// answer questions as the person).
-pub fn read_token_file(path: &Path) -> anyhow::Result<Vec<TokenLine>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the token file {}", path.display()))?;
-    let tokens = parse_tokens(&text)
-        .with_context(|| format!("reading the token file {}", path.display()))?;
+pub fn read_token_file(path: &Path) -> Result<Vec<TokenLine>, Error> {
+    let failed = |source: TokenFileError| Error::TokenFile {
+        path: path.to_owned(),
+        source,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| failed(e.into()))?;
+    let tokens = parse_tokens(&text).map_err(failed)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path)
-            .with_context(|| format!("reading the token file {}", path.display()))?
+            .map_err(|e| failed(e.into()))?
             .permissions()
             .mode();
         let shown = path.display();
         if mode & 0o022 != 0 {
-            bail!(
+            return Err(Error::Unsafe(format!(
                 "the token file {shown} can be written by other users (mode {:o}), who could add a token of their own: run `chmod 600 {shown}`",
                 mode & 0o777
-            );
+            )));
         }
         // Every local user can reach a loopback port as well as a remote host can reach
         // --allow-remote's: whoever reads a token calls as its agent, so the file is refused
         // wherever the server listens.
         if mode & 0o044 != 0 {
-            bail!(
+            return Err(Error::Unsafe(format!(
                 "the token file {shown} can be read by other users (mode {:o}), who could call as its agents: run `chmod 600 {shown}`",
                 mode & 0o777
-            );
+            )));
         }
     }
     Ok(tokens)
 }
 
 /// The parse of [`read_token_file`].
-pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<TokenLine>> {
+pub fn parse_tokens(text: &str) -> Result<Vec<TokenLine>, TokenFileError> {
     let mut tokens: Vec<TokenLine> = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -800,29 +954,35 @@ pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<TokenLine>> {
             continue;
         }
         let number = number + 1;
+        let bad = |reason: String| TokenFileError::Line { number, reason };
         let mut words = line.split_whitespace();
         let token = words.next().unwrap_or_default();
         let agent = words.next().map(str::to_owned);
         let person = match words.next() {
             None => false,
             Some(PERSON_MARK) => true,
-            Some(other) => bail!(
-                "line {number}: {other:?} after the agent's name: a line is TOKEN, TOKEN AGENT or TOKEN AGENT {PERSON_MARK} (an agent's name is one word)"
-            ),
+            Some(other) => {
+                return Err(bad(format!(
+                    "{other:?} after the agent's name: a line is TOKEN, TOKEN AGENT or TOKEN AGENT {PERSON_MARK} (an agent's name is one word)"
+                )));
+            }
         };
         if let Some(extra) = words.next() {
-            bail!("line {number}: {extra:?} after {PERSON_MARK:?}: nothing may follow it");
+            return Err(bad(format!(
+                "{extra:?} after {PERSON_MARK:?}: nothing may follow it"
+            )));
         }
         if token.chars().count() < MIN_TOKEN_CHARS || !token.chars().all(|c| c.is_ascii_graphic()) {
-            bail!(
-                "line {number}: a token must be at least {MIN_TOKEN_CHARS} visible ASCII characters"
-            );
+            return Err(bad(format!(
+                "a token must be at least {MIN_TOKEN_CHARS} visible ASCII characters"
+            )));
         }
         if let Some(agent) = &agent {
-            Agent::check_name(agent).with_context(|| format!("line {number}"))?;
+            Agent::check_name(agent)
+                .map_err(|source| TokenFileError::AgentName { number, source })?;
         }
         if tokens.iter().any(|t| t.token == token) {
-            bail!("line {number}: the same token twice");
+            return Err(bad("the same token twice".to_owned()));
         }
         tokens.push(TokenLine {
             token: token.to_owned(),
@@ -831,22 +991,25 @@ pub fn parse_tokens(text: &str) -> anyhow::Result<Vec<TokenLine>> {
         });
     }
     if tokens.is_empty() {
-        bail!("no token in it");
+        return Err(TokenFileError::Empty);
     }
     Ok(tokens)
 }
 
 /// Makes a random token and writes it to a new file in `dir`, created exclusively with mode
 /// 0600. Returns the file and the token.
-pub fn make_token_file(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
+pub fn make_token_file(dir: &Path) -> Result<(PathBuf, String), Error> {
+    let random = |what| move |source| Error::Randomness { what, source };
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).context("no randomness for the bearer token")?;
+    getrandom::fill(&mut bytes).map_err(random("bearer token"))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let mut tag = [0u8; 4];
-    getrandom::fill(&mut tag).context("no randomness for the token file's name")?;
+    getrandom::fill(&mut tag).map_err(random("token file's name"))?;
     let tag: String = tag.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("creating the state directory {}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(io(format!(
+        "creating the state directory {}",
+        dir.display()
+    )))?;
     let path = dir.join(format!("http-token-{tag}"));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -857,9 +1020,9 @@ pub fn make_token_file(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
     }
     let mut file = options
         .open(&path)
-        .with_context(|| format!("creating the token file {}", path.display()))?;
+        .map_err(io(format!("creating the token file {}", path.display())))?;
     use std::io::Write;
-    writeln!(file, "{token}").with_context(|| format!("writing {}", path.display()))?;
+    writeln!(file, "{token}").map_err(io(format!("writing {}", path.display())))?;
     Ok((path, token))
 }
 
