@@ -9,7 +9,7 @@ use std::sync::Arc;
 use phonelogs_driver::AppLogger;
 use phonelogs_gateway::{CancellationToken, Gateway, LiveHooks, LogsRequest, Session, Status};
 
-use crate::phones::PhoneArgs;
+use phonelogs_phones::PhoneSources;
 
 /// How long one wait of `--follow` lasts before the next begins.
 const FOLLOW_WAIT_SECONDS: u32 = 60;
@@ -31,7 +31,7 @@ pub struct Request {
 
 /// Builds the gateway over the phones the flags name, with the person's state.
 fn gateway(
-    phones: &PhoneArgs,
+    phones: &PhoneSources,
     state_dir: PathBuf,
     offset: time::UtcOffset,
 ) -> anyhow::Result<Gateway> {
@@ -49,7 +49,7 @@ fn gateway(
 /// Runs `phonelogs logs`.
 pub async fn run(
     request: Request,
-    phones: PhoneArgs,
+    phones: PhoneSources,
     state_dir: PathBuf,
     offset: time::UtcOffset,
 ) -> anyhow::Result<()> {

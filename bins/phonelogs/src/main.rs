@@ -9,7 +9,6 @@ mod demo;
 mod doctor;
 mod doctor_ios;
 mod logs_cmd;
-mod phones;
 mod report;
 mod setup;
 mod state;
@@ -50,6 +49,33 @@ these commands. See docs/cli.md."
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The flags that say where phones are, and phonelogs-mcp's config file.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct PhoneArgs {
+    #[command(flatten)]
+    flags: phonelogs_phones::PhoneFlags,
+    /// phonelogs-mcp's config file: its `adb_servers`, `usbmuxd` and `tunneld` keys, and for
+    /// `doctor` its `symbols_dir` (flags win).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl PhoneArgs {
+    /// Where phones are: the flags, else the config file's keys, else the environment.
+    fn sources(&self) -> Result<phonelogs_phones::PhoneSources, phonelogs_phones::Error> {
+        phonelogs_phones::PhoneSources::from_flags_and_file(&self.flags, self.config.as_deref())
+    }
+
+    /// The config file's `symbols_dir`, as phonelogs-mcp reads it; `None` without a file or
+    /// the key.
+    fn symbols_dir(&self) -> Result<Option<PathBuf>, phonelogs_phones::Error> {
+        match &self.config {
+            Some(path) => Ok(phonelogs_phones::ConfigKeys::read(path)?.symbols_dir),
+            None => Ok(None),
+        }
+    }
 }
 
 /// Where the state lives; shared by every state command.
@@ -94,7 +120,7 @@ enum Command {
         #[command(flatten)]
         state: StateArgs,
         #[command(flatten)]
-        phones: phones::PhoneArgs,
+        phones: PhoneArgs,
     },
     /// Answer and review the agents' questions.
     #[command(subcommand)]
@@ -125,7 +151,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        phones: phones::PhoneArgs,
+        phones: PhoneArgs,
     },
     /// What works and what does not, each with its fix.
     Doctor {
@@ -139,7 +165,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        phones: phones::PhoneArgs,
+        phones: PhoneArgs,
     },
     /// Run the simulated Android phone on loopback until stopped.
     ///
@@ -333,8 +359,8 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-async fn devices(json: bool, phones: phones::PhoneArgs) -> anyhow::Result<()> {
-    let list = phones.phones()?.list().await?;
+async fn devices(json: bool, phones: PhoneArgs) -> anyhow::Result<()> {
+    let list = phones.sources()?.phones()?.list().await?;
     let problems: Vec<String> = list
         .failures
         .iter()
@@ -393,13 +419,13 @@ async fn doctor(
     state: StateArgs,
     symbols: Option<PathBuf>,
     json: bool,
-    phones: phones::PhoneArgs,
+    phones: PhoneArgs,
 ) -> anyhow::Result<bool> {
     let symbols = match symbols {
         Some(dir) => Some(dir),
         None => phones.symbols_dir()?,
     };
-    let phones = phones.phones()?;
+    let phones = phones.sources()?.phones()?;
     let mut findings = doctor_findings_with(state.state_dir, &phones).await;
     if let Some(dir) = &symbols {
         findings.extend(symbols::doctor_findings(dir, &phones).await);
@@ -417,7 +443,7 @@ async fn doctor(
 /// What `phonelogs doctor` finds with adb's and usbmuxd's default addresses, for the page's
 /// Phones view.
 async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
-    match phones::PhoneArgs::default().phones() {
+    match phonelogs_phones::PhoneSources::default().phones() {
         Ok(phones) => doctor_findings_with(state_dir, &phones).await,
         Err(error) => vec![doctor::Finding {
             check: "phones".into(),
@@ -431,7 +457,7 @@ async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
 /// What `phonelogs doctor` finds for these adb servers and usbmuxd addresses.
 async fn doctor_findings_with(
     state_dir: Option<PathBuf>,
-    phones: &phones::Phones,
+    phones: &phonelogs_phones::Phones,
 ) -> Vec<doctor::Finding> {
     use phonelogs_driver::AppLogger;
     let mut findings = vec![doctor::check_adb_binary()];
@@ -722,7 +748,7 @@ fn main() -> ExitCode {
                 level,
             };
             let offset = local_offset.unwrap_or(time::UtcOffset::UTC);
-            runtime()?.block_on(logs_cmd::run(request, phones, dir, offset))
+            runtime()?.block_on(logs_cmd::run(request, phones.sources()?, dir, offset))
         }),
         Command::Approvals(ApprovalsCommand::List { state, json }) => {
             store(state).and_then(|s| state::approvals_list(&s, json))

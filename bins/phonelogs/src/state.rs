@@ -157,8 +157,9 @@ pub fn history(
             let now = OffsetDateTime::now_utc();
             let local = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
             Some(
-                phonelogs_gateway::since::parse_since(Some(text), now, local, now)
-                    .map_err(anyhow::Error::msg)?,
+                phonelogs_gateway::since::parse_since(Some(text), now, local, now).map_err(
+                    |error| anyhow::Error::msg(phonelogs_gateway::catalog::view_error(&error)),
+                )?,
             )
         }
     };

@@ -16,7 +16,7 @@ use phonelogs_symbols::fingerprint::{self, AppCode, Occurrence};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, SymbolsUsed, Target};
 
 use crate::doctor::Finding;
-use crate::phones::Phones;
+use phonelogs_phones::Phones;
 
 /// Files each of `files` for `app` and `version` and prints where it went.
 pub fn add(dir: &Path, app: &str, version: &str, files: &[PathBuf]) -> Result<()> {

@@ -396,6 +396,22 @@ pub fn pattern_error(argument: &str, given: &str, error: &str) -> String {
     )
 }
 
+/// The view's refusal of an argument (`since`, `filter`, `exclude`, `tag`) in the agent's words.
+pub fn view_error(error: &phonelogs_view::ViewError) -> String {
+    use phonelogs_view::ViewError;
+    match error {
+        ViewError::Since { given } => since_error(given),
+        ViewError::PatternTooLong { argument, max } => pattern_too_long(argument, *max),
+        ViewError::Pattern {
+            argument,
+            given,
+            reason,
+        } => pattern_error(argument, given, reason),
+        ViewError::TooManyTags { given, max } => too_many_tags(*given, *max),
+        ViewError::TagTooLong { given, max } => tag_too_long(*given, *max),
+    }
+}
+
 /// The error for a `tag` list that names more than `max` tags.
 pub fn too_many_tags(given: usize, max: usize) -> String {
     format!("invalid argument: tag lists {given} tags; list at most {max}.")
@@ -868,6 +884,16 @@ mod tests {
         );
         let none_left = exit_history_message(0, "a.b", "emulator-5554", None, 3);
         assert!(none_left.contains("3 records were left out"), "{none_left}");
+    }
+
+    #[test]
+    fn a_since_error_names_the_forms() {
+        let error = view_error(&phonelogs_view::ViewError::Since {
+            given: "yesterday".to_owned(),
+        });
+        for form in ["RFC 3339", "10m, 2h, 1d", "time of day", "date and time"] {
+            assert!(error.contains(form), "{error}");
+        }
     }
 
     #[test]

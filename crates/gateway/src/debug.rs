@@ -1,6 +1,6 @@
 //! The six Android debugging aids of `debugging_tools.txt`, under the same permission path as
 //! `phone_logs` ([`crate::permission`]), answered in the tools' envelope
-//! ([`crate::debug_types`]).
+//! ([`phonelogs_view::debug_types`]).
 //!
 //! Each aid is an [`Action`]: the agent's mode first (watch-only agents use none; read-only
 //! agents do no writes: `set_debug_app`, `clear_debug_app`, `capture_native_tombstone`), then the
@@ -17,16 +17,18 @@ use phonelogs_driver::{AppDebugger, AppId, AppInfo, AppLogger, DeviceId, ErrorKi
 use phonelogs_policy::Action;
 
 use crate::catalog::{self, Subject};
-use crate::debug_types::{
-    BacktraceData, DebugData, DebugRequest, DebugResponse, DebugStatus, ErrorCode, JdwpListing,
-    JdwpPackage, TombstoneData,
-};
+use phonelogs_view::aids::{mask_backtrace, mask_exit_history, mask_tombstone};
+
 use crate::devices::NoDevice;
 use crate::owner::Dumped;
 use crate::permission::{Ask, Gate, Refusal};
 use crate::session::{Session, Target};
 use crate::tombstone_file::{check_destination, check_local_path, write_tombstone};
 use crate::types::{Status, StepArgs, agent_text};
+use phonelogs_view::debug_types::{
+    BacktraceData, DebugData, DebugRequest, DebugResponse, DebugStatus, ErrorCode, JdwpListing,
+    JdwpPackage, TombstoneData,
+};
 
 /// The most pids of a JDWP listing resolved to their packages.
 const MAX_JDWP_NAMED: usize = 64;
@@ -52,9 +54,10 @@ impl Session {
         let before = self.steps_recorded();
         let mut response = self.debug_call(request).await;
         // Within their bound whatever they quote, as `phone_logs`' message is.
-        response.message = crate::render::bounded_message(response.message);
+        response.message = phonelogs_view::render::bounded_message(response.message);
         if let Some(error) = response.error.as_mut() {
-            error.message = crate::render::bounded_message(std::mem::take(&mut error.message));
+            error.message =
+                phonelogs_view::render::bounded_message(std::mem::take(&mut error.message));
         }
         // Every call is a history step: a call that failed before any step was written gets one
         // now, naming the tool and what it was aimed at, never what it read.
@@ -315,9 +318,9 @@ impl Session {
             symbols
                 .heading
                 .as_deref()
-                .map_or(0, crate::render::symbols_field_cost),
+                .map_or(0, phonelogs_view::render::symbols_field_cost),
         );
-        let cut = crate::render::cap_backtrace_text(&mut backtrace, room);
+        let cut = phonelogs_view::render::cap_backtrace_text(&mut backtrace, room);
         let mut message = with_masked(catalog::backtrace_message(cut), masked);
         symbols.add_to(&mut message);
         let data = BacktraceData {
@@ -602,90 +605,6 @@ fn with_masked(mut message: String, masked: usize) -> String {
         message.push_str(&sentence);
     }
     message
-}
-
-/// A tombstone's bytes with their secrets masked, and its process name's, and how many were
-/// masked. A dump that is not UTF-8 (a thread name or a logged byte of another encoding) is
-/// masked as read with its invalid bytes replaced, and written so when it held a secret; one
-/// that held none is written as the phone printed it.
-fn mask_tombstone(
-    bytes: Vec<u8>,
-    process_name: &mut Option<String>,
-    masker: Option<&crate::mask::Masker>,
-) -> (Vec<u8>, usize) {
-    let Some(masker) = masker else {
-        return (bytes, 0);
-    };
-    let mut count = 0;
-    if let Some(name) = process_name.as_mut() {
-        let masked = masker.line(name);
-        count += masked.count;
-        if masked.count > 0 {
-            *name = masked.text.into_owned();
-        }
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let masked = masker.text(&text);
-    count += masked.count;
-    if masked.count == 0 {
-        return (bytes, count);
-    }
-    (masked.text.into_owned().into_bytes(), count)
-}
-
-/// Masks the app's texts in an exit history (each record's process and description); how
-/// many secrets were masked.
-fn mask_exit_history(
-    history: &mut phonelogs_driver::ProcessExitHistory,
-    masker: Option<&crate::mask::Masker>,
-) -> usize {
-    let Some(masker) = masker else {
-        return 0;
-    };
-    let mut count = 0;
-    for record in &mut history.records {
-        for field in [&mut record.process, &mut record.description] {
-            if let Some(text) = field.as_mut() {
-                let masked = masker.text(text);
-                count += masked.count;
-                if masked.count > 0 {
-                    *text = masked.text.into_owned();
-                }
-            }
-        }
-    }
-    count
-}
-
-/// Masks a native backtrace's text and its threads' names (the app's own); how many secrets
-/// were masked.
-fn mask_backtrace(
-    backtrace: &mut phonelogs_driver::NativeBacktrace,
-    masker: Option<&crate::mask::Masker>,
-) -> usize {
-    let Some(masker) = masker else {
-        return 0;
-    };
-    let masked = masker.text(&backtrace.text);
-    let mut count = masked.count;
-    if masked.count > 0 {
-        backtrace.text = masked.text.into_owned();
-    }
-    for thread in &mut backtrace.threads {
-        let masked = masker.line(&thread.name);
-        count += masked.count;
-        if masked.count > 0 {
-            thread.name = masked.text.into_owned();
-        }
-    }
-    if let Some(name) = backtrace.process_name.as_mut() {
-        let masked = masker.line(name);
-        count += masked.count;
-        if masked.count > 0 {
-            *name = masked.text.into_owned();
-        }
-    }
-    count
 }
 
 fn parse_package(package: &str) -> Result<AppId, DebugResponse> {

@@ -406,13 +406,14 @@ pub(crate) const MAX_SERIAL_BYTES: usize = 128;
 /// the history, so it is short and holds nothing that could make them read as something else
 /// (`lines::misleads`), nor the `/` that qualifies a farm's phones.
 fn plain_serial(serial: &str) -> bool {
-    serial.len() <= MAX_SERIAL_BYTES && !serial.contains(|c| c == '/' || crate::lines::misleads(c))
+    serial.len() <= MAX_SERIAL_BYTES
+        && !serial.contains(|c| c == '/' || phonelogs_view::lines::misleads(c))
 }
 
 /// The phones one source listed, named by `naming`; an id [`plain_serial`] refuses is dropped
 /// (with a warning): a serial or UDID never holds a `/` (such an id could pass for another
 /// phone's qualified name) nor a line end or mark, nor is that long. A phone's model and state
-/// are shown on one line ([`crate::lines::one_line`]).
+/// are shown on one line ([`phonelogs_view::lines::one_line`]).
 fn named(
     devices: Vec<DeviceInfo>,
     naming: &Naming,
@@ -429,9 +430,9 @@ fn named(
             plain
         })
         .map(|mut info| {
-            info.model = info.model.map(|m| crate::lines::one_line(&m).into_owned());
+            info.model = info.model.map(|m| phonelogs_view::lines::one_line(&m).into_owned());
             if let DeviceState::Other(state) = &mut info.state {
-                *state = crate::lines::one_line(state).into_owned();
+                *state = phonelogs_view::lines::one_line(state).into_owned();
             }
             let serial = info.id.clone();
             if let Naming::Qualified(prefix) = naming {

@@ -12,8 +12,8 @@ use time::{OffsetDateTime, UtcOffset};
 
 use crate::error::Error;
 use crate::guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
-use crate::render::{MAX_RESULT_BYTES, MIN_RESULT_CAP};
 use crate::store::Store;
+use phonelogs_view::render::{MAX_RESULT_BYTES, MIN_RESULT_CAP};
 
 /// Where the gateway reads the time: the computer's clock, or a fixed one in tests.
 pub type Clock = Arc<dyn Fn() -> OffsetDateTime + Send + Sync>;
@@ -56,8 +56,8 @@ pub(crate) struct Inner {
     /// ends (`Session::end`).
     pub(crate) readers: Readers,
     /// The private key blocks seen in each app's lines, so a read that starts inside one
-    /// masks it (`crate::masked`).
-    pub(crate) key_blocks: crate::masked::KeyBlocks,
+    /// masks it (`phonelogs_view::masked`).
+    pub(crate) key_blocks: phonelogs_view::masked::KeyBlocks,
 }
 
 /// A driver's index, a phone and an app: what a listener listens to.
@@ -270,7 +270,7 @@ impl GatewayBuilder {
         // The secret rules' keywords are gathered here (a few milliseconds); each rule's
         // pattern is compiled only when a line first holds one of its keywords
         // (`mask::Masker`), so a gateway starts and idles without the whole set compiled.
-        let _ = crate::mask::masker();
+        let _ = phonelogs_view::mask::masker();
         let symbols = match &self.symbols_dir {
             Some(dir) => Some(phonelogs_symbols::SymbolsDir::open(dir).map_err(|error| {
                 Error::InvalidArgument(format!("the symbols directory cannot be used: {error}"))
@@ -307,7 +307,7 @@ impl GatewayBuilder {
                 local_offset,
                 result_cap: self.result_cap,
                 symbols,
-                key_blocks: crate::masked::KeyBlocks::default(),
+                key_blocks: phonelogs_view::masked::KeyBlocks::default(),
                 readers: Readers::default(),
             }),
         })

@@ -10,13 +10,13 @@ use async_trait::async_trait;
 use phonelogs_driver::{
     AppDebugger, AppId, AppInfo, AppLogger, Capabilities, ClearDebugAppResult, ConfirmingReader,
     CrashReport, CrashResult, DeviceId, DeviceInfo, Error, JdwpProcessList, LineStream,
-    LogListener, LogNotice, LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner,
-    Result, SetDebugAppResult, TombstoneCapture,
+    LogListener, LogQuery, LogResult, NativeBacktrace, ProcessExitHistory, ProcessOwner, Result,
+    SetDebugAppResult, TombstoneCapture,
 };
 use time::OffsetDateTime;
 
-use crate::lines::{newlines, one_line};
-use crate::render::own_lines;
+use phonelogs_view::lines::{newlines, one_line, one_line_error, one_line_field, one_line_notice};
+use phonelogs_view::render::own_lines;
 
 /// How long a driver call may take by default before it is abandoned.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -175,9 +175,9 @@ impl GuardedLogger {
         reports.sort_by_key(|report| std::cmp::Reverse(report.time));
         reports.truncate(limit);
         // A report's text is shown as lines: each of its line ends is a `\n`, so none ends a
-        // line for one reader and not for another (`crate::lines`).
+        // line for one reader and not for another (`phonelogs_view::lines`).
         for report in &mut reports {
-            if let std::borrow::Cow::Owned(text) = crate::lines::newlines(&report.text) {
+            if let std::borrow::Cow::Owned(text) = phonelogs_view::lines::newlines(&report.text) {
                 report.text = text;
             }
         }
@@ -215,59 +215,6 @@ impl LineStream for CheckedStream {
                 Err(error) => return Some(Err(error)),
             }
         }
-    }
-}
-
-/// A driver's error with its text on one line ([`crate::lines::one_line`]): the text can be
-/// what a phone or a farm's adb server said, and it reaches the agent in a message.
-fn one_line_error(error: Error) -> Error {
-    match error {
-        Error::NotFound(text) => Error::NotFound(line(text)),
-        Error::Unsupported(text) => Error::Unsupported(line(text)),
-        Error::PermissionDenied(text) => Error::PermissionDenied(line(text)),
-        Error::DeviceNotFound(text) => Error::DeviceNotFound(line(text)),
-        Error::DeviceUnavailable(text) => Error::DeviceUnavailable(line(text)),
-        Error::InvalidArgument(text) => Error::InvalidArgument(line(text)),
-        Error::Disconnected(text) => Error::Disconnected(line(text)),
-        Error::Changed(text) => Error::Changed(line(text)),
-        Error::Timeout { what, after } => Error::Timeout {
-            what: line(what),
-            after,
-        },
-        Error::Backend { message, source } => Error::Backend {
-            message: line(message),
-            source,
-        },
-        other => other,
-    }
-}
-
-/// A driver's notice with its texts on one line: a cause can hold what a phone said.
-fn one_line_notice(notice: LogNotice) -> LogNotice {
-    match notice {
-        LogNotice::Unreadable { cause, fix } => LogNotice::Unreadable {
-            cause: line(cause),
-            fix: line(fix),
-        },
-        LogNotice::PartlyUnreadable { part, cause, fix } => LogNotice::PartlyUnreadable {
-            part: line(part),
-            cause: line(cause),
-            fix: line(fix),
-        },
-        LogNotice::Redacted { marker, why, fix } => LogNotice::Redacted {
-            marker: line(marker),
-            why: line(why),
-            fix: line(fix),
-        },
-        other => other,
-    }
-}
-
-/// `text` on one line ([`crate::lines::one_line`]), reusing its allocation when it is already.
-fn line(text: String) -> String {
-    match crate::lines::one_line(&text) {
-        std::borrow::Cow::Borrowed(_) => text,
-        std::borrow::Cow::Owned(line) => line,
     }
 }
 
@@ -520,16 +467,5 @@ impl AppDebugger for GuardedLogger {
             one_line_field(field);
         }
         Ok(capture)
-    }
-}
-
-/// A debugging aid's field as the one line-end rule shows a one-line field (`crate::lines`):
-/// the texts a phone prints there (a process or thread name an app chose, an exit record's
-/// reason) reach the agent and its messages.
-fn one_line_field(field: &mut Option<String>) {
-    if let Some(text) = field
-        && let Cow::Owned(clean) = one_line(text)
-    {
-        *text = clean;
     }
 }

@@ -80,33 +80,21 @@
 pub mod catalog;
 mod cursor;
 mod debug;
-mod debug_types;
 mod devices;
 mod error;
 mod gateway;
 mod guard;
 mod id;
-mod lines;
 mod live;
 mod logs;
-pub mod mask;
-mod masked;
 mod owner;
 mod permission;
-mod render;
-mod rows;
-mod select;
 mod session;
-pub mod since;
 pub mod store;
 mod symbols;
 mod tombstone_file;
 mod types;
 
-pub use debug_types::{
-    BacktraceData, DebugData, DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode,
-    JdwpListing, JdwpPackage, PendingData, TombstoneData,
-};
 pub use devices::{DeviceList, NamedDevice, SourceFailure};
 pub use error::Error;
 pub use gateway::{Clock, Gateway, GatewayBuilder, TaskSpec};
@@ -114,12 +102,15 @@ pub use guard::{DEFAULT_CALL_TIMEOUT, GuardedLogger};
 pub use live::{LiveHooks, WAIT_TIMEOUTS, WaitProgress};
 pub use logs::{CRASH_LIMITS, LOG_LIMITS};
 pub use phonelogs_policy::{Agent, Mode, Policy, StandingRule};
-pub use render::{
-    LineView, MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, Occurrences,
-    ProcessEvent, ProcessMarker, RenderedLines, ReportView, TextShown, heading_cost,
-    json_escaped_len, present_lines,
+pub use phonelogs_view::debug_types::{
+    BacktraceData, DebugData, DebugError, DebugRequest, DebugResponse, DebugStatus, ErrorCode,
+    JdwpListing, JdwpPackage, PendingData, TombstoneData,
 };
-pub use select::{MAX_PATTERN_BYTES, MAX_TAGS};
+pub use phonelogs_view::{
+    LineView, MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_PATTERN_BYTES, MAX_RESULT_BYTES, MAX_TAGS,
+    MIN_RESULT_CAP, Occurrences, ProcessEvent, ProcessMarker, RenderedLines, ReportView, TextShown,
+    ViewError, heading_cost, json_escaped_len, mask, present_lines, since,
+};
 pub use session::Session;
 pub use store::{
     BUSY_TIMEOUT, DB_FILE, MAX_PENDING_PER_ACTION, MAX_PENDING_PER_AGENT, STATE_DIR_ENV,

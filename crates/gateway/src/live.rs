@@ -26,10 +26,11 @@ use time::OffsetDateTime;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::cursor::{Placed, Position};
 use crate::guard::GuardedLogger;
-use crate::lines::pieces;
-use crate::masked::{MaskedRead, Piece, ShownLine};
+use phonelogs_view::held::Held;
+use phonelogs_view::lines::pieces;
+use phonelogs_view::masked::{MaskedRead, Piece, ShownLine};
+use phonelogs_view::place::{After, Position};
 
 /// The default and longest `timeout` of a wait, in seconds.
 pub const WAIT_TIMEOUTS: (u32, u32) = (10, 60);
@@ -114,63 +115,12 @@ impl Wait {
     }
 }
 
-/// Whether a line with this tag and (masked) text holds the awaited text, as `filter`
-/// matches: in its tag or its text.
-pub(crate) fn holds(tag: &str, shown: &str, text: &str) -> bool {
-    tag.contains(text) || shown.contains(text)
-}
-
-/// The first of `pieces` that holds the awaited text, matched as the agent sees the line
-/// (masked: a wait cannot probe a secret either).
-pub(crate) fn first_holding(pieces: &[Piece<'_>], text: &str) -> Option<usize> {
-    pieces
-        .iter()
-        .position(|piece| holds(piece.tag(), piece.text(), text))
-}
-
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
     Matched,
     TimedOut,
     Cancelled,
-}
-
-/// Lines read after a place, one by one, skipping those at or before it: the stream replays
-/// the lines of the place's instant, in the phone's order.
-struct After {
-    time: OffsetDateTime,
-    seen: Vec<u64>,
-    matched: usize,
-}
-
-impl After {
-    fn new(place: &Position) -> After {
-        After {
-            time: place.time,
-            seen: place.seen.clone(),
-            matched: 0,
-        }
-    }
-
-    fn is_new(&mut self, line: &impl Placed) -> bool {
-        if line.time() < self.time {
-            return false;
-        }
-        if line.time() > self.time {
-            return true;
-        }
-        if self.matched < self.seen.len() {
-            if line.fingerprint() == self.seen[self.matched] {
-                self.matched += 1;
-                return false;
-            }
-            // Not the next line the cursor saw at its instant: those lines are no longer on
-            // the phone, and this one and every later one at the instant are new.
-            self.matched = self.seen.len();
-        }
-        true
-    }
 }
 
 /// The phone's word about the app, read again during a wait: which processes' lines it has
@@ -231,71 +181,6 @@ impl Recheck {
     }
 }
 
-/// The lines a call holds to show: the newest `keep` (the call's limit) of those it read and
-/// its wait took, and how many older ones it let go, so a wait on a chatty app holds no more
-/// than it can show and the result's count of lines left out stays true.
-pub(crate) struct Held {
-    lines: Vec<ShownLine>,
-    keep: usize,
-    /// How many lines the call read before the wait.
-    before: usize,
-    /// How many lines the wait took (those let go included).
-    taken: usize,
-    /// How many lines were let go (older than the newest `keep`).
-    dropped: usize,
-}
-
-impl Held {
-    /// The lines a call read (at most `keep` of them are held), to wait after.
-    pub(crate) fn new(lines: Vec<ShownLine>, keep: usize) -> Held {
-        let mut held = Held {
-            before: lines.len(),
-            lines,
-            keep: keep.max(1),
-            taken: 0,
-            dropped: 0,
-        };
-        held.trim();
-        held
-    }
-
-    /// Takes `fresh` lines up to the first that holds `text` as the agent sees it (masked),
-    /// `true` when one does; only the newest `keep` of them are made into lines.
-    fn take(&mut self, fresh: &[Piece<'_>], text: &str) -> bool {
-        let matched = first_holding(fresh, text);
-        let upto = matched.map_or(fresh.len(), |at| at + 1);
-        let from = upto.saturating_sub(self.keep);
-        self.taken += upto;
-        self.dropped += from;
-        self.lines
-            .extend(fresh[from..upto].iter().copied().map(Piece::to_line));
-        // Trimmed in batches: at most twice `keep` lines are ever held.
-        if self.lines.len() >= 2 * self.keep {
-            self.trim();
-        }
-        matched.is_some()
-    }
-
-    fn trim(&mut self) {
-        let over = self.lines.len().saturating_sub(self.keep);
-        self.lines.drain(..over);
-        self.dropped += over;
-    }
-
-    /// How many lines the call has read.
-    fn read(&self) -> usize {
-        self.before + self.taken
-    }
-
-    /// The newest `keep` lines, how many older ones were let go, and the lines the wait took
-    /// that are among them.
-    pub(crate) fn finish(mut self) -> (Vec<ShownLine>, usize, usize) {
-        self.trim();
-        let taken = self.taken.min(self.lines.len());
-        (self.lines, self.dropped, taken)
-    }
-}
-
 /// Waits for a line holding `wait.text` after `place`, adding the app's new lines to `held`
 /// (split one per line of text) until one holds it, the time runs out or the wait is
 /// cancelled. An error of the driver ends the wait with it, and so does a change of the
@@ -307,7 +192,7 @@ pub(crate) async fn wait_for_line(
     place: &Position,
     held: &mut Held,
 ) -> phonelogs_driver::Result<Ending> {
-    let mut recheck = Recheck::new(&held.lines);
+    let mut recheck = Recheck::new(held.lines());
     recheck.confirmed = held.read();
     let ending = follow_lines(on, query, place, held, &mut recheck).await?;
     if held.read() > recheck.confirmed {
@@ -368,7 +253,7 @@ async fn follow_lines(
                 if !(on.allowed)() {
                     return Ok(Ending::Cancelled);
                 }
-                hooks.report(started, wait.timeout(), held.taken);
+                hooks.report(started, wait.timeout(), held.taken());
                 continue;
             }
             _ = again.tick() => {
@@ -456,11 +341,11 @@ pub(crate) struct On<'a> {
     /// ends or the person blocks the app while it waits.
     pub(crate) allowed: &'a (dyn Fn() -> bool + Send + Sync),
     /// The lines a wait keeps (`filter`, `exclude`, `tag`), judged on their masked text.
-    pub(crate) selection: &'a crate::select::Selection,
+    pub(crate) selection: &'a phonelogs_view::select::Selection,
     /// The masker, `None` when the person turned masking off for the app.
-    pub(crate) masker: Option<&'a crate::mask::Masker>,
+    pub(crate) masker: Option<&'a phonelogs_view::mask::Masker>,
     /// The private key blocks seen in the app's lines, followed across the wait's lines.
-    pub(crate) key_blocks: &'a crate::masked::KeyBlocks,
+    pub(crate) key_blocks: &'a phonelogs_view::masked::KeyBlocks,
 }
 
 enum Next {

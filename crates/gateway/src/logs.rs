@@ -6,17 +6,20 @@ use phonelogs_policy::Action;
 use time::OffsetDateTime;
 
 use crate::catalog;
-use crate::cursor::{CursorRefusal, Position};
-use crate::live::{Ending, Held, LiveHooks, On, WAIT_TIMEOUTS, Wait, first_holding, wait_for_line};
-use crate::mask::Masker;
-use crate::masked::{MaskedRead, Piece, ShownLine};
+use crate::cursor::CursorRefusal;
+use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, wait_for_line};
 use crate::permission::{Ask, Gate};
-use crate::render::{LineView, RenderedLines, render_rows};
-use crate::rows::{RowOptions, rows};
-use crate::select::Selection;
 use crate::session::{Session, Target, driver_error_status};
-use crate::since::{SincePlace, parse_since, since_place};
 use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
+use phonelogs_view::held::Held;
+use phonelogs_view::mask::Masker;
+use phonelogs_view::masked::{MaskedRead, Piece, ShownLine};
+use phonelogs_view::place::Position;
+use phonelogs_view::render::{LineView, RenderedLines, render_rows};
+use phonelogs_view::rows::{RowOptions, rows};
+use phonelogs_view::select::Selection;
+use phonelogs_view::select::first_holding;
+use phonelogs_view::since::{SincePlace, parse_since, since_place};
 
 /// The default and largest `limit` for lines.
 pub const LOG_LIMITS: (u32, u32) = (200, 500);
@@ -61,8 +64,11 @@ impl Session {
         let mut response = self.logs_call(request, hooks).await;
         // Every message and rule within its bound, whatever it quotes: the result's size is
         // the cap plus these (what the MCP server declares to clients).
-        response.message = crate::render::bounded_message(response.message);
-        response.rule = response.rule.as_deref().map(crate::render::heading_part);
+        response.message = phonelogs_view::render::bounded_message(response.message);
+        response.rule = response
+            .rule
+            .as_deref()
+            .map(phonelogs_view::render::heading_part);
         response
     }
 
@@ -115,7 +121,8 @@ impl Session {
                 self.gateway().now(),
                 self.gateway().local_offset(),
                 self.started_at(),
-            ),
+            )
+            .map_err(|error| catalog::view_error(&error)),
         };
         let args = step_args(request, place.as_ref(), &since, &level);
         let fail = |message: String| {
@@ -146,7 +153,7 @@ impl Session {
             request.exclude.as_deref(),
             request.tag.as_deref(),
         )
-        .map_err(fail)?;
+        .map_err(|error| fail(catalog::view_error(&error)))?;
         let context = crate::symbols::context_of(request).map_err(fail)?;
         // The policy first, from the app's id alone: an agent that may not read this app gets
         // the same answer whether it is installed or not, and no phone is asked anything.
@@ -308,7 +315,8 @@ impl Session {
         let (kept, gone) = start.skip_seen(pieces, key);
         let change = start.changes(mark);
         let offset = self.gateway().local_offset();
-        let notes = change.sentences(start.time, gone, &target.label, offset);
+        let notes =
+            crate::cursor::change_sentences(&change, start.time, gone, &target.label, offset);
         (kept, notes)
     }
 
@@ -576,7 +584,7 @@ impl Session {
         masker: Option<&Masker>,
     ) -> MaskedRead<'l> {
         let memory = (self.key_blocks(), &target.device, &target.info.app);
-        MaskedRead::new(crate::lines::pieces(lines), masker, Some(memory))
+        MaskedRead::new(phonelogs_view::lines::pieces(lines), masker, Some(memory))
     }
 }
 

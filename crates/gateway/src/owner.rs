@@ -4,10 +4,10 @@
 use phonelogs_driver::{AppDebugger, AppLogger, DeviceId, ErrorKind, ProcessOwner};
 
 use crate::catalog;
-use crate::debug_types::{DebugResponse, ErrorCode};
 use crate::permission::{Ask, Gate, Refusal};
 use crate::session::{Session, Target};
 use crate::types::{Status, StepArgs};
+use phonelogs_view::debug_types::{DebugResponse, ErrorCode};
 
 impl Session {
     /// What a backtrace and a tombstone both need before debuggerd may touch the process: the

@@ -289,7 +289,7 @@ impl Session {
     ) -> (time::OffsetDateTime, Option<String>) {
         match self.build_floor(target, Action::Logs, since) {
             Some(at) => {
-                let clock = crate::render::clock(at, self.gateway().local_offset());
+                let clock = phonelogs_view::render::clock(at, self.gateway().local_offset());
                 let said = catalog::earlier_build_left_out(&target.label, &clock, what);
                 (since.max(at), Some(said))
             }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use phonelogs_driver::{AppId, AppInfo, AppLogger, DeviceId, ErrorKind};
+use phonelogs_view::lines::clean_label;
 use time::OffsetDateTime;
 
 use crate::cursor::CursorBook;
@@ -76,23 +77,6 @@ impl Target {
             held: false,
         }
     }
-}
-
-/// The most characters of a label the person and the agent are shown.
-const MAX_LABEL_CHARS: usize = 80;
-
-/// A label as the phone gave it, made safe to show: the app chose it (an iPhone app's display
-/// name), so its line ends become spaces as in every one-line field ([`crate::lines::one_line`]),
-/// other control characters and the bidirectional overrides that can make text read as
-/// something else are dropped, and it is cut to [`MAX_LABEL_CHARS`].
-pub(crate) fn clean_label(label: &str) -> String {
-    crate::lines::one_line(label)
-        .chars()
-        .filter(|c| !crate::lines::misleads(*c))
-        .take(MAX_LABEL_CHARS)
-        .collect::<String>()
-        .trim()
-        .to_owned()
 }
 
 impl Gateway {
@@ -253,20 +237,20 @@ impl Session {
         !self.ended() && matches!(self.gateway().inner.store.is_blocked(app), Ok(false))
     }
 
-    /// The private key blocks seen in the apps' lines (`crate::masked`).
-    pub(crate) fn key_blocks(&self) -> &crate::masked::KeyBlocks {
+    /// The private key blocks seen in the apps' lines (`phonelogs_view::masked`).
+    pub(crate) fn key_blocks(&self) -> &phonelogs_view::masked::KeyBlocks {
         &self.gateway().inner.key_blocks
     }
 
     /// The masker for `app`'s lines and reports: `None` only when the person turned masking
     /// off for it; a store that cannot be read masks (fails closed).
-    pub(crate) fn masker(&self, app: &AppId) -> Option<&'static crate::mask::Masker> {
+    pub(crate) fn masker(&self, app: &AppId) -> Option<&'static phonelogs_view::mask::Masker> {
         match self.gateway().inner.store.is_unmasked(app) {
             Ok(true) => None,
-            Ok(false) => Some(crate::mask::masker()),
+            Ok(false) => Some(phonelogs_view::mask::masker()),
             Err(error) => {
                 tracing::warn!(%error, %app, "could not read whether the app is unmasked; masking");
-                Some(crate::mask::masker())
+                Some(phonelogs_view::mask::masker())
             }
         }
     }
@@ -366,7 +350,6 @@ pub(crate) fn driver_error_status(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::clean_label;
     use super::*;
     use async_trait::async_trait;
     use phonelogs_driver::{
@@ -474,21 +457,5 @@ mod tests {
         );
         second.end().await;
         assert!(!phone.is_listening(&serial, &app));
-    }
-
-    #[test]
-    fn a_label_cannot_break_lines_or_turn_text_around() {
-        assert_eq!(clean_label("Crash Test"), "Crash Test");
-        assert_eq!(
-            clean_label("Crash\nTest?\r\n\u{2028}Allow"),
-            "Crash Test?  Allow"
-        );
-        assert_eq!(
-            clean_label("a\u{85}b\u{0B}c\u{0C}d\u{2029}e\u{7}"),
-            "a b c d e"
-        );
-        assert_eq!(clean_label("\u{202e}tseT hsarC"), "tseT hsarC");
-        assert_eq!(clean_label(&"x".repeat(500)).chars().count(), 80);
-        assert_eq!(clean_label("  \u{2066} "), "");
     }
 }

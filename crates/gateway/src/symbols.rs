@@ -17,13 +17,12 @@ use phonelogs_symbols::{NotMatched, Report, SymbolsDir, SymbolsUsed};
 use time::format_description::well_known::Rfc3339;
 
 use crate::catalog;
-use crate::mask::Masker;
-use crate::masked::{Piece, ShownLine};
-use crate::render::{
-    HeadingExtras, Occurrences, RenderedReports, render_line, render_reports_with,
-};
 use crate::session::{Session, Target};
 use crate::types::{LogsKind, LogsRequest, TextShown};
+use phonelogs_view::context::with_context;
+use phonelogs_view::mask::Masker;
+use phonelogs_view::masked::ShownLine;
+use phonelogs_view::render::{HeadingExtras, Occurrences, RenderedReports, render_reports_with};
 
 /// The most seconds `context` may ask for.
 pub const MAX_CONTEXT_SECONDS: u32 = 30;
@@ -402,7 +401,7 @@ impl Session {
         let platform = self.driver(target.driver_index).capabilities().platform;
         let heading = match describe_symbols(dir, &used) {
             // Cut as a crash report's heading is: one dump can name many libraries.
-            Some(account) => Some(crate::render::heading_part(&account)),
+            Some(account) => Some(phonelogs_view::render::heading_part(&account)),
             None => {
                 let app = AppCode::for_app(target.info.app.as_str(), target.info.app.as_str());
                 fingerprint::wants_symbols(CrashKind::NativeCrash, text, &app).then(no_directory)
@@ -573,7 +572,10 @@ impl Session {
                 continue;
             }
             // Made from the masked text: the secrets it held are counted once, on its first line.
-            for (index, piece) in crate::lines::split_lines(&text).into_iter().enumerate() {
+            for (index, piece) in phonelogs_view::lines::split_lines(&text)
+                .into_iter()
+                .enumerate()
+            {
                 let masked = if index == 0 { line.masked() } else { 0 };
                 out.push(line.with_text(piece.to_owned(), masked));
             }
@@ -604,62 +606,6 @@ fn merge(into: &mut SymbolsUsed, from: SymbolsUsed) {
     }
 }
 
-/// Adds under `report` the (masked) `lines` of its pid in the `seconds` (`window`) before it,
-/// the newest that fit in the cap, rendered on the computer's clock; returns how many secrets
-/// were masked in the lines added.
-fn with_context(
-    report: &mut CrashReport,
-    lines: &[Piece<'_>],
-    (seconds, window): (u32, time::Duration),
-    (local, cap): (time::UtcOffset, usize),
-) -> usize {
-    let Some(pid) = report.pid else {
-        return 0;
-    };
-    let from = report.time.checked_sub(window);
-    let to = report.time.checked_add(time::Duration::SECOND);
-    let before: Vec<&Piece<'_>> = lines
-        .iter()
-        .filter(|l| {
-            let l = l.message();
-            l.pid == Some(pid)
-                && from.is_none_or(|from| l.time >= from)
-                && to.is_none_or(|to| l.time < to)
-        })
-        .collect();
-    // The newest lines that fit in the result cap: more could never be shown, and a phone's
-    // lines (a message of thousands of line ends) must not be held in full.
-    let mut rendered: Vec<String> = Vec::new();
-    let mut bytes = 0usize;
-    let mut masked = 0;
-    for piece in before.iter().rev() {
-        let shown = piece.to_line();
-        let line = render_line(shown.line(), local).0;
-        bytes += line.len() + 1;
-        if bytes > cap {
-            break;
-        }
-        masked += shown.masked();
-        rendered.push(line);
-    }
-    let text = report.text.trim_end().to_owned();
-    let count = if rendered.len() < before.len() {
-        format!("the newest {} of {}", rendered.len(), before.len())
-    } else {
-        before.len().to_string()
-    };
-    let mut out = format!(
-        "{text}\n--- {count} line{} of pid {pid} in the {seconds} s before ---\n",
-        if before.len() == 1 { "" } else { "s" },
-    );
-    for line in rendered.iter().rev() {
-        out.push_str(line);
-        out.push('\n');
-    }
-    report.text = out;
-    masked
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -674,7 +620,7 @@ mod tests {
         );
         assert_eq!(first_few(&items[..2], ", "), "libx0.so, libx1.so");
         // The dump's heading is cut as a crash report's is.
-        let heading = crate::render::heading_part(&items.join("; "));
+        let heading = phonelogs_view::render::heading_part(&items.join("; "));
         assert!(heading.len() <= 300 + "…".len(), "{}", heading.len());
     }
 }

@@ -20,7 +20,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::debug_types::ErrorCode;
+use phonelogs_view::debug_types::ErrorCode;
 
 /// A refusal or failure: the envelope's code and why, for the agent.
 pub(crate) type FileError = (ErrorCode, String);
@@ -46,7 +46,7 @@ pub(crate) fn check_local_path(local_path: &str) -> Result<PathBuf, String> {
     // the question read as something else (the gateway's one rule, `lines::misleads`: controls,
     // line ends, bidirectional and zero-width marks), and no more than the state keeps of any
     // text of the agent's.
-    if local_path.chars().any(crate::lines::misleads) {
+    if local_path.chars().any(phonelogs_view::lines::misleads) {
         return Err(
             "it contains a control character, a line end or an invisible or bidirectional mark"
                 .into(),

@@ -3,224 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 pub use phonelogs_policy::Action;
+pub use phonelogs_view::lines::{AGENT_TEXT_BYTES, AGENT_TEXT_CUT, agent_text};
 
-pub use crate::render::{LineView, ReportView, TextShown};
-
-/// What a `phone_logs` call reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LogsKind {
-    /// The app's log lines (the default).
-    #[default]
-    Logs,
-    /// The app's crash reports.
-    Crashes,
-}
-
-impl LogsKind {
-    /// `logs` or `crashes`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogsKind::Logs => "logs",
-            LogsKind::Crashes => "crashes",
-        }
-    }
-
-    /// Reads `logs` or `crashes` (case-insensitive; empty is `logs`); `None` for anything else
-    /// ([`crate::catalog::kind_error`] words the refusal).
-    pub fn parse(text: &str) -> Option<LogsKind> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "" | "logs" => Some(LogsKind::Logs),
-            "crashes" => Some(LogsKind::Crashes),
-            _ => None,
-        }
-    }
-}
-
-/// One `phone_logs` call, as the agent made it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LogsRequest {
-    /// The app's package name or bundle id.
-    pub app: String,
-    /// The phone (serial or UDID); may be left out when one phone is connected.
-    #[serde(default)]
-    pub device: Option<String>,
-    /// Logs (the default) or crashes.
-    #[serde(default)]
-    pub kind: LogsKind,
-    /// An RFC 3339 time, a date and time or time of day on the computer's clock, or a duration
-    /// back (`10m`, `2h`, `1d`); the task's start when left out.
-    #[serde(default)]
-    pub since: Option<String>,
-    /// Only lines whose tag or text contains this, or, written `/…/`, matches this regular
-    /// expression (Rust `regex` syntax). Matched against the masked text.
-    #[serde(default)]
-    pub filter: Option<String>,
-    /// Leave out the lines this matches (the same syntax as `filter`).
-    #[serde(default)]
-    pub exclude: Option<String>,
-    /// Only lines with one of these tags, exactly.
-    #[serde(default)]
-    pub tag: Option<Vec<String>>,
-    /// Fold consecutive repeats (same process, level, tag and text) into one row that says how
-    /// many and until when; on unless `false`.
-    #[serde(default)]
-    pub fold: Option<bool>,
-    /// Only lines of this level or more severe.
-    #[serde(default)]
-    pub level: Option<String>,
-    /// At most this many lines (200 by default, 500 at most) or reports (3, 10 at most).
-    #[serde(default)]
-    pub limit: Option<u32>,
-    /// The approval this call picks up.
-    #[serde(default)]
-    pub approval_id: Option<String>,
-    /// Wait until one of the app's lines after `since` contains this (tag or text, as `filter`
-    /// matches), or, with kind crashes and `crash`, for the app's next crash report.
-    #[serde(default)]
-    pub wait_for: Option<String>,
-    /// How long to wait, in seconds (10 by default, 60 at most); only with `wait_for`.
-    #[serde(default)]
-    pub timeout: Option<u32>,
-    /// Kind crashes: add under each report the app's own lines of the same pid in this many
-    /// seconds before it (1 to 30).
-    #[serde(default)]
-    pub context: Option<u32>,
-}
-
-impl LogsRequest {
-    /// A request for `app`'s logs with every option left out.
-    pub fn new(app: impl Into<String>) -> Self {
-        LogsRequest {
-            app: app.into(),
-            ..LogsRequest::default()
-        }
-    }
-}
-
-/// Why a `phone_logs` call with status `error` failed, when the caller can act on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LogsErrorCode {
-    /// An argument was refused (a level, a limit, a `since`, a pattern): fix the call.
-    InvalidArgument,
-}
-
-/// How a call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// The text is there.
-    Ok,
-    /// The person has not answered yet: call again with the approval id.
-    ApprovalPending,
-    /// The person denied it.
-    Denied,
-    /// Outside the agent's scope or the task's apps.
-    ScopeDenied,
-    /// A rule blocks the app.
-    BlockedByPolicy,
-    /// The driver cannot do this (an app sharing its uid, a Simulator, …).
-    Unsupported,
-    /// Anything else: a bad argument, a device that is not there.
-    Error,
-}
-
-impl Status {
-    /// The status's name, as serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::ApprovalPending => "approval_pending",
-            Status::Denied => "denied",
-            Status::ScopeDenied => "scope_denied",
-            Status::BlockedByPolicy => "blocked_by_policy",
-            Status::Unsupported => "unsupported",
-            Status::Error => "error",
-        }
-    }
-
-    /// Reads a status's name.
-    pub fn parse(text: &str) -> Option<Status> {
-        [
-            Status::Ok,
-            Status::ApprovalPending,
-            Status::Denied,
-            Status::ScopeDenied,
-            Status::BlockedByPolicy,
-            Status::Unsupported,
-            Status::Error,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-}
-
-/// The whole answer to a `phone_logs` call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LogsResponse {
-    /// How it ended.
-    pub status: Status,
-    /// One or two sentences for the agent.
-    pub message: String,
-    /// The approval to pick up later, when pending.
-    pub approval_id: Option<String>,
-    /// The rule the result falls under ("App logs", or the blocking rule).
-    pub rule: Option<String>,
-    /// The spec's `Result.Log`: the lines or reports as text, printed after the message. It is
-    /// within the gateway's result cap as JSON-escaped bytes (the headings' structured copies
-    /// included, for reports), and nothing after the gateway cuts it again.
-    pub log: String,
-    /// The rows shown, as typed values (oldest first): exactly the rows of `log` (a line with
-    /// the repeats folded into it, or a process marker).
-    pub lines: Vec<LineView>,
-    /// The reports shown, as typed values (newest first): exactly the reports of `log`.
-    pub reports: Vec<ReportView>,
-    /// How many log lines or reports `log` shows: a row of folded repeats counts each line it
-    /// stands for, a process marker none; a report heading that groups several reports of one
-    /// fingerprint counts each of them.
-    pub shown: usize,
-    /// How many older lines or reports were left out, by `limit` or by the result cap.
-    pub left_out: usize,
-    /// How many of those shown were cut: lines past 2,000 bytes; reports whose text is cut
-    /// short or only its first line.
-    pub cut: usize,
-    /// Kind logs: how many of the lines shown are repeats folded into the row before them.
-    pub folded: usize,
-    /// How many secrets were masked in what `log` shows.
-    pub masked: usize,
-    /// For an argument the call refused: `invalid_argument`, so a caller can tell a call to fix
-    /// from a phone that failed.
-    pub error_code: Option<LogsErrorCode>,
-    /// With `ok` and kind logs: the position after the last line shown, to pass back as
-    /// `since: "cursor:<value>"` (or use `since: "last"`). Bound to this task, phone and app.
-    pub cursor: Option<String>,
-    /// With `wait_for`: whether the awaited line or report came before the timeout.
-    pub matched: Option<bool>,
-}
-
-impl LogsResponse {
-    /// A result with a status and message and nothing read.
-    pub fn bare(status: Status, message: impl Into<String>) -> Self {
-        LogsResponse {
-            status,
-            message: message.into(),
-            approval_id: None,
-            rule: None,
-            log: String::new(),
-            lines: Vec::new(),
-            reports: Vec::new(),
-            shown: 0,
-            left_out: 0,
-            cut: 0,
-            folded: 0,
-            masked: 0,
-            error_code: None,
-            cursor: None,
-            matched: None,
-        }
-    }
-}
+pub use phonelogs_view::render::TextShown;
+pub use phonelogs_view::types::{LogsErrorCode, LogsKind, LogsRequest, LogsResponse, Status};
 
 /// The person's answer to an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -377,42 +163,6 @@ pub struct HistoryFilter {
     pub limit: Option<usize>,
 }
 
-/// The most bytes of one text the agent sent that the state keeps ([`agent_text`]): room for
-/// any app id (255 bytes at most) and a filter or `since` as an agent writes them, too little to
-/// carry a page of log text into the history.
-pub const AGENT_TEXT_BYTES: usize = 256;
-
-/// What ends a text [`agent_text`] cut.
-pub const AGENT_TEXT_CUT: char = '\u{2026}';
-
-/// A text the agent sent, as the history may keep it: control characters, line ends and the
-/// marks that turn text around or hide in it (`lines::misleads`: they could make a line of the
-/// history, or the person's terminal, read as something else) become U+FFFD, and a text longer than [`AGENT_TEXT_BYTES`] is cut at a
-/// character boundary and ends with [`AGENT_TEXT_CUT`]. The one way any text of the agent's
-/// (each [`StepArgs`] field, a phone's serial or a package it named) reaches the state: an
-/// agent could otherwise write log text it read into the state directory.
-pub fn agent_text(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .map(|c| {
-            if crate::lines::misleads(c) {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect();
-    if out.len() > AGENT_TEXT_BYTES {
-        let mut end = AGENT_TEXT_BYTES - AGENT_TEXT_CUT.len_utf8();
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-        out.push(AGENT_TEXT_CUT);
-    }
-    out
-}
-
 /// What a step was asked for: never the text it read. The store keeps each text field through
 /// [`agent_text`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -449,7 +199,7 @@ impl StepArgs {
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        agent_text(&crate::mask::masker().line(&one_line).text)
+        agent_text(&phonelogs_view::mask::masker().line(&one_line).text)
     }
 }
 
@@ -476,30 +226,6 @@ pub struct HistoryStep {
 
 #[cfg(test)]
 mod tests {
-    use super::{AGENT_TEXT_BYTES, AGENT_TEXT_CUT, agent_text};
-
-    #[test]
-    fn agent_text_is_bounded_cut_at_a_character_and_marked() {
-        assert_eq!(agent_text("crash"), "crash");
-        let whole = "x".repeat(AGENT_TEXT_BYTES);
-        assert_eq!(agent_text(&whole), whole);
-        for text in [
-            "x".repeat(AGENT_TEXT_BYTES + 1),
-            "\u{e9}".repeat(AGENT_TEXT_BYTES),
-            "\u{1f600}".repeat(AGENT_TEXT_BYTES),
-            format!("x{}", "\u{1f600}".repeat(AGENT_TEXT_BYTES)),
-        ] {
-            let kept = agent_text(&text);
-            assert!(kept.len() <= AGENT_TEXT_BYTES, "{}", kept.len());
-            assert!(kept.len() > AGENT_TEXT_BYTES - 8, "{}", kept.len());
-            assert!(kept.ends_with(AGENT_TEXT_CUT), "{kept}");
-            assert!(text.starts_with(kept.trim_end_matches(AGENT_TEXT_CUT)));
-        }
-        assert_eq!(
-            agent_text("a\nb\u{1b}[2J\u{202e}c\u{2028}d\u{200b}"),
-            "a\u{fffd}b\u{fffd}[2J\u{fffd}c\u{fffd}d\u{fffd}"
-        );
-    }
 
     /// An agent's name is shown to the person (in questions, the history, the page) as it is:
     /// every character the gateway's one rule says can make a text read as something else is
@@ -508,7 +234,7 @@ mod tests {
     fn no_agent_name_holds_a_character_that_misleads() {
         let refused: Vec<char> = (0..=u32::from(char::MAX))
             .filter_map(char::from_u32)
-            .filter(|c| crate::lines::misleads(*c))
+            .filter(|c| phonelogs_view::lines::misleads(*c))
             .filter(|c| phonelogs_policy::Agent::check_name(&format!("claude{c}x")).is_ok())
             .collect();
         assert!(

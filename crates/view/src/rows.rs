@@ -70,33 +70,33 @@ impl ProcessMarker {
 /// One row: a line (its text masked) standing for itself and any repeats folded into it, or a
 /// process marker placed at a line's time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Row {
+pub struct Row {
     /// The line; for a marker, the time and pid it is placed at (its text is the marker's).
-    pub(crate) line: LogLine,
+    pub line: LogLine,
     /// How many log lines the row stands for: 1, more with folded repeats, 0 for a marker.
-    pub(crate) count: usize,
+    pub count: usize,
     /// With folded repeats: the time of the last one.
-    pub(crate) until: Option<OffsetDateTime>,
+    pub until: Option<OffsetDateTime>,
     /// How many secrets were masked in the lines the row stands for.
-    pub(crate) masked: usize,
+    pub masked: usize,
     /// The marker, for a marker row.
-    pub(crate) marker: Option<ProcessMarker>,
+    pub marker: Option<ProcessMarker>,
 }
 
 /// How rows are built.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RowOptions<'a> {
+pub struct RowOptions<'a> {
     /// Whether repeats are folded (`fold`, on by default).
-    pub(crate) fold: bool,
+    pub fold: bool,
     /// What the driver knows of the app's processes.
-    pub(crate) processes: &'a [ProcessSpan],
+    pub processes: &'a [ProcessSpan],
     /// The masker for the processes' names the driver gives (the lines' own are masked
     /// already); `None` when the person unmasked the app.
-    pub(crate) masker: Option<&'a crate::mask::Masker>,
+    pub masker: Option<&'a crate::mask::Masker>,
 }
 
 /// The rows of `lines` (oldest first, each one line of text).
-pub(crate) fn rows(lines: Vec<ShownLine>, options: RowOptions<'_>) -> Vec<Row> {
+pub fn rows(lines: Vec<ShownLine>, options: RowOptions<'_>) -> Vec<Row> {
     let counts: Vec<usize> = lines.iter().map(ShownLine::masked).collect();
     let lines: Vec<LogLine> = lines.into_iter().map(ShownLine::into_line).collect();
     let deaths = deaths(&lines, options.processes);

@@ -8,6 +8,7 @@
 
 use regex::{Regex, RegexBuilder};
 
+use crate::ViewError;
 use crate::masked::Piece;
 
 /// The longest `filter` or `exclude` pattern.
@@ -23,7 +24,7 @@ const PATTERN_NESTING: u32 = 32;
 
 /// A `filter` or `exclude`: text the tag or the text contains, or a regular expression.
 #[derive(Debug, Clone)]
-pub(crate) enum Pattern {
+enum Pattern {
     Text(String),
     Regex(Regex),
 }
@@ -31,12 +32,12 @@ pub(crate) enum Pattern {
 impl Pattern {
     /// Reads `given`: `/…/` is a regular expression, anything else plain text. `Err` names the
     /// argument and why it is refused.
-    fn parse(argument: &str, given: &str) -> Result<Pattern, String> {
+    fn parse(argument: &'static str, given: &str) -> Result<Pattern, ViewError> {
         if given.len() > MAX_PATTERN_BYTES {
-            return Err(crate::catalog::pattern_too_long(
+            return Err(ViewError::PatternTooLong {
                 argument,
-                MAX_PATTERN_BYTES,
-            ));
+                max: MAX_PATTERN_BYTES,
+            });
         }
         let Some(inner) = given
             .strip_prefix('/')
@@ -51,7 +52,11 @@ impl Pattern {
             .nest_limit(PATTERN_NESTING)
             .build()
             .map(Pattern::Regex)
-            .map_err(|error| crate::catalog::pattern_error(argument, given, &error.to_string()))
+            .map_err(|error| ViewError::Pattern {
+                argument,
+                given: given.to_owned(),
+                reason: error.to_string(),
+            })
     }
 
     fn matches(&self, tag: &str, text: &str) -> bool {
@@ -64,22 +69,22 @@ impl Pattern {
 
 /// What a call keeps of the app's lines, besides time and level (which the driver applies).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Selection {
+pub struct Selection {
     filter: Option<Pattern>,
     exclude: Option<Pattern>,
     tags: Vec<String>,
     /// The arguments as given, for cursors: a read with another selection does not claim lost
-    /// lines ([`crate::cursor::Position`]).
+    /// lines (the gateway's cursors).
     key: String,
 }
 
 impl Selection {
     /// The selection a request asks for; empty strings and lists select nothing out.
-    pub(crate) fn parse(
+    pub fn parse(
         filter: Option<&str>,
         exclude: Option<&str>,
         tags: Option<&[String]>,
-    ) -> Result<Selection, String> {
+    ) -> Result<Selection, ViewError> {
         fn present(value: Option<&str>) -> Option<&str> {
             value.filter(|v| !v.is_empty())
         }
@@ -96,10 +101,16 @@ impl Selection {
             .cloned()
             .collect();
         if tags.len() > MAX_TAGS {
-            return Err(crate::catalog::too_many_tags(tags.len(), MAX_TAGS));
+            return Err(ViewError::TooManyTags {
+                given: tags.len(),
+                max: MAX_TAGS,
+            });
         }
         if let Some(long) = tags.iter().find(|t| t.len() > MAX_TAG_BYTES) {
-            return Err(crate::catalog::tag_too_long(long.len(), MAX_TAG_BYTES));
+            return Err(ViewError::TagTooLong {
+                given: long.len(),
+                max: MAX_TAG_BYTES,
+            });
         }
         let key = if filter.is_none() && exclude.is_none() && tags.is_empty() {
             String::new()
@@ -120,17 +131,17 @@ impl Selection {
     }
 
     /// Whether it keeps every line.
-    pub(crate) fn keeps_all(&self) -> bool {
+    pub fn keeps_all(&self) -> bool {
         self.filter.is_none() && self.exclude.is_none() && self.tags.is_empty()
     }
 
     /// What tells this selection from another, for cursors.
-    pub(crate) fn key(&self) -> &str {
+    pub fn key(&self) -> &str {
         &self.key
     }
 
     /// Whether a line with this (masked) tag and text is kept.
-    pub(crate) fn keeps(&self, tag: &str, text: &str) -> bool {
+    pub fn keeps(&self, tag: &str, text: &str) -> bool {
         (self.tags.is_empty() || self.tags.iter().any(|t| t == tag))
             && self.filter.as_ref().is_none_or(|f| f.matches(tag, text))
             && self.exclude.as_ref().is_none_or(|e| !e.matches(tag, text))
@@ -138,7 +149,7 @@ impl Selection {
 
     /// The lines (oldest first, each one line of text) this selection keeps, judged on their
     /// masked tag and text: a [`Piece`] holds nothing else.
-    pub(crate) fn sift<'a>(&self, lines: Vec<Piece<'a>>) -> Vec<Piece<'a>> {
+    pub fn sift<'a>(&self, lines: Vec<Piece<'a>>) -> Vec<Piece<'a>> {
         if self.keeps_all() {
             return lines;
         }
@@ -155,6 +166,20 @@ fn filter_text(pattern: &Option<Pattern>) -> Option<&str> {
         Some(Pattern::Regex(regex)) => Some(regex.as_str()),
         None => None,
     }
+}
+
+/// Whether a line with this tag and (masked) text holds the awaited text, as `filter`
+/// matches: in its tag or its text.
+pub fn holds(tag: &str, shown: &str, text: &str) -> bool {
+    tag.contains(text) || shown.contains(text)
+}
+
+/// The first of `pieces` that holds the awaited text, matched as the agent sees the line
+/// (masked: a wait cannot probe a secret either).
+pub fn first_holding(pieces: &[Piece<'_>], text: &str) -> Option<usize> {
+    pieces
+        .iter()
+        .position(|piece| holds(piece.tag(), piece.text(), text))
 }
 
 #[cfg(test)]
@@ -267,12 +292,16 @@ mod tests {
 
     #[test]
     fn bad_and_oversized_patterns_are_refused_with_the_reason() {
-        let error = Selection::parse(Some("/(unclosed/"), None, None).unwrap_err();
+        let error = Selection::parse(Some("/(unclosed/"), None, None)
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("filter") && error.contains("(unclosed"),
             "{error}"
         );
-        let error = Selection::parse(None, Some("/a{1000}{1000}/"), None).unwrap_err();
+        let error = Selection::parse(None, Some("/a{1000}{1000}/"), None)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("exclude"), "{error}");
         let long = format!("/{}/", "a".repeat(MAX_PATTERN_BYTES));
         assert!(Selection::parse(Some(&long), None, None).is_err());

@@ -25,7 +25,7 @@ use crate::mask::{Masker, writer};
 /// One line of a message's text as the agent may see it: its tag and text masked (unless the
 /// person unmasked the app), borrowed. Built only by [`MaskedRead::pieces`].
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Piece<'a> {
+pub struct Piece<'a> {
     line: &'a LogLine,
     tag: &'a str,
     text: &'a str,
@@ -35,22 +35,22 @@ pub(crate) struct Piece<'a> {
 impl<'a> Piece<'a> {
     /// The message it is a line of (its time, level, pid, tid, uid; its raw tag and text are
     /// not to be shown: [`Piece::tag`] and [`Piece::text`] are).
-    pub(crate) fn message(&self) -> &'a LogLine {
+    pub fn message(&self) -> &'a LogLine {
         self.line
     }
 
     /// Its masked tag.
-    pub(crate) fn tag(&self) -> &'a str {
+    pub fn tag(&self) -> &'a str {
         self.tag
     }
 
     /// Its masked line of text.
-    pub(crate) fn text(&self) -> &'a str {
+    pub fn text(&self) -> &'a str {
         self.text
     }
 
     /// The piece as a line of its own, with its message's time, level and ids.
-    pub(crate) fn to_line(self) -> ShownLine {
+    pub fn to_line(self) -> ShownLine {
         let line = self.line;
         ShownLine {
             line: LogLine {
@@ -70,30 +70,30 @@ impl<'a> Piece<'a> {
 /// A line as the agent may see it (its tag and text masked), and how many secrets were masked
 /// in it. Made only of a [`Piece`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ShownLine {
+pub struct ShownLine {
     line: LogLine,
     masked: usize,
 }
 
 impl ShownLine {
     /// The line, masked.
-    pub(crate) fn line(&self) -> &LogLine {
+    pub fn line(&self) -> &LogLine {
         &self.line
     }
 
     /// How many secrets were masked in it.
-    pub(crate) fn masked(&self) -> usize {
+    pub fn masked(&self) -> usize {
         self.masked
     }
 
     /// The line, masked.
-    pub(crate) fn into_line(self) -> LogLine {
+    pub fn into_line(self) -> LogLine {
         self.line
     }
 
     /// The line with its text made from its masked text (a symbolicated frame: symbol names
     /// added to it), holding `masked` of its secrets.
-    pub(crate) fn with_text(&self, text: String, masked: usize) -> ShownLine {
+    pub fn with_text(&self, text: String, masked: usize) -> ShownLine {
         ShownLine {
             line: LogLine {
                 text,
@@ -105,7 +105,7 @@ impl ShownLine {
 }
 
 /// The lines of one read masked as one: the masked tags and texts the [`Piece`]s borrow.
-pub(crate) struct MaskedRead<'a> {
+pub struct MaskedRead<'a> {
     raw: Vec<RawPiece<'a>>,
     tags: Vec<Cow<'a, str>>,
     texts: Vec<Cow<'a, str>>,
@@ -113,13 +113,13 @@ pub(crate) struct MaskedRead<'a> {
 }
 
 /// Which blocks to follow: the memory and the phone and app the lines are of.
-pub(crate) type Memory<'m> = (&'m KeyBlocks, &'m DeviceId, &'m AppId);
+pub type Memory<'m> = (&'m KeyBlocks, &'m DeviceId, &'m AppId);
 
 impl<'a> MaskedRead<'a> {
     /// `raw` (oldest first) masked by `masker` (`None`: the person unmasked the app), private
     /// key blocks followed from what `memory` knows of them, and what these lines tell of
     /// blocks remembered there.
-    pub(crate) fn new(
+    pub fn new(
         raw: Vec<RawPiece<'a>>,
         masker: Option<&Masker>,
         memory: Option<Memory<'_>>,
@@ -169,7 +169,7 @@ impl<'a> MaskedRead<'a> {
     }
 
     /// The read's lines, masked, oldest first.
-    pub(crate) fn pieces(&self) -> Vec<Piece<'_>> {
+    pub fn pieces(&self) -> Vec<Piece<'_>> {
         self.raw
             .iter()
             .zip(&self.tags)
@@ -187,7 +187,7 @@ impl<'a> MaskedRead<'a> {
 
 /// `lines` (oldest first) split one per line of text and masked as one read, private key
 /// blocks followed within them: a result made of lines at hand ([`crate::present_lines`]).
-pub(crate) fn shown_lines(lines: &[LogLine], masker: Option<&Masker>) -> Vec<ShownLine> {
+pub fn shown_lines(lines: &[LogLine], masker: Option<&Masker>) -> Vec<ShownLine> {
     MaskedRead::new(crate::lines::pieces(lines), masker, None)
         .pieces()
         .into_iter()
@@ -208,7 +208,7 @@ struct Block {
 
 /// The private key blocks seen in an app's lines, per phone and app: times and writers only.
 #[derive(Debug, Default)]
-pub(crate) struct KeyBlocks {
+pub struct KeyBlocks {
     blocks: Mutex<HashMap<(DeviceId, AppId), Vec<Block>>>,
 }
 

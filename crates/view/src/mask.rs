@@ -19,7 +19,7 @@
 
 //!
 //! ```
-//! let masked = phonelogs_gateway::mask::masker().line("GET /feed?access_token=abc123&page=2");
+//! let masked = phonelogs_view::mask::masker().line("GET /feed?access_token=abc123&page=2");
 //! assert_eq!(masked.text, "GET /feed?access_token=[redacted:token]&page=2");
 //! assert_eq!(masked.count, 1);
 //! ```
@@ -618,7 +618,7 @@ fn block_line(first: bool) -> Masked<'static> {
 }
 
 /// Whether a line begins and whether it ends a PEM private key block.
-pub(crate) fn pem_marks(text: &str) -> (bool, bool) {
+pub fn pem_marks(text: &str) -> (bool, bool) {
     (pem_begin(text).is_some(), pem_end(text).is_some())
 }
 

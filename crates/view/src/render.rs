@@ -184,28 +184,31 @@ pub struct Occurrences {
     pub pids: Vec<u32>,
 }
 
-/// What the symbols step (`symbols.rs`) adds to a report's heading: the structured
+/// What the gateway's symbols step adds to a report's heading: the structured
 /// fields and the line the log shows under the heading.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HeadingExtras {
-    pub(crate) fingerprint: String,
-    pub(crate) blamed_frame: Option<String>,
-    pub(crate) occurrences: Occurrences,
+pub struct HeadingExtras {
+    /// The report's fingerprint ([`ReportView::fingerprint`]).
+    pub fingerprint: String,
+    /// The frame blamed ([`ReportView::blamed_frame`]).
+    pub blamed_frame: Option<String>,
+    /// The reports grouped under this one ([`ReportView::occurrences`]).
+    pub occurrences: Occurrences,
     /// `None` without a symbols directory.
-    pub(crate) symbols: Option<String>,
+    pub symbols: Option<String>,
     /// `Java crash ×3 (first 10:02:11, last 10:04:40) IllegalStateException at … · …`.
-    pub(crate) detail: String,
+    pub detail: String,
 }
 
 /// One part of a heading (a blamed frame, a symbols account), on one line and cut to what a
 /// heading holds: the same bound wherever such a part is shown.
-pub(crate) fn heading_part(text: &str) -> String {
+pub fn heading_part(text: &str) -> String {
     cut_marked(&one_line(text), MAX_HEADING_PART_BYTES).0
 }
 
 impl HeadingExtras {
     /// The extras with every part cut to what a heading holds.
-    pub(crate) fn cut_to_heading(mut self) -> HeadingExtras {
+    pub fn cut_to_heading(mut self) -> HeadingExtras {
         self.blamed_frame = self.blamed_frame.as_deref().map(heading_part);
         self.symbols = self.symbols.as_deref().map(heading_part);
         self.detail = cut_marked(&one_line(&self.detail), MAX_DETAIL_BYTES).0;
@@ -217,7 +220,7 @@ impl HeadingExtras {
 const MAX_DETAIL_BYTES: usize = 1_000;
 
 /// A message within [`MAX_MESSAGE_BYTES`] JSON-escaped bytes: itself, or its start with a mark.
-pub(crate) fn bounded_message(message: String) -> String {
+pub fn bounded_message(message: String) -> String {
     if json_escaped_len(&message) <= MAX_MESSAGE_BYTES {
         return message;
     }
@@ -290,7 +293,7 @@ pub fn own_lines(
 /// Checked: a phone's clock or a damaged dump can give a time at the `time` crate's limit, where
 /// `to_offset` panics when the local date leaves the range (the end of year 9999 east of UTC);
 /// such a time is shown in the phone's own offset.
-pub(crate) fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
+pub fn clock(time: OffsetDateTime, local: UtcOffset) -> String {
     time.checked_to_offset(local)
         .unwrap_or(time)
         .format(format_description!(
@@ -432,7 +435,7 @@ pub fn present_lines(
 
 /// Renders rows (oldest first) within `cap` JSON-escaped bytes: the newest are kept, shown
 /// oldest first, and the log lines of the older rows that did not fit are counted.
-pub(crate) fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> RenderedLines {
+pub fn render_rows(rows: &[Row], local: UtcOffset, cap: usize) -> RenderedLines {
     let mut rendered: Vec<(String, String, String, LineView)> =
         rows.iter().map(|row| row_parts(row, local)).collect();
     let cost = |(prefix, text, suffix, _): &(String, String, String, LineView)| {
@@ -524,7 +527,7 @@ fn heading(report: &CrashReport) -> Heading {
 
 /// What a `symbols` field holding `value` costs in JSON: its leading comma, key and quotes as
 /// the frontend writes them, and the value escaped (a report's heading, a backtrace's data).
-pub(crate) fn symbols_field_cost(value: &str) -> usize {
+pub fn symbols_field_cost(value: &str) -> usize {
     r#","symbols":"""#.len() + json_escaped_len(value)
 }
 
@@ -652,7 +655,7 @@ fn prepare_report(
 
 /// [`render_reports`] with what the symbols step adds to each heading (`extras[i]` for
 /// `reports[i]`; none past its end): the line under the heading is charged with the heading.
-pub(crate) fn render_reports_with(
+pub fn render_reports_with(
     reports: &[CrashReport],
     extras: &[HeadingExtras],
     cap: usize,

@@ -1,14 +1,14 @@
 //! How fast secrets are masked: 16 MiB of log lines, without secrets and with them (a line in 20
 //! holds a JWT, one in 50 an `Authorization: Bearer` header, one in 100 a URL with an
-//! `access_token`, one in 200 a card number), through [`phonelogs_gateway::mask::Masker::lines`]
+//! `access_token`, one in 200 a card number), through [`phonelogs_view::mask::Masker::lines`]
 //! as a logs result masks them. Prints MB/s (the median of several passes) and how many secrets
 //! were found.
 //!
-//! Run: `cargo bench -p phonelogs-gateway --bench masking`.
+//! Run: `cargo bench -p phonelogs-view --bench masking`.
 
 use std::time::{Duration, Instant};
 
-use phonelogs_gateway::mask::masker;
+use phonelogs_view::mask::masker;
 
 const BYTES: usize = 16 * 1024 * 1024;
 const PASSES: usize = 7;

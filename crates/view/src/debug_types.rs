@@ -1,6 +1,6 @@
 //! The debugging aids' requests and answers as plain Rust values: the spec's parameters, its
 //! `{status, message, data, error}` envelope with typed `data`, and its error codes. The MCP
-//! frontend turns them into JSON; the gateway knows no wire format.
+//! frontend turns them into JSON; the gateway fills them and knows no wire format.
 
 use phonelogs_driver::{
     ClearDebugAppResult, ErrorKind, NativeBacktrace, NativeTombstone, ProcessExitHistory,
@@ -87,7 +87,8 @@ impl DebugRequest {
         }
     }
 
-    pub(crate) fn serial(&self) -> &str {
+    /// The phone the request names.
+    pub fn serial(&self) -> &str {
         match self {
             DebugRequest::GetProcessExitHistory { serial, .. }
             | DebugRequest::SetDebugApp { serial, .. }
@@ -143,7 +144,7 @@ impl ErrorCode {
     }
 
     /// The code of a driver error: the one place driver errors become the spec's codes.
-    pub(crate) fn from_driver(error: &phonelogs_driver::Error) -> ErrorCode {
+    pub fn from_driver(error: &phonelogs_driver::Error) -> ErrorCode {
         match error.kind() {
             ErrorKind::InvalidArgument => ErrorCode::InvalidArgument,
             ErrorKind::DeviceNotFound => ErrorCode::DeviceNotFound,
@@ -235,7 +236,8 @@ pub struct PendingData {
 }
 
 impl DebugResponse {
-    pub(crate) fn success(message: String, data: DebugData) -> Self {
+    /// A success with its message and data.
+    pub fn success(message: String, data: DebugData) -> Self {
         DebugResponse {
             status: DebugStatus::Success,
             message,
@@ -257,7 +259,7 @@ impl DebugResponse {
 
     /// The answer for a permission step that stopped the call: the question waiting, or
     /// `POLICY_DENIED` with the refusal's message.
-    pub(crate) fn from_gate(response: LogsResponse) -> Self {
+    pub fn from_gate(response: LogsResponse) -> Self {
         match response.status {
             Status::ApprovalPending => DebugResponse {
                 status: DebugStatus::ApprovalPending,
