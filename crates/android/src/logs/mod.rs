@@ -1185,7 +1185,8 @@ garbage line\n";
         let version = |dump: &str, package: &str| {
             parse_dumpsys_package(dump, package).and_then(|info| info.version_code)
         };
-        let dump = include_str!("../../../../testdata/android/package/dumpsys-package-debuggable.txt");
+        let dump =
+            include_str!("../../../../testdata/android/package/dumpsys-package-debuggable.txt");
         assert_eq!(version(dump, "com.example.crashtest").as_deref(), Some("1"));
         assert_eq!(version(dump, "com.other"), None);
         // Another package's block after it does not lend its version.

@@ -2359,8 +2359,9 @@ Cmd line: com.example.crashtest
     /// The Android 10 ANR entry of the app and its clone (testdata), with `from` replaced by
     /// `to` in its headers, read as the app's reports.
     fn forged_android10_anr(from: &str, to: &str) -> Vec<Report> {
-        let text = include_str!("../../../../testdata/android/dropbox/print-android10-anr-clone.txt")
-            .replace(from, to);
+        let text =
+            include_str!("../../../../testdata/android/dropbox/print-android10-anr-clone.txt")
+                .replace(from, to);
         let app = AppMatch {
             uid: Some(10127),
             package: "com.example.crashtest",
