@@ -228,6 +228,11 @@ fn dependencies_point_one_way() {
             "phonelogs-mcp-frontend",
             &["phonelogs-driver", "phonelogs-gateway"],
         ),
+        // The PostgreSQL store implements the gateway's store contract.
+        (
+            "phonelogs-store-pg",
+            &["phonelogs-driver", "phonelogs-policy", "phonelogs-gateway"],
+        ),
         // Builds the drivers from flags, config and environment, as the demo phones do.
         (
             "phonelogs-phones",
@@ -461,7 +466,7 @@ fn the_files_of_a_crate_depend_on_each_other_one_way() {
     let mut cycles = Vec::new();
     let crates = [
         "gateway", "view", "mcp", "policy", "driver", "android", "ios", "crash", "iossim",
-        "adbsim", "http", "phones",
+        "adbsim", "http", "phones", "store-pg",
     ];
     let sources = crates
         .iter()
