@@ -1,8 +1,10 @@
 //! Tidy checks over the whole repository, run by `cargo test`: every Rust file opens with a `//!`
-//! doc, every crate has a README, no library writes to stdout, dependencies point the one way
-//! ARCHITECTURE.md states, the gateway knows no wire format, and the permission path stays
-//! readable (no function over 80 lines in the gateway, the view or the MCP frontend, no cycle
-//! between the files of a crate, the gateway's `src/` under 10,000 lines).
+//! doc, every crate has a README, no library writes to stdout (but the person's console, whose
+//! stdout is a terminal), dependencies point the one way ARCHITECTURE.md states, the gateway
+//! knows no wire format, each binary is its flags and wiring, and the permission path stays
+//! readable (no function over 80 lines in the gateway, the view, the MCP frontend, HTTP, phones
+//! and the console, no cycle between the files of a crate, the gateway's `src/` under 10,000
+//! lines).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -95,9 +97,13 @@ fn libraries_never_print_to_stdout() {
     let mut offenders = Vec::new();
     // Every library crate, the simulators included: a simulator's own binary (`phonelogs sim`)
     // prints, the library never does.
+    // The one exemption: `phonelogs-console` is the person's side of the `phonelogs` command,
+    // whose stdout is the person's terminal; only that binary may depend on it
+    // (`dependencies_point_one_way`), so its prints never reach an MCP transport.
     let libraries: Vec<PathBuf> = crate_dirs(&root)
         .into_iter()
         .filter(|dir| dir.parent().is_some_and(|p| p.ends_with("crates")))
+        .filter(|dir| !dir.ends_with("crates/console"))
         .collect();
     assert!(
         libraries.len() >= 10,
@@ -246,6 +252,22 @@ fn dependencies_point_one_way() {
                 "phonelogs-iossim",
             ],
         ),
+        // The person's side: everything below it, nothing of the MCP server.
+        (
+            "phonelogs-console",
+            &[
+                "phonelogs-adbsim",
+                "phonelogs-android",
+                "phonelogs-crash",
+                "phonelogs-demo",
+                "phonelogs-driver",
+                "phonelogs-gateway",
+                "phonelogs-ios",
+                "phonelogs-iossim",
+                "phonelogs-phones",
+                "phonelogs-symbols",
+            ],
+        ),
         // Streamable HTTP in front of the MCP frontend's server.
         (
             "phonelogs-http",
@@ -301,9 +323,48 @@ fn dependencies_point_one_way() {
             }
         }
     }
+    // The console prints to stdout (the person's terminal): only the `phonelogs` binary may
+    // depend on it, never the MCP server, whose stdout is its transport.
+    for (name, deps) in &crates {
+        if name != "phonelogs" && deps.iter().any(|(dep, _)| dep == "phonelogs-console") {
+            wrong.push(format!(
+                "{name} depends on phonelogs-console: only the phonelogs binary may"
+            ));
+        }
+    }
     assert!(
         wrong.is_empty(),
         "dependencies pointing the wrong way: {wrong:#?}"
+    );
+}
+
+/// The lines of Rust under `dir`.
+fn rust_lines(dir: &Path) -> usize {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    files
+        .iter()
+        .map(|file| fs::read_to_string(file).unwrap_or_default().lines().count())
+        .sum()
+}
+
+#[test]
+fn each_binary_is_its_flags_and_wiring() {
+    // What a command does lives in a library with its own tests (the person's side in
+    // `console`, HTTP in `http`, the drivers in `phones`); a binary's `src/` parses its flags
+    // and wires those together.
+    let root = workspace_root();
+    let mut fat = Vec::new();
+    for binary in ["phonelogs", "phonelogs-mcp"] {
+        let lines = rust_lines(&root.join("bins").join(binary).join("src"));
+        assert!(lines > 50, "found too little of {binary}: {lines} lines");
+        if lines >= 800 {
+            fat.push(format!("bins/{binary}/src: {lines} lines"));
+        }
+    }
+    assert!(
+        fat.is_empty(),
+        "binaries over 800 lines (move what they do into a library): {fat:#?}"
     );
 }
 
@@ -352,7 +413,8 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
 fn no_function_in_the_gateway_the_view_or_the_mcp_frontend_is_longer_than_80_lines() {
     let root = workspace_root();
     let mut long = Vec::new();
-    for krate in ["gateway", "view", "mcp"] {
+    // The permission path (gateway, view, MCP frontend) and the crates the binaries became.
+    for krate in ["gateway", "view", "mcp", "http", "phones", "console"] {
         let mut files = Vec::new();
         rust_files(&root.join("crates").join(krate).join("src"), &mut files);
         for file in files {
@@ -466,7 +528,7 @@ fn the_files_of_a_crate_depend_on_each_other_one_way() {
     let mut cycles = Vec::new();
     let crates = [
         "gateway", "view", "mcp", "policy", "driver", "android", "ios", "crash", "iossim",
-        "adbsim", "http", "phones", "store-pg",
+        "adbsim", "http", "phones", "console", "store-pg",
     ];
     let sources = crates
         .iter()

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use crate::{Doing, Result};
 use phonelogs_crash::Format;
 
 /// Reads each file, detecting its format unless `format` names one, and prints what it holds.
@@ -13,7 +13,7 @@ pub fn run(files: &[PathBuf], format: Option<&str>, json: bool) -> Result<()> {
     let format = format
         .map(|name| name.parse::<Format>())
         .transpose()
-        .context("--format")?;
+        .doing(|| "--format".to_owned())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut failed = 0usize;
@@ -46,7 +46,10 @@ pub fn run(files: &[PathBuf], format: Option<&str>, json: bool) -> Result<()> {
         }
     }
     if failed > 0 {
-        bail!("{failed} of {} files could not be read", files.len());
+        return Err(crate::Error::Refused(format!(
+            "{failed} of {} files could not be read",
+            files.len()
+        )));
     }
     Ok(())
 }
