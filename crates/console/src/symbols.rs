@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use crate::{Doing, Result};
 use phonelogs_crash::{CrashKind, Format, Report, render_heading};
 use phonelogs_driver::{AppId, AppLogger as _, DeviceState, Platform};
 use phonelogs_gateway::{GuardedLogger, NamedDevice};
 use phonelogs_symbols::fingerprint::{self, AppCode, Occurrence};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, SymbolsUsed, Target};
+
+use crate::{Doing, Result};
 
 use crate::Finding;
 use phonelogs_phones::Phones;
