@@ -9,11 +9,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Doing, Result};
 use phonelogs_demo::{AndroidDemo, CRASH_TEST, CRASH_TEST_WIDGET, IosDemo};
 use phonelogs_gateway::{
     Agent, Answer, Gateway, HistoryFilter, LogsKind, LogsRequest, LogsResponse, Mode, TaskSpec,
 };
+
+use crate::{Doing, Result};
 
 fn show(title: &str, request: &LogsRequest, response: &LogsResponse) {
     println!("── {title}");

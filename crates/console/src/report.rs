@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::{Doing, Result};
 use phonelogs_crash::Format;
+
+use crate::{Doing, Result};
 
 /// Reads each file, detecting its format unless `format` names one, and prints what it holds.
 /// Every file is tried; the command fails at the end if any could not be read.

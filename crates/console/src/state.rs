@@ -5,11 +5,12 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::{Doing, Result};
 use phonelogs_driver::AppId;
 use phonelogs_gateway::{Answer, Approval, HistoryFilter, Store};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+
+use crate::{Doing, Result};
 
 /// The state directory: `--state-dir`, else the rule the MCP server uses too
 /// ([`phonelogs_gateway::default_state_dir`]).
