@@ -7,9 +7,8 @@ use phonelogs_gateway::{
     LogsResponse, Status, TextShown,
 };
 
-use crate::args::{Kind, PhoneLogsArgs};
+use crate::args::{DebugCall, Kind, PhoneLogsArgs};
 use crate::ask::Decision;
-use crate::debug::DebugCall;
 use crate::output::{
     DebugEnvelope, DebugErrorOut, DebugStatusOut, ErrorCodeOut, LogsErrorCode, LogsStatus,
     OccurrencesOut, PhoneLogsOutput, ReportHeading, TextShownOut,

@@ -3,25 +3,8 @@
 
 use phonelogs_gateway::{DebugRequest, Session};
 
-use crate::args::{BacktraceArgs, ExitHistoryArgs, SerialArgs, SetDebugAppArgs, TombstoneArgs};
+pub use crate::args::DebugCall;
 use crate::output::{DebugEnvelope, DebugErrorOut, DebugStatusOut, ErrorCodeOut};
-
-/// One call of a debugging aid, as the agent made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DebugCall {
-    /// `get_process_exit_history`.
-    ExitHistory(ExitHistoryArgs),
-    /// `set_debug_app`.
-    SetDebugApp(SetDebugAppArgs),
-    /// `clear_debug_app`.
-    ClearDebugApp(SerialArgs),
-    /// `list_jdwp_processes`.
-    JdwpProcesses(SerialArgs),
-    /// `capture_native_backtrace`.
-    Backtrace(BacktraceArgs),
-    /// `capture_native_tombstone`.
-    Tombstone(TombstoneArgs),
-}
 
 impl DebugCall {
     /// The gateway's request for this call.
