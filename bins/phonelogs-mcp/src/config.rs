@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Parser;
 use phonelogs_driver::AppId;
+use phonelogs_phones::{DemoKind, PhoneFlags, PhoneSources};
 use phonelogs_policy::{Agent, Mode, Policy};
 use serde::Deserialize;
 
@@ -67,21 +68,9 @@ pub struct Args {
     /// none.
     #[arg(long = "symbols", value_name = "DIR")]
     pub symbols: Option<PathBuf>,
-    /// An adb server to read Android phones through, `HOST:PORT` (repeat for several: a device
-    /// lab, a farm's remote server). Never started from here. Default: adb's own rule
-    /// ($ADB_SERVER_SOCKET, $ANDROID_ADB_SERVER_PORT, else 127.0.0.1:5037).
-    #[arg(long = "adb-server", value_name = "HOST:PORT")]
-    pub adb_server: Vec<String>,
-    /// A usbmuxd to read iPhones through: `HOST:PORT` (a shared usbmuxd: socat, netmuxd) or a
-    /// socket path (repeat for several). Default: $USBMUXD_SOCKET_ADDRESS, else the platform's
-    /// socket.
-    #[arg(long = "usbmuxd", value_name = "ADDR")]
-    pub usbmuxd: Vec<String>,
-    /// A running tunneld (pymobiledevice3 `remote tunneld`) to ask for an iPhone's tunnel,
-    /// `HOST:PORT` (repeat for several: a lab's federated tunneld). 127.0.0.1:49151 is always
-    /// asked first; an iPhone no tunneld lists gets our own tunnel (iOS 17.4 and later).
-    #[arg(long = "tunneld", value_name = "HOST:PORT")]
-    pub tunneld: Vec<String>,
+    /// Where phones are: `--adb-server`, `--usbmuxd`, `--tunneld`.
+    #[command(flatten)]
+    pub phones: PhoneFlags,
     /// Who is asked the person's questions: `client` (the default: on stdio the client's own
     /// dialog as well as the person's side) or `person` (the person's side only: `phonelogs
     /// approvals`, `phonelogs ui`; the client is never asked, and no answer it sends is taken).
@@ -92,19 +81,6 @@ pub struct Args {
     /// Streamable HTTP instead of stdio (`--http ADDR` and its flags).
     #[command(flatten)]
     pub http: phonelogs_http::HttpArgs,
-}
-
-/// Which simulated phones `--demo` serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DemoKind {
-    /// The simulated Android phone and the simulated iPhone, so both platforms show.
-    Both,
-    /// The in-memory fake phone (`phonelogs-fake`) with the demo's scenario.
-    Fake,
-    /// The simulated Android phone (`phonelogs-adbsim`) through the real Android driver.
-    Adbsim,
-    /// The simulated iPhone (`phonelogs-iossim`) through the real iOS driver.
-    Iossim,
 }
 
 /// Where the person's questions go (`--questions`, `questions`).
@@ -172,12 +148,8 @@ pub struct Settings {
     pub symbols_dir: Option<PathBuf>,
     /// The policy.
     pub policy: Policy,
-    /// The adb servers (`host:port`); empty: adb's own rule.
-    pub adb_servers: Vec<String>,
-    /// The usbmuxd addresses; empty: `USBMUXD_SOCKET_ADDRESS`, else the platform's socket.
-    pub usbmuxd: Vec<String>,
-    /// The tunnelds asked after 127.0.0.1:49151 (`host:port`).
-    pub tunneld: Vec<String>,
+    /// Where phones are (adb servers, usbmuxd addresses, tunnelds).
+    pub phones: PhoneSources,
     /// Streamable HTTP, when `--http` is given; stdio otherwise.
     pub http: Option<phonelogs_http::HttpSettings>,
     /// Where the person's questions go.
@@ -261,20 +233,9 @@ impl Settings {
             symbols_dir: args.symbols.or(file.symbols_dir),
             policy,
             http,
-            adb_servers: flag_or_file(args.adb_server, file.adb_servers),
-            usbmuxd: flag_or_file(args.usbmuxd, file.usbmuxd),
-            tunneld: flag_or_file(args.tunneld, file.tunneld),
+            phones: PhoneSources::new(&args.phones, file.adb_servers, file.usbmuxd, file.tunneld),
             questions: args.questions.or(file.questions).unwrap_or_default(),
         })
-    }
-}
-
-/// The flag's entries when it was given, else the file's.
-fn flag_or_file(flags: Vec<String>, file: Option<Vec<String>>) -> Vec<String> {
-    if flags.is_empty() {
-        file.unwrap_or_default()
-    } else {
-        flags
     }
 }
 
@@ -401,19 +362,19 @@ mod tests {
             .unwrap()
         };
         let s = Settings::merge(args(&[]), file(), env(&[("HOME", "/h")])).unwrap();
-        assert_eq!(s.adb_servers, ["lab-1:5037", "lab-2:5037"]);
-        assert_eq!(s.usbmuxd, ["10.0.0.9:27015"]);
-        assert_eq!(s.tunneld, ["10.0.0.9:49151"]);
+        assert_eq!(s.phones.adb_servers, ["lab-1:5037", "lab-2:5037"]);
+        assert_eq!(s.phones.usbmuxd, ["10.0.0.9:27015"]);
+        assert_eq!(s.phones.tunneld, ["10.0.0.9:49151"]);
         let s = Settings::merge(
             args(&["--adb-server", "a:1", "--adb-server", "b:2"]),
             file(),
             env(&[("HOME", "/h")]),
         )
         .unwrap();
-        assert_eq!(s.adb_servers, ["a:1", "b:2"]);
-        assert_eq!(s.usbmuxd, ["10.0.0.9:27015"]);
+        assert_eq!(s.phones.adb_servers, ["a:1", "b:2"]);
+        assert_eq!(s.phones.usbmuxd, ["10.0.0.9:27015"]);
         let s = Settings::merge(args(&[]), FileConfig::default(), env(&[("HOME", "/h")])).unwrap();
-        assert!(s.adb_servers.is_empty() && s.usbmuxd.is_empty());
+        assert!(s.phones.adb_servers.is_empty() && s.phones.usbmuxd.is_empty());
     }
 
     #[test]

@@ -1,14 +1,12 @@
 //! `phonelogs-mcp`: the MCP server an agent's client starts. It reads its flags (and the same
-//! keys from a TOML `--config FILE`), picks the phones to serve (with `--demo` the built-in
-//! simulated Android phone and iPhone, else Android through the adb server and iPhones through
-//! usbmuxd), builds the gateway and serves one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
-//! diagnostics go to standard error. With `--http ADDR` it serves Streamable HTTP instead
-//! (`phonelogs-http`): many sessions, each a task of the agent its bearer token names.
+//! keys from a TOML `--config FILE`), picks the phones to serve through `phonelogs-phones` (with
+//! `--demo` the built-in simulated Android phone and iPhone, else Android through the adb server
+//! and iPhones through usbmuxd), builds the gateway and serves one MCP session over stdio, which
+//! is one task. Standard output carries only JSON-RPC; diagnostics go to standard error. With
+//! `--http ADDR` it serves Streamable HTTP instead (`phonelogs-http`): many sessions, each a task
+//! of the agent its bearer token names.
 
 mod config;
-mod demo;
-
-use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
@@ -53,14 +51,14 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     // Keeps the simulated phones running while the session lasts.
     let mut _demo = None;
     if let Some(kind) = settings.demo {
-        let demo = demo::start(kind).await?;
+        let demo = phonelogs_phones::demo::start(kind).await?;
         for driver in &demo.drivers {
             builder = builder.driver(driver.clone());
         }
         tracing::info!(devices = ?demo.devices, "demo phones");
         _demo = Some(demo);
     } else {
-        for driver in phone_drivers(&settings)? {
+        for driver in settings.phones.phones()?.drivers() {
             builder = builder.driver(driver);
         }
     }
@@ -119,50 +117,11 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
 }
 
 /// A demo names its phones in the instructions, so an agent's first call can name one.
-fn demo_note(demo: Option<&demo::Demo>) -> Option<String> {
+fn demo_note(demo: Option<&phonelogs_phones::Demo>) -> Option<String> {
     demo.filter(|demo| demo.devices.len() > 1).map(|demo| {
         format!(
             "This is phonelogs' demo: it serves simulated phones {}; name one with `device`.",
             demo.devices.join(" and ")
         )
     })
-}
-
-/// Android through each adb server (`--adb-server`, `adb_servers`; else adb's own rule:
-/// ADB_SERVER_SOCKET, ANDROID_ADB_SERVER_PORT, 127.0.0.1:5037) and iPhones through each usbmuxd
-/// (`--usbmuxd`, `usbmuxd`; else USBMUXD_SOCKET_ADDRESS or the platform's socket), each asking
-/// 127.0.0.1:49151 and the `--tunneld`s for an iPhone's tunnel: one driver each, so one server
-/// going down fails only its own phones.
-fn phone_drivers(settings: &Settings) -> anyhow::Result<Vec<Arc<dyn phonelogs_driver::AppLogger>>> {
-    let mut drivers: Vec<Arc<dyn phonelogs_driver::AppLogger>> = Vec::new();
-    if settings.adb_servers.is_empty() {
-        drivers.push(Arc::new(phonelogs_android::AdbPhone::from_env()));
-    }
-    for address in &settings.adb_servers {
-        let config = phonelogs_android::AdbConfig::from_address(address)
-            .with_context(|| format!("--adb-server {address}"))?;
-        drivers.push(Arc::new(phonelogs_android::AdbPhone::new(config)));
-    }
-    let mut muxes = Vec::new();
-    if settings.usbmuxd.is_empty() {
-        muxes.push(phonelogs_ios::UsbmuxdBackend::from_env());
-    }
-    for address in &settings.usbmuxd {
-        muxes.push(
-            phonelogs_ios::UsbmuxdBackend::parse(address)
-                .with_context(|| format!("--usbmuxd {address}"))?,
-        );
-    }
-    let tunnelds = settings
-        .tunneld
-        .iter()
-        .map(|address| {
-            phonelogs_ios::parse_tunneld(address).with_context(|| format!("--tunneld {address}"))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    for mux in muxes {
-        let mux = mux.with_tunnelds(&tunnelds);
-        drivers.push(Arc::new(phonelogs_ios::LockdownPhone::new(Arc::new(mux))));
-    }
-    Ok(drivers)
 }

@@ -67,7 +67,8 @@ impl AnsweredVia {
         }
     }
 
-    pub(crate) fn parse(text: &str) -> Option<AnsweredVia> {
+    /// The place [`AnsweredVia::as_str`] names; `None` for a name this build does not know.
+    pub fn parse(text: &str) -> Option<AnsweredVia> {
         match text {
             "client_dialog" => Some(AnsweredVia::ClientDialog),
             "command_line" => Some(AnsweredVia::CommandLine),
@@ -102,7 +103,8 @@ impl ApprovalState {
         }
     }
 
-    pub(crate) fn parse(text: &str) -> ApprovalState {
+    /// The state [`ApprovalState::as_str`] names (any other name reads as pending).
+    pub fn parse(text: &str) -> ApprovalState {
         match text {
             "answered" => ApprovalState::Answered,
             "used" => ApprovalState::Used,

@@ -11,11 +11,23 @@
 
 use std::sync::Arc;
 
-use anyhow::Context;
 use phonelogs_demo::{AndroidDemo, IosDemo};
 use phonelogs_driver::AppLogger;
 
-use crate::config::DemoKind;
+use crate::Error;
+
+/// Which simulated phones `--demo` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoKind {
+    /// The simulated Android phone and the simulated iPhone, so both platforms show.
+    Both,
+    /// The in-memory fake phone (`phonelogs-fake`) with the demo's scenario.
+    Fake,
+    /// The simulated Android phone (`phonelogs-adbsim`) through the real Android driver.
+    Adbsim,
+    /// The simulated iPhone (`phonelogs-iossim`) through the real iOS driver.
+    Iossim,
+}
 
 /// The running demo phones: the simulators listen as long as this lives.
 pub struct Demo {
@@ -46,7 +58,7 @@ impl Demo {
 }
 
 /// Starts the phones `kind` names and their stories.
-pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
+pub async fn start(kind: DemoKind) -> Result<Demo, Error> {
     let mut demo = Demo {
         drivers: Vec::new(),
         devices: Vec::new(),
@@ -69,7 +81,10 @@ pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
     if matches!(kind, DemoKind::Both | DemoKind::Adbsim) {
         let android = AndroidDemo::start(phonelogs_adbsim::SimPhone::default_phone())
             .await
-            .context("starting the demo's Android phone")?;
+            .map_err(|source| Error::Demo {
+                phone: "Android phone",
+                source,
+            })?;
         let phone = android.phone().clone();
         demo.stories.push(Box::new(move || {
             phonelogs_demo::play_android_story(phone);
@@ -81,12 +96,16 @@ pub async fn start(kind: DemoKind) -> anyhow::Result<Demo> {
     if matches!(kind, DemoKind::Both | DemoKind::Iossim) {
         let iphone = IosDemo::start(phonelogs_iossim::SimPhone::default_phone())
             .await
-            .context("starting the demo's iPhone")?;
+            .map_err(|source| Error::Demo {
+                phone: "iPhone",
+                source,
+            })?;
         let phone = iphone.phone().clone();
         demo.stories.push(Box::new(move || {
             phonelogs_demo::play_ios_story(phone);
         }));
-        demo.drivers.push(Arc::new(iphone.driver()?));
+        demo.drivers
+            .push(Arc::new(iphone.driver().map_err(Error::DemoDriver)?));
         demo.devices.push(iphone.udid());
         demo._iphone = Some(iphone);
     }
