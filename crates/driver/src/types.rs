@@ -206,8 +206,6 @@ impl fmt::Display for LogLevel {
 pub struct LogQuery {
     /// Lines before this instant are not wanted.
     pub since: OffsetDateTime,
-    /// Only lines whose tag or text contains this (case-sensitive), if set.
-    pub filter: Option<String>,
     /// Only lines of this level or more severe, if set.
     pub level: Option<LogLevel>,
     /// At most this many lines: the newest are kept.
@@ -215,28 +213,20 @@ pub struct LogQuery {
 }
 
 impl LogQuery {
-    /// A query for the newest `count` lines since `since`, of any level and text.
+    /// A query for the newest `count` lines since `since`, of any level. Which texts are kept
+    /// (`filter`, `exclude`, `tag`) is the gateway's, decided on masked text (`phonelogs-view`):
+    /// a driver reads every line of the app.
     pub fn since(since: OffsetDateTime, count: usize) -> Self {
         LogQuery {
             since,
-            filter: None,
             level: None,
             count,
         }
     }
 
-    /// Whether a line passes this query's time, level and filter (not its count).
+    /// Whether a line passes this query's time and level (not its count).
     pub fn matches(&self, line: &LogLine) -> bool {
-        line.time >= self.since
-            && self.level.is_none_or(|level| line.level >= level)
-            && self.matches_text(&line.tag, &line.text)
-    }
-
-    /// Whether a line's tag or text holds the query's text filter (always, without one).
-    pub fn matches_text(&self, tag: &str, text: &str) -> bool {
-        self.filter
-            .as_deref()
-            .is_none_or(|f| tag.contains(f) || text.contains(f))
+        line.time >= self.since && self.level.is_none_or(|level| line.level >= level)
     }
 }
 

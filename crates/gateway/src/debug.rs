@@ -340,7 +340,7 @@ impl Session {
             symbols
                 .heading
                 .as_deref()
-                .map_or(0, phonelogs_view::render::symbols_field_cost),
+                .map_or(0, phonelogs_view::cost::symbols_field_cost),
         );
         let cut = phonelogs_view::render::cap_backtrace_text(&mut backtrace, room);
         let mut message = with_masked(catalog::backtrace_message(cut), masked);

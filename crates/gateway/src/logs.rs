@@ -15,8 +15,8 @@ use phonelogs_view::held::Held;
 use phonelogs_view::mask::Masker;
 use phonelogs_view::masked::{MaskedRead, Piece, ShownLine};
 use phonelogs_view::place::Position;
-use phonelogs_view::render::{LineView, RenderedLines, render_rows};
-use phonelogs_view::rows::{RowOptions, rows};
+use phonelogs_view::render::{LineView, RenderedLines, lay_out_lines};
+use phonelogs_view::rows::RowOptions;
 use phonelogs_view::select::Selection;
 use phonelogs_view::select::first_holding;
 use phonelogs_view::since::{SincePlace, parse_since, since_place};
@@ -380,8 +380,9 @@ impl Session {
             processes: &processes,
             masker,
         };
-        let rendered = render_rows(
-            &rows(lines, options),
+        let rendered = lay_out_lines(
+            lines,
+            options,
             self.gateway().local_offset(),
             self.gateway().result_cap(),
         );
