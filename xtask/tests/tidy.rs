@@ -1,8 +1,10 @@
 //! Tidy checks over the whole repository, run by `cargo test`: every Rust file opens with a `//!`
-//! doc, every crate has a README, no library writes to stdout, dependencies point the one way
-//! ARCHITECTURE.md states, the gateway knows no wire format, and the permission path stays
-//! readable (no function over 80 lines in the gateway, the view or the MCP frontend, no cycle
-//! between the files of a crate, the gateway's `src/` under 10,000 lines).
+//! doc, every crate has a README, no library writes to stdout (but the person's console, whose
+//! stdout is a terminal), dependencies point the one way ARCHITECTURE.md states, the gateway
+//! knows no wire format, each binary is its flags and wiring, and the permission path stays
+//! readable (no function over 80 lines in the gateway, the view, the MCP frontend, HTTP, phones
+//! and the console, no cycle between the files of a crate, the gateway's `src/` under 10,000
+//! lines).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -95,9 +97,13 @@ fn libraries_never_print_to_stdout() {
     let mut offenders = Vec::new();
     // Every library crate, the simulators included: a simulator's own binary (`phonelogs sim`)
     // prints, the library never does.
+    // The one exemption: `phonelogs-console` is the person's side of the `phonelogs` command,
+    // whose stdout is the person's terminal; only that binary may depend on it
+    // (`dependencies_point_one_way`), so its prints never reach an MCP transport.
     let libraries: Vec<PathBuf> = crate_dirs(&root)
         .into_iter()
         .filter(|dir| dir.parent().is_some_and(|p| p.ends_with("crates")))
+        .filter(|dir| !dir.ends_with("crates/console"))
         .collect();
     assert!(
         libraries.len() >= 10,
@@ -194,7 +200,8 @@ fn dependencies() -> Dependencies {
 
 #[test]
 fn dependencies_point_one_way() {
-    // As ARCHITECTURE.md states: `crash` and the simulators depend on no workspace crate;
+    // As ARCHITECTURE.md states: the simulators depend on no workspace crate, `crash` only on
+    // `driver` (the contract holds the types both use);
     // backends know `driver` and `crash`, never each other; `symbols` knows only `crash` (whose
     // report type it symbolicates); `view` (what an agent reads of lines and reports) knows only
     // `driver`; `gateway` knows `driver`, `policy`, `symbols` (applied before the one cut) and
@@ -202,7 +209,7 @@ fn dependencies_point_one_way() {
     // `driver` knows adb or usbmux. Binaries and xtask may use anything.
     let allowed: &[(&str, &[&str])] = &[
         ("phonelogs-driver", &[]),
-        ("phonelogs-crash", &[]),
+        ("phonelogs-crash", &["phonelogs-driver"]),
         ("phonelogs-adbsim", &[]),
         ("phonelogs-iossim", &[]),
         ("phonelogs-policy", &["phonelogs-driver"]),
@@ -243,6 +250,22 @@ fn dependencies_point_one_way() {
                 "phonelogs-demo",
                 "phonelogs-adbsim",
                 "phonelogs-iossim",
+            ],
+        ),
+        // The person's side: everything below it, nothing of the MCP server.
+        (
+            "phonelogs-console",
+            &[
+                "phonelogs-adbsim",
+                "phonelogs-android",
+                "phonelogs-crash",
+                "phonelogs-demo",
+                "phonelogs-driver",
+                "phonelogs-gateway",
+                "phonelogs-ios",
+                "phonelogs-iossim",
+                "phonelogs-phones",
+                "phonelogs-symbols",
             ],
         ),
         // Streamable HTTP in front of the MCP frontend's server.
@@ -300,9 +323,48 @@ fn dependencies_point_one_way() {
             }
         }
     }
+    // The console prints to stdout (the person's terminal): only the `phonelogs` binary may
+    // depend on it, never the MCP server, whose stdout is its transport.
+    for (name, deps) in &crates {
+        if name != "phonelogs" && deps.iter().any(|(dep, _)| dep == "phonelogs-console") {
+            wrong.push(format!(
+                "{name} depends on phonelogs-console: only the phonelogs binary may"
+            ));
+        }
+    }
     assert!(
         wrong.is_empty(),
         "dependencies pointing the wrong way: {wrong:#?}"
+    );
+}
+
+/// The lines of Rust under `dir`.
+fn rust_lines(dir: &Path) -> usize {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    files
+        .iter()
+        .map(|file| fs::read_to_string(file).unwrap_or_default().lines().count())
+        .sum()
+}
+
+#[test]
+fn each_binary_is_its_flags_and_wiring() {
+    // What a command does lives in a library with its own tests (the person's side in
+    // `console`, HTTP in `http`, the drivers in `phones`); a binary's `src/` parses its flags
+    // and wires those together.
+    let root = workspace_root();
+    let mut fat = Vec::new();
+    for binary in ["phonelogs", "phonelogs-mcp"] {
+        let lines = rust_lines(&root.join("bins").join(binary).join("src"));
+        assert!(lines > 50, "found too little of {binary}: {lines} lines");
+        if lines >= 800 {
+            fat.push(format!("bins/{binary}/src: {lines} lines"));
+        }
+    }
+    assert!(
+        fat.is_empty(),
+        "binaries over 800 lines (move what they do into a library): {fat:#?}"
     );
 }
 
@@ -351,7 +413,8 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
 fn no_function_in_the_gateway_the_view_or_the_mcp_frontend_is_longer_than_80_lines() {
     let root = workspace_root();
     let mut long = Vec::new();
-    for krate in ["gateway", "view", "mcp"] {
+    // The permission path (gateway, view, MCP frontend) and the crates the binaries became.
+    for krate in ["gateway", "view", "mcp", "http", "phones", "console"] {
         let mut files = Vec::new();
         rust_files(&root.join("crates").join(krate).join("src"), &mut files);
         for file in files {
@@ -392,7 +455,13 @@ fn module_graph(
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let lib = code_of(&fs::read_to_string(src.join("lib.rs")).unwrap_or_default());
+    // A library's root is `lib.rs`, a program's (xtask) `main.rs`.
+    let root = if src.join("lib.rs").exists() {
+        "lib"
+    } else {
+        "main"
+    };
+    let lib = code_of(&fs::read_to_string(src.join(format!("{root}.rs"))).unwrap_or_default());
     // `pub use module::{A, B};` and `pub use module::A;` in lib.rs.
     let mut exported: BTreeMap<String, String> = BTreeMap::new();
     for statement in lib.split(';') {
@@ -419,7 +488,7 @@ fn module_graph(
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let from = module_of(file);
-        if from == "lib" {
+        if from == root {
             continue;
         }
         let text = code_of(&fs::read_to_string(file).unwrap_or_default());
@@ -444,7 +513,7 @@ fn module_graph(
                 } else {
                     exported.get(name).cloned()
                 };
-                if let Some(to) = to.filter(|to| *to != from && to != "lib") {
+                if let Some(to) = to.filter(|to| *to != from && to != root) {
                     graph.entry(from.clone()).or_default().insert(to);
                 }
             }
@@ -457,11 +526,16 @@ fn module_graph(
 fn the_files_of_a_crate_depend_on_each_other_one_way() {
     let root = workspace_root();
     let mut cycles = Vec::new();
-    for krate in [
+    let crates = [
         "gateway", "view", "mcp", "policy", "driver", "android", "ios", "crash", "iossim",
-        "adbsim", "http", "phones", "store-pg",
-    ] {
-        let graph = module_graph(&root.join("crates").join(krate).join("src"));
+        "adbsim", "http", "phones", "console", "store-pg",
+    ];
+    let sources = crates
+        .iter()
+        .map(|krate| (*krate, root.join("crates").join(krate).join("src")))
+        .chain([("xtask", root.join("xtask").join("src"))]);
+    for (krate, src) in sources {
+        let graph = module_graph(&src);
         // A depth-first search from every module; a module met again on the path is a cycle.
         fn visit(
             node: &str,

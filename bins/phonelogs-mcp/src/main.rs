@@ -1,9 +1,10 @@
 //! `phonelogs-mcp`: the MCP server an agent's client starts. It reads its flags (and the same
-//! keys from a TOML `--config FILE`), picks the phones to serve (with `--demo` the built-in
-//! simulated Android phone and iPhone, else Android through the adb server and iPhones through
-//! usbmuxd), builds the gateway and serves one MCP session over stdio, which is one task. Standard output carries only JSON-RPC;
-//! diagnostics go to standard error. With `--http ADDR` it serves Streamable HTTP instead
-//! (`phonelogs-http`): many sessions, each a task of the agent its bearer token names.
+//! keys from a TOML `--config FILE`), picks the phones to serve through `phonelogs-phones` (with
+//! `--demo` the built-in simulated Android phone and iPhone, else Android through the adb server
+//! and iPhones through usbmuxd), builds the gateway and serves one MCP session over stdio, which
+//! is one task. Standard output carries only JSON-RPC; diagnostics go to standard error. With
+//! `--http ADDR` it serves Streamable HTTP instead (`phonelogs-http`): many sessions, each a task
+//! of the agent its bearer token names.
 
 mod config;
 

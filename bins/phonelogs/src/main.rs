@@ -5,16 +5,7 @@
 //! The same SQLite state is shared with the MCP server while both run. The command also reads
 //! report files offline (`report`), runs the simulated phone (`sim`) and shows a demo (`demo`).
 
-mod demo;
-mod doctor;
-mod doctor_ios;
-mod logs_cmd;
-mod report;
-mod setup;
-mod state;
-mod symbols;
-mod ui;
-
+use phonelogs_console::{demo, devices, doctor, logs_cmd, report, setup, state, symbols, ui};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -370,14 +361,14 @@ enum RulesCommand {
 
 /// The store: the shared PostgreSQL one when `--store` (or `--store-file`) names it, else the
 /// state directory's SQLite.
-fn store(state: StateArgs) -> anyhow::Result<phonelogs_gateway::Store> {
+fn store(state: StateArgs) -> phonelogs_console::Result<phonelogs_gateway::Store> {
     match shared_store(&state)? {
         Some(store) => Ok(store),
         None => state::open(&state::state_dir(state.state_dir)?),
     }
 }
 
-fn shared_store(state: &StateArgs) -> anyhow::Result<Option<phonelogs_gateway::Store>> {
+fn shared_store(state: &StateArgs) -> phonelogs_console::Result<Option<phonelogs_gateway::Store>> {
     let url = phonelogs_store_pg::chosen(state.store.clone(), state.store_file.as_deref())?;
     Ok(url
         .map(|url| phonelogs_store_pg::open(&url, false))
@@ -400,260 +391,19 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-async fn devices(json: bool, phones: PhoneArgs) -> anyhow::Result<()> {
-    let list = phones.sources()?.phones()?.list().await?;
-    let problems: Vec<String> = list
-        .failures
-        .iter()
-        .map(|failure| {
-            let platform = match failure.platform {
-                phonelogs_driver::Platform::Android => "Android",
-                phonelogs_driver::Platform::Ios => "iPhone",
-            };
-            match &failure.source {
-                Some(source) => format!("{platform} ({source}): {}", failure.error),
-                None => format!("{platform}: {}", failure.error),
-            }
-        })
-        .collect();
-    if json {
-        let devices: Vec<serde_json::Value> = list
-            .devices
-            .iter()
-            .map(|device| {
-                let mut value = serde_json::to_value(&device.info).unwrap_or_default();
-                if let Some(object) = value.as_object_mut() {
-                    object.insert("source".into(), serde_json::json!(device.source));
-                    object.insert("serial".into(), serde_json::json!(device.serial));
-                }
-                value
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "devices": devices, "problems": problems })
-            )?
-        );
-        return Ok(());
-    }
-    if list.devices.is_empty() {
-        println!("No devices.");
-    }
-    for device in &list.devices {
-        println!(
-            "{}  {}  {}  {:?}  via {}",
-            device.info.id,
-            device.info.platform,
-            device.info.model.as_deref().unwrap_or("?"),
-            device.info.state,
-            device.source.as_deref().unwrap_or("?")
-        );
-    }
-    for problem in &problems {
-        eprintln!("phonelogs: {problem}");
-    }
-    Ok(())
-}
-
-async fn doctor(
+/// `phonelogs doctor`: the symbols directory from `--symbols`, else the config file's.
+fn doctor(
     state: StateArgs,
     symbols: Option<PathBuf>,
     json: bool,
-    phones: PhoneArgs,
+    phones: &PhoneArgs,
 ) -> anyhow::Result<bool> {
     let symbols = match symbols {
         Some(dir) => Some(dir),
         None => phones.symbols_dir()?,
     };
     let phones = phones.sources()?.phones()?;
-    let mut findings = doctor_findings_with(state.state_dir, &phones).await;
-    if let Some(dir) = &symbols {
-        findings.extend(symbols::doctor_findings(dir, &phones).await);
-    }
-    findings.extend(setup::doctor_findings());
-    let all_ok = findings.iter().all(|f| f.ok);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&findings)?);
-    } else {
-        print!("{}", doctor::render(&findings));
-    }
-    Ok(all_ok)
-}
-
-/// What `phonelogs doctor` finds with adb's and usbmuxd's default addresses, for the page's
-/// Phones view.
-async fn doctor_findings(state_dir: Option<PathBuf>) -> Vec<doctor::Finding> {
-    match phonelogs_phones::PhoneSources::default().phones() {
-        Ok(phones) => doctor_findings_with(state_dir, &phones).await,
-        Err(error) => vec![doctor::Finding {
-            check: "phones".into(),
-            ok: false,
-            detail: format!("{error:#}"),
-            fix: Some("fix ADB_SERVER_SOCKET or USBMUXD_SOCKET_ADDRESS".into()),
-        }],
-    }
-}
-
-/// What `phonelogs doctor` finds for these adb servers and usbmuxd addresses.
-async fn doctor_findings_with(
-    state_dir: Option<PathBuf>,
-    phones: &phonelogs_phones::Phones,
-) -> Vec<doctor::Finding> {
-    use phonelogs_driver::AppLogger;
-    let mut findings = vec![doctor::check_adb_binary()];
-    let several = phones.android.len() > 1;
-    for android in &phones.android {
-        findings.push(doctor::check_adb_server_at(android.server().config()));
-    }
-    for ios in &phones.ios {
-        findings.push(doctor::check_usbmuxd_at(ios.source().as_deref()));
-    }
-    for android in &phones.android {
-        findings.extend(android_findings(android, several).await);
-    }
-    for ios in &phones.ios {
-        findings.extend(ios_findings(ios).await);
-    }
-    findings.push(state_finding(state_dir));
-    findings
-}
-
-/// The phones of one adb server, each with whether its log can be read.
-async fn android_findings(
-    android: &phonelogs_android::AdbPhone,
-    several: bool,
-) -> Vec<doctor::Finding> {
-    use phonelogs_driver::{AppLogger, DeviceState};
-    let mut findings = Vec::new();
-    let address = android.server().config().address();
-    let check = |what: &str| {
-        if several {
-            format!("{what} ({address})")
-        } else {
-            what.to_owned()
-        }
-    };
-    match android.devices().await {
-        Ok(list) if list.is_empty() => findings.push(doctor::Finding {
-            check: check("Android devices"),
-            ok: false,
-            detail: "none connected".into(),
-            fix: Some("plug in a phone with USB debugging on, start an emulator, or `adb connect HOST:PORT` (try `phonelogs sim`)".into()),
-        }),
-        Ok(list) => {
-            let server = android.server();
-            for device in list {
-                let online = device.state == DeviceState::Online;
-                // Whether it can be read: one line of its log, the smallest real read.
-                let readable = if online {
-                    match server.shell(device.id.as_str(), "logcat -d -t 1").await {
-                        Ok(output) if output.success() => "its logs can be read".to_owned(),
-                        Ok(output) => format!("logcat failed: {}", output.stderr_text().trim()),
-                        Err(error) => format!("logcat failed: {error}"),
-                    }
-                } else {
-                    "cannot be read until it is online".to_owned()
-                };
-                let ok = online && readable == "its logs can be read";
-                let name = if several {
-                    phonelogs_driver::DeviceId::qualified(&address, device.id.as_str())
-                } else {
-                    device.id.clone()
-                };
-                findings.push(doctor::Finding {
-                    check: format!("device {name}"),
-                    ok,
-                    detail: format!("{} {}, {:?}; {readable}", device.platform, device.model.as_deref().unwrap_or("?"), device.state),
-                    fix: (!ok).then(|| match device.state {
-                        DeviceState::Unauthorized => "unlock the phone and accept \"Allow USB debugging\"".to_owned(),
-                        DeviceState::Online => "check that the phone allows logcat over adb (USB debugging on, not a restricted work profile)".to_owned(),
-                        _ => "reconnect the device (`adb reconnect`)".to_owned(),
-                    }),
-                });
-            }
-        }
-        Err(error) => findings.push(doctor::Finding {
-            check: check("Android devices"),
-            ok: false,
-            detail: error.to_string(),
-            fix: Some("see the adb lines above".into()),
-        }),
-    }
-    findings
-}
-
-/// The iPhones of one usbmuxd: each one's trust state, then for a trusted one what decides
-/// which of its lines can be read (`doctor_ios`).
-async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<doctor::Finding> {
-    use phonelogs_driver::{AppLogger, DeviceState};
-    let mut findings = Vec::new();
-    // usbmuxd's own reachability is reported above; list iPhones only when it answers.
-    if let Ok(list) = ios.devices().await {
-        for device in list {
-            let ok = device.state == DeviceState::Online;
-            findings.push(doctor::Finding {
-                check: format!("iPhone {}", device.id),
-                ok,
-                detail: format!(
-                    "{}, {:?}",
-                    device.model.as_deref().unwrap_or("iPhone"),
-                    device.state
-                ),
-                fix: (!ok).then(|| match device.state {
-                    DeviceState::NotPaired => phonelogs_ios::NOT_PAIRED_ADVICE.to_owned(),
-                    DeviceState::Locked => phonelogs_ios::LOCKED_ADVICE.to_owned(),
-                    _ => "reconnect the iPhone".to_owned(),
-                }),
-            });
-            if ok {
-                findings.extend(match ios.check_phone(&device.id).await {
-                    Ok(check) => doctor_ios::phone_findings(&device.id, &check),
-                    Err(error) => vec![doctor::Finding {
-                        check: format!("iPhone {}: services", device.id),
-                        ok: false,
-                        detail: error.to_string(),
-                        fix: Some(
-                            "unlock the iPhone, reconnect it, and run the doctor again".into(),
-                        ),
-                    }],
-                });
-            }
-        }
-    }
-    findings
-}
-
-/// Whether the state directory opens.
-fn state_finding(state_dir: Option<PathBuf>) -> doctor::Finding {
-    match state::state_dir(state_dir) {
-        Err(error) => doctor::Finding {
-            check: "state directory".into(),
-            ok: false,
-            detail: error.to_string(),
-            fix: Some("pass --state-dir DIR".into()),
-        },
-        Ok(dir) => match phonelogs_gateway::Store::open(&dir) {
-            Ok(_) => doctor::Finding {
-                check: "state directory".into(),
-                ok: true,
-                detail: format!(
-                    "{} (schema {})",
-                    dir.display(),
-                    phonelogs_gateway::Store::schema_version()
-                ),
-                fix: None,
-            },
-            Err(error) => doctor::Finding {
-                check: "state directory".into(),
-                ok: false,
-                detail: error.to_string(),
-                fix: Some(
-                    "fix the directory's permissions, or move a damaged database away".into(),
-                ),
-            },
-        },
-    }
+    Ok(runtime()?.block_on(doctor::run(state.state_dir, symbols, json, &phones))?)
 }
 
 /// `phonelogs sim --ios`: the simulated iPhone until stopped (Ctrl-C, SIGTERM, or with
@@ -694,11 +444,11 @@ async fn ios_sim(
                     out.write_all(format!("{answer}\n").as_bytes()).await?;
                     out.flush().await?;
                 }
-                () = stop_signal() => break,
+                () = phonelogs_console::stop_signal() => break,
             }
         }
     } else {
-        stop_signal().await;
+        phonelogs_console::stop_signal().await;
     }
     sim.shutdown().await;
     Ok(())
@@ -715,20 +465,6 @@ fn parse_ios_version(text: &str) -> Result<phonelogs_iossim::IosVersion, String>
     })
 }
 
-/// Ctrl-C or SIGTERM (what `kill` and process supervisors send).
-async fn stop_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = async {
-            match term.as_mut() {
-                Some(term) => { term.recv().await; }
-                None => std::future::pending::<()>().await,
-            }
-        } => {}
-    }
-}
-
 fn main() -> ExitCode {
     // The computer's UTC offset is read before any thread starts, where every platform allows it.
     let local_offset = time::UtcOffset::current_local_offset().ok();
@@ -740,169 +476,9 @@ fn main() -> ExitCode {
         )
         .init();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Report {
-            json,
-            format,
-            symbols: Some(dir),
-            app_version,
-            files,
-        } => symbols::report(
-            &dir,
-            &files,
-            format.as_deref(),
-            json,
-            app_version.as_deref(),
-        ),
-        Command::Report {
-            json,
-            format,
-            files,
-            ..
-        } => report::run(&files, format.as_deref(), json),
-        Command::Setup(args) => setup::run(args),
-        Command::Symbols(SymbolsCommand::Add {
-            dir,
-            app,
-            app_version,
-            files,
-        }) => symbols::add(&dir, &app, &app_version, &files),
-        Command::Demo { state_dir } => (|| {
-            let temporary = tempfile::tempdir()?;
-            let dir = state_dir.unwrap_or_else(|| temporary.path().to_path_buf());
-            runtime()?.block_on(demo::run(&dir, local_offset))
-        })(),
-        Command::Logs {
-            app,
-            device,
-            follow,
-            since,
-            level,
-            state,
-            phones,
-        } => state::state_dir(state.state_dir).and_then(|dir| {
-            let request = logs_cmd::Request {
-                app,
-                device,
-                follow,
-                since: since.or_else(|| Some("10m".into())),
-                level,
-            };
-            let offset = local_offset.unwrap_or(time::UtcOffset::UTC);
-            runtime()?.block_on(logs_cmd::run(request, phones.sources()?, dir, offset))
-        }),
-        Command::Approvals(ApprovalsCommand::List { state, json }) => {
-            store(state).and_then(|s| state::approvals_list(&s, json))
-        }
-        Command::Approvals(ApprovalsCommand::Answer { state, id, answer }) => {
-            state::parse_answer(&answer).and_then(|answer| {
-                store(state).and_then(|s| state::approvals_answer(&s, &id, answer))
-            })
-        }
-        Command::Approvals(ApprovalsCommand::Watch { state }) => store(state)
-            .and_then(|s| state::approvals_watch(&s, std::time::Duration::from_millis(250))),
-        Command::History {
-            state,
-            agent,
-            app,
-            since,
-            json,
-        } => store(state).and_then(|s| state::history(&s, agent, app, since.as_deref(), json)),
-        Command::Rules(RulesCommand::List { state, json }) => {
-            store(state).and_then(|s| state::rules_list(&s, json))
-        }
-        Command::Rules(RulesCommand::Revoke { state, id }) => {
-            store(state).and_then(|s| state::rules_revoke(&s, &id))
-        }
-        Command::Rules(RulesCommand::Block { state, app }) => {
-            store(state).and_then(|s| state::rules_block(&s, &app, true))
-        }
-        Command::Rules(RulesCommand::Unblock { state, app }) => {
-            store(state).and_then(|s| state::rules_block(&s, &app, false))
-        }
-        Command::Rules(RulesCommand::Unmask { state, app }) => {
-            store(state).and_then(|s| state::rules_unmask(&s, &app, true))
-        }
-        Command::Rules(RulesCommand::Mask { state, app }) => {
-            store(state).and_then(|s| state::rules_unmask(&s, &app, false))
-        }
-        Command::Devices { json, phones } => {
-            runtime().and_then(|rt| rt.block_on(devices(json, phones)))
-        }
-        Command::Store(StoreCommand::Migrate { state }) => store_migrate(&state),
-        Command::Ui { state, port, open } => {
-            state::state_dir(state.state_dir.clone()).and_then(|dir| {
-                let options = ui::Options {
-                    store: shared_store(&state)?,
-                    state_dir: dir,
-                    port: port.unwrap_or(0),
-                    open,
-                    offset: local_offset.unwrap_or(time::UtcOffset::UTC),
-                };
-                runtime()?.block_on(ui::run(options))
-            })
-        }
-        Command::Doctor {
-            state,
-            symbols,
-            json,
-            phones,
-        } => match runtime().and_then(|rt| rt.block_on(doctor(state, symbols, json, phones))) {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::FAILURE,
-            Err(error) => Err(error),
-        },
-        Command::Sim {
-            ios: true,
-            port,
-            usbmuxd_socket,
-            control,
-            ios_version,
-            ..
-        } => runtime().and_then(|rt| {
-            rt.block_on(ios_sim(
-                port,
-                usbmuxd_socket,
-                control,
-                ios_version.unwrap_or_default(),
-            ))
-        }),
-        Command::Sim {
-            port,
-            scenario,
-            android,
-            host_port,
-            ..
-        } => {
-            (|| {
-                let android = android
-                .map(|release| {
-                    phonelogs_adbsim::AndroidVersion::from_release(&release).with_context(|| {
-                        format!("--android {release}: the simulated phone plays Android 10, 14 or 16")
-                    })
-                })
-                .transpose()?;
-                let options = phonelogs_adbsim::SimOptions {
-                    port,
-                    scenario,
-                    android,
-                    host_front_port: host_port,
-                };
-                runtime()?
-                    .block_on(phonelogs_adbsim::run_sim(options, |line| {
-                        // The first lines say where to connect; flushed at once, because a
-                        // script reads them while the simulator keeps running.
-                        use std::io::Write as _;
-                        let mut stdout = std::io::stdout();
-                        let _ = writeln!(stdout, "{line}");
-                        let _ = stdout.flush();
-                    }))
-                    .map_err(anyhow::Error::from)
-            })()
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    match run(cli.command, local_offset) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(error) => {
             let text = format!("{error:#}");
             if text.contains("database is locked") || text.contains("database table is locked") {
@@ -917,4 +493,174 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs one command; `false` when the doctor found something that does not work.
+fn run(command: Command, local_offset: Option<time::UtcOffset>) -> anyhow::Result<bool> {
+    let offset = local_offset.unwrap_or(time::UtcOffset::UTC);
+    match command {
+        Command::Report {
+            json,
+            format,
+            symbols,
+            app_version,
+            files,
+        } => match symbols {
+            Some(dir) => symbols::report(
+                &dir,
+                &files,
+                format.as_deref(),
+                json,
+                app_version.as_deref(),
+            )?,
+            None => report::run(&files, format.as_deref(), json)?,
+        },
+        Command::Setup(args) => setup::run(args)?,
+        Command::Symbols(SymbolsCommand::Add {
+            dir,
+            app,
+            app_version,
+            files,
+        }) => symbols::add(&dir, &app, &app_version, &files)?,
+        Command::Demo { state_dir } => {
+            let temporary = tempfile::tempdir()?;
+            let dir = state_dir.unwrap_or_else(|| temporary.path().to_path_buf());
+            runtime()?.block_on(demo::run(&dir, local_offset))?;
+        }
+        Command::Logs {
+            app,
+            device,
+            follow,
+            since,
+            level,
+            state,
+            phones,
+        } => {
+            let dir = state::state_dir(state.state_dir)?;
+            let request = logs_cmd::Request {
+                app,
+                device,
+                follow,
+                since: since.or_else(|| Some("10m".into())),
+                level,
+            };
+            runtime()?.block_on(logs_cmd::run(request, phones.sources()?, dir, offset))?;
+        }
+        Command::Approvals(command) => approvals(command)?,
+        Command::History {
+            state,
+            agent,
+            app,
+            since,
+            json,
+        } => state::history(&store(state)?, agent, app, since.as_deref(), json)?,
+        Command::Rules(command) => rules(command)?,
+        Command::Devices { json, phones } => {
+            let phones = phones.sources()?.phones()?;
+            runtime()?.block_on(devices::run(json, &phones))?;
+        }
+        Command::Store(StoreCommand::Migrate { state }) => store_migrate(&state)?,
+        Command::Ui { state, port, open } => page(state, port, open, offset)?,
+        Command::Doctor {
+            state,
+            symbols,
+            json,
+            phones,
+        } => return doctor(state, symbols, json, &phones),
+        Command::Sim {
+            ios: true,
+            port,
+            usbmuxd_socket,
+            control,
+            ios_version,
+            ..
+        } => runtime()?.block_on(ios_sim(
+            port,
+            usbmuxd_socket,
+            control,
+            ios_version.unwrap_or_default(),
+        ))?,
+        Command::Sim {
+            port,
+            scenario,
+            android,
+            host_port,
+            ..
+        } => android_sim(port, scenario, android, host_port)?,
+    }
+    Ok(true)
+}
+
+/// `phonelogs ui`: the person's page until stopped.
+fn page(
+    state: StateArgs,
+    port: Option<u16>,
+    open: bool,
+    offset: time::UtcOffset,
+) -> anyhow::Result<()> {
+    let options = ui::Options {
+        store: shared_store(&state)?,
+        state_dir: state::state_dir(state.state_dir)?,
+        port: port.unwrap_or(0),
+        open,
+        offset,
+    };
+    Ok(runtime()?.block_on(ui::run(options))?)
+}
+
+/// `phonelogs approvals …`.
+fn approvals(command: ApprovalsCommand) -> phonelogs_console::Result<()> {
+    match command {
+        ApprovalsCommand::List { state, json } => state::approvals_list(&store(state)?, json),
+        ApprovalsCommand::Answer { state, id, answer } => {
+            let answer = state::parse_answer(&answer)?;
+            state::approvals_answer(&store(state)?, &id, answer)
+        }
+        ApprovalsCommand::Watch { state } => {
+            state::approvals_watch(&store(state)?, std::time::Duration::from_millis(250))
+        }
+    }
+}
+
+/// `phonelogs rules …`.
+fn rules(command: RulesCommand) -> phonelogs_console::Result<()> {
+    match command {
+        RulesCommand::List { state, json } => state::rules_list(&store(state)?, json),
+        RulesCommand::Revoke { state, id } => state::rules_revoke(&store(state)?, &id),
+        RulesCommand::Block { state, app } => state::rules_block(&store(state)?, &app, true),
+        RulesCommand::Unblock { state, app } => state::rules_block(&store(state)?, &app, false),
+        RulesCommand::Unmask { state, app } => state::rules_unmask(&store(state)?, &app, true),
+        RulesCommand::Mask { state, app } => state::rules_unmask(&store(state)?, &app, false),
+    }
+}
+
+/// `phonelogs sim`: the simulated Android phone until stopped.
+fn android_sim(
+    port: Option<u16>,
+    scenario: Option<PathBuf>,
+    android: Option<String>,
+    host_port: Option<u16>,
+) -> anyhow::Result<()> {
+    let android = android
+        .map(|release| {
+            phonelogs_adbsim::AndroidVersion::from_release(&release).with_context(|| {
+                format!("--android {release}: the simulated phone plays Android 10, 14 or 16")
+            })
+        })
+        .transpose()?;
+    let options = phonelogs_adbsim::SimOptions {
+        port,
+        scenario,
+        android,
+        host_front_port: host_port,
+    };
+    runtime()?.block_on(phonelogs_adbsim::run_sim(options, |line| {
+        // The first lines say where to connect; flushed at once, because a script reads them
+        // while the simulator keeps running.
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout();
+        let _ = writeln!(stdout, "{line}");
+        let _ = stdout.flush();
+    }))?;
+    Ok(())
 }

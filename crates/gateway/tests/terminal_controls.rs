@@ -44,7 +44,7 @@ async fn a_python_line_boundary_in_a_message_does_not_forge_a_line() {
 
 /// A terminal is one of the readers item 8 names (tests/line_ends.rs: "a model, a terminal, a
 /// browser"), and `phonelogs logs` prints the result's `log` as it is to the person's terminal
-/// (bins/phonelogs/src/logs_cmd.rs:100 and :111). An app's message with ESC sequences (cursor
+/// (crates/console/src/logs_cmd.rs, `read` and `show`). An app's message with ESC sequences (cursor
 /// up, erase line) rewrites the line above it there: a forged line of another time and tag.
 #[tokio::test]
 async fn an_escape_sequence_in_a_message_does_not_reach_the_log() {

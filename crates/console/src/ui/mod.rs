@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::Doing;
 use axum::Router;
 use axum::extract::{Form, Query, State};
 use axum::http::{StatusCode, header};
@@ -133,16 +133,17 @@ fn store_failed(error: &StoreError) -> Response {
 
 /// Serves the page until Ctrl-C or SIGTERM. Prints the page's address (with its token) as the
 /// first line on stdout, which only the person's terminal sees.
-pub async fn run(options: Options) -> anyhow::Result<()> {
+pub async fn run(options: Options) -> crate::Result<()> {
     let store = match options.store.clone() {
         Some(store) => store,
         None => crate::state::open(&options.state_dir)?,
     };
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, options.port))
         .await
-        .with_context(|| format!("cannot listen on 127.0.0.1:{}", options.port))?;
+        .doing(|| format!("cannot listen on 127.0.0.1:{}", options.port))?;
     let port = listener.local_addr()?.port();
-    let secrets = Arc::new(Secrets::new(port).context("no randomness for the page's token")?);
+    let secrets =
+        Arc::new(Secrets::new(port).doing(|| "no randomness for the page's token".to_owned())?);
     let url = format!("http://127.0.0.1:{port}/{}/", secrets.token);
     {
         use std::io::Write as _;
@@ -179,7 +180,7 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     };
     tokio::select! {
         served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()) => {
-            served.context("the page's server stopped")?;
+            served.doing(|| "the page's server stopped".to_owned())?;
         }
         // Open event streams would hold a graceful shutdown forever; the page keeps nothing
         // that needs one (every store write is its own committed transaction).
@@ -592,7 +593,7 @@ async fn history(
 }
 
 async fn phones(State(state): State<AppState>) -> Response {
-    let findings = crate::doctor_findings(Some(state.state_dir.clone())).await;
+    let findings = crate::doctor::findings(Some(state.state_dir.clone())).await;
     Html(html::layout(
         View::Phones,
         "Phones",

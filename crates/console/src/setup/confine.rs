@@ -82,9 +82,10 @@ fn scope_roots(scope: Scope, places: &Places) -> Vec<PathBuf> {
 /// folders (themselves resolved), and for a project, not the client's user file (a project in
 /// the home folder, whose `.cursor/mcp.json` is the user's own). Else an error naming the real
 /// path, what it is, and what to do.
-pub fn confined(file: &ConfigFile, places: &Places) -> anyhow::Result<PathBuf> {
-    let real = real_path(&file.path)
-        .map_err(|error| anyhow::anyhow!("following {}: {error}", file.path.display()))?;
+pub fn confined(file: &ConfigFile, places: &Places) -> crate::Result<PathBuf> {
+    let real = real_path(&file.path).map_err(|error| {
+        crate::Error::Refused(format!("following {}: {error}", file.path.display()))
+    })?;
     let through = if real == file.path {
         String::new()
     } else {
@@ -97,11 +98,11 @@ pub fn confined(file: &ConfigFile, places: &Places) -> anyhow::Result<PathBuf> {
     let scope = scope_name(file.scope);
     if !roots.iter().any(|root| real.starts_with(root)) {
         let folders: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-        anyhow::bail!(
+        return Err(crate::Error::Refused(format!(
             "not writing {}{through}: it is outside the {scope} scope ({}). Nothing was written; replace the link with a file or folder of its own, or use the scope that file belongs to",
             real.display(),
             folders.join(", ")
-        );
+        )));
     }
     // A user file a project links to is still the user's; a project file that is the user's
     // (the project is the home folder, or links to it) is not the project's.
@@ -112,11 +113,11 @@ pub fn confined(file: &ConfigFile, places: &Places) -> anyhow::Result<PathBuf> {
             .ok()
             .and_then(|users| real_path(&users.path).ok());
         if users.as_ref() == Some(&real) {
-            anyhow::bail!(
+            return Err(crate::Error::Refused(format!(
                 "not writing {}{through}: it is {}'s user file, not its project file. Nothing was written; use --scope user, or run this from the project's own folder",
                 real.display(),
                 file.client.title(),
-            );
+            )));
         }
     }
     Ok(real)

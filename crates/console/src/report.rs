@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
 use phonelogs_crash::Format;
+
+use crate::{Doing, Result};
 
 /// Reads each file, detecting its format unless `format` names one, and prints what it holds.
 /// Every file is tried; the command fails at the end if any could not be read.
@@ -13,7 +14,7 @@ pub fn run(files: &[PathBuf], format: Option<&str>, json: bool) -> Result<()> {
     let format = format
         .map(|name| name.parse::<Format>())
         .transpose()
-        .context("--format")?;
+        .doing(|| "--format".to_owned())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut failed = 0usize;
@@ -46,7 +47,10 @@ pub fn run(files: &[PathBuf], format: Option<&str>, json: bool) -> Result<()> {
         }
     }
     if failed > 0 {
-        bail!("{failed} of {} files could not be read", files.len());
+        return Err(crate::Error::Refused(format!(
+            "{failed} of {} files could not be read",
+            files.len()
+        )));
     }
     Ok(())
 }

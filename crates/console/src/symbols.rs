@@ -8,20 +8,21 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use phonelogs_crash::{Format, Report, ReportKind, render_heading};
+use phonelogs_crash::{CrashKind, Format, Report, render_heading};
 use phonelogs_driver::{AppId, AppLogger as _, DeviceState, Platform};
 use phonelogs_gateway::{GuardedLogger, NamedDevice};
 use phonelogs_symbols::fingerprint::{self, AppCode, Occurrence};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, SymbolsUsed, Target};
 
-use crate::doctor::Finding;
+use crate::{Doing, Result};
+
+use crate::Finding;
 use phonelogs_phones::Phones;
 
 /// Files each of `files` for `app` and `version` and prints where it went.
 pub fn add(dir: &Path, app: &str, version: &str, files: &[PathBuf]) -> Result<()> {
-    let app = phonelogs_driver::AppId::parse(app).context("APP")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let app = phonelogs_driver::AppId::parse(app).doing(|| "APP".to_owned())?;
+    std::fs::create_dir_all(dir).doing(|| format!("cannot create {}", dir.display()))?;
     let symbols = SymbolsDir::open(dir)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -36,7 +37,10 @@ pub fn add(dir: &Path, app: &str, version: &str, files: &[PathBuf]) -> Result<()
         }
     }
     if failed > 0 {
-        bail!("{failed} of {} files were not filed", files.len());
+        return Err(crate::Error::Refused(format!(
+            "{failed} of {} files were not filed",
+            files.len()
+        )));
     }
     Ok(())
 }
@@ -60,8 +64,55 @@ pub fn report(
     let format = format
         .map(|name| name.parse::<Format>())
         .transpose()
-        .context("--format")?;
+        .doing(|| "--format".to_owned())?;
     let symbols = SymbolsDir::open(dir)?;
+    let (reads, passthrough, failed) = read_files(files, format, &symbols, version);
+    let items: Vec<(String, Occurrence)> = reads
+        .iter()
+        .map(|r| {
+            (
+                r.analysis.fingerprint.clone(),
+                Occurrence {
+                    pid: r.report.pid,
+                    time: r.report.time,
+                },
+            )
+        })
+        .collect();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for group in fingerprint::group(&items) {
+        write_group(&mut out, &reads[group.newest], &group, json)?;
+    }
+    for parsed in passthrough {
+        if json {
+            for line in parsed.json_lines() {
+                writeln!(out, "{line}")?;
+            }
+        } else if !parsed.exit_records.is_empty() {
+            write!(out, "{}", parsed.render_text())?;
+        }
+    }
+    out.flush()?;
+    // The answer is out; a mapping's cache may still be being written for the next run.
+    symbols.wait_for_caches();
+    if failed > 0 {
+        return Err(crate::Error::Refused(format!(
+            "{failed} of {} files could not be read",
+            files.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Every report of every file with symbols applied, what else the files hold (exit records),
+/// and how many files could not be read (each said on standard error).
+fn read_files(
+    files: &[PathBuf],
+    format: Option<Format>,
+    symbols: &SymbolsDir,
+    version: Option<&str>,
+) -> (Vec<Read>, Vec<phonelogs_crash::ParsedFile>, usize) {
     let mut reads = Vec::new();
     let mut passthrough = Vec::new();
     let mut failed = 0usize;
@@ -86,7 +137,7 @@ pub fn report(
         if let Some(trace) = &parsed.backtrace {
             // A `debuggerd -b` dump has no report; its frames are symbolicated as one.
             reports.push(Report {
-                kind: ReportKind::NativeCrash,
+                kind: CrashKind::NativeCrash,
                 time: None,
                 pid: trace.pid,
                 process: trace.process_name.clone().unwrap_or_default(),
@@ -96,7 +147,7 @@ pub fn report(
             });
         }
         for report in reports {
-            reads.push(apply(&symbols, report, version));
+            reads.push(apply(symbols, report, version));
         }
         let rest = phonelogs_crash::ParsedFile {
             reports: Vec::new(),
@@ -105,71 +156,50 @@ pub fn report(
         };
         passthrough.push(rest);
     }
-    let items: Vec<(String, Occurrence)> = reads
-        .iter()
-        .map(|r| {
-            (
-                r.analysis.fingerprint.clone(),
-                Occurrence {
-                    pid: r.report.pid,
-                    time: r.report.time,
-                },
-            )
-        })
-        .collect();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for group in fingerprint::group(&items) {
-        let read = &reads[group.newest];
-        if json {
-            let mut value = serde_json::to_value(&read.report)?;
-            if let Some(object) = value.as_object_mut() {
-                object.insert("fingerprint".into(), group.fingerprint.clone().into());
-                object.insert(
-                    "blamed_frame".into(),
-                    serde_json::to_value(&read.analysis.blamed_frame)?,
-                );
-                object.insert(
-                    "occurrences".into(),
-                    serde_json::to_value(&group.occurrences)?,
-                );
-                object.insert("symbols".into(), serde_json::to_value(&read.symbols)?);
-            }
-            writeln!(out, "{value}")?;
-        } else {
-            writeln!(
-                out,
-                "{}",
-                fingerprint::group_heading(read.report.kind, &group, &read.analysis)
-            )?;
-            writeln!(out, "{}", render_heading(&read.report))?;
-            writeln!(
-                out,
-                "fingerprint {}; {}",
-                group.fingerprint,
-                read.symbols.describe()
-            )?;
-            out.write_all(read.report.text.as_bytes())?;
-            if !read.report.text.ends_with('\n') {
-                writeln!(out)?;
-            }
+    (reads, passthrough, failed)
+}
+
+/// One group of reports with the same fingerprint: its newest report, with the group's
+/// heading, fingerprint and the symbols used (or as one JSON object).
+fn write_group(
+    out: &mut impl std::io::Write,
+    read: &Read,
+    group: &fingerprint::Group,
+    json: bool,
+) -> Result<()> {
+    if json {
+        let mut value = serde_json::to_value(&read.report)?;
+        if let Some(object) = value.as_object_mut() {
+            object.insert("fingerprint".into(), group.fingerprint.clone().into());
+            object.insert(
+                "blamed_frame".into(),
+                serde_json::to_value(&read.analysis.blamed_frame)?,
+            );
+            object.insert(
+                "occurrences".into(),
+                serde_json::to_value(&group.occurrences)?,
+            );
+            object.insert("symbols".into(), serde_json::to_value(&read.symbols)?);
+        }
+        writeln!(out, "{value}")?;
+    } else {
+        writeln!(
+            out,
+            "{}",
+            fingerprint::group_heading(read.report.kind, group, &read.analysis)
+        )?;
+        writeln!(out, "{}", render_heading(&read.report))?;
+        writeln!(
+            out,
+            "fingerprint {}; {}",
+            group.fingerprint,
+            read.symbols.describe()
+        )?;
+        out.write_all(read.report.text.as_bytes())?;
+        if !read.report.text.ends_with('\n') {
             writeln!(out)?;
         }
-    }
-    for parsed in passthrough {
-        if json {
-            for line in parsed.json_lines() {
-                writeln!(out, "{line}")?;
-            }
-        } else if !parsed.exit_records.is_empty() {
-            write!(out, "{}", parsed.render_text())?;
-        }
-    }
-    out.flush()?;
-    // The answer is out; a mapping's cache may still be being written for the next run.
-    symbols.wait_for_caches();
-    if failed > 0 {
-        bail!("{failed} of {} files could not be read", files.len());
+        writeln!(out)?;
     }
     Ok(())
 }
@@ -202,7 +232,7 @@ fn apply(symbols: &SymbolsDir, mut report: Report, version: Option<&str>) -> Rea
 /// and the build number in `Version: 1.0 (7)`.
 fn app_of(report: &Report) -> (String, Option<String>) {
     match report.kind {
-        ReportKind::Crash | ReportKind::Watchdog => {
+        CrashKind::Crash | CrashKind::Watchdog => {
             let field = |name: &str| {
                 report
                     .text

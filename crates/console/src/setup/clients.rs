@@ -122,7 +122,7 @@ pub struct Places {
 
 impl Places {
     /// The places of this process: `HOME` (`USERPROFILE` on Windows) and the variables above.
-    pub fn from_env(project: PathBuf) -> anyhow::Result<Places> {
+    pub fn from_env(project: PathBuf) -> crate::Result<Places> {
         let var = |name: &str| {
             std::env::var_os(name)
                 .filter(|v| !v.is_empty())
@@ -133,7 +133,7 @@ impl Places {
             Os::Windows => var("USERPROFILE").or_else(|| var("HOME")),
             _ => var("HOME"),
         }
-        .ok_or_else(|| anyhow::anyhow!("no home directory: set HOME"))?;
+        .ok_or_else(|| crate::Error::Refused("no home directory: set HOME".to_owned()))?;
         Ok(Places {
             os,
             home,
@@ -160,6 +160,20 @@ impl Places {
                 .unwrap_or_else(|| self.home.join(".config")),
         }
     }
+}
+
+/// Where a client keeps its entry: the file, its format, the key holding the servers, and the
+/// entry's shape.
+type Location = (PathBuf, Format, &'static str, EntryShape);
+
+/// A JSON (or JSONC) file's location.
+fn json(path: PathBuf, servers_key: &'static str, shape: EntryShape) -> Location {
+    (path, Format::Json, servers_key, shape)
+}
+
+/// A TOML file's location.
+fn toml(path: PathBuf, servers_key: &'static str, shape: EntryShape) -> Location {
+    (path, Format::Toml, servers_key, shape)
 }
 
 impl Client {
@@ -215,27 +229,34 @@ impl Client {
 
     /// The client's file for `scope`, or why it has none.
     pub fn config_file(self, scope: Scope, places: &Places) -> Result<ConfigFile, String> {
-        if !self.scopes().contains(&scope) {
-            return Err(format!(
-                "{} has no project configuration: use --scope user",
-                self.title()
-            ));
-        }
-        let project = |relative: &[&str]| join(&places.project, relative);
+        let (path, format, servers_key, shape) = match scope {
+            Scope::User => self.user_location(places)?,
+            Scope::Project => self.project_location(places).ok_or_else(|| {
+                format!(
+                    "{} has no project configuration: use --scope user",
+                    self.title()
+                )
+            })?,
+        };
+        Ok(ConfigFile {
+            client: self,
+            scope,
+            path,
+            format,
+            servers_key,
+            shape,
+        })
+    }
+
+    /// Where the client keeps its per-user entry.
+    fn user_location(self, places: &Places) -> Result<Location, String> {
         let home = |relative: &[&str]| join(&places.home, relative);
-        let (path, format, servers_key, shape) = match (self, scope) {
+        Ok(match self {
             // Claude Code (code.claude.com/docs/en/mcp, "MCP installation scopes"): user scope
             // is `mcpServers` at the top of ~/.claude.json, project scope is `.mcp.json` at the
             // project's root. Checked against `claude mcp add -s user|project` 2.1.328.
-            (Client::ClaudeCode, Scope::User) => (
+            Client::ClaudeCode => json(
                 home(&[".claude.json"]),
-                Format::Json,
-                "mcpServers",
-                EntryShape::ClaudeCode,
-            ),
-            (Client::ClaudeCode, Scope::Project) => (
-                project(&[".mcp.json"]),
-                Format::Json,
                 "mcpServers",
                 EntryShape::ClaudeCode,
             ),
@@ -243,26 +264,18 @@ impl Client {
             // ~/Library/Application Support/Claude/claude_desktop_config.json, Windows
             // %APPDATA%\Claude\claude_desktop_config.json. It has no Linux build of its own;
             // the Linux builds people package read the same name under ~/.config/Claude.
-            (Client::ClaudeDesktop, _) => (
+            Client::ClaudeDesktop => json(
                 join(
                     &places.app_data(),
                     &["Claude", "claude_desktop_config.json"],
                 ),
-                Format::Json,
                 "mcpServers",
                 EntryShape::CommandArgs,
             ),
             // Cursor (cursor.com/docs/mcp): ~/.cursor/mcp.json for every project,
             // .cursor/mcp.json in a project; `mcpServers`.
-            (Client::Cursor, Scope::User) => (
+            Client::Cursor => json(
                 home(&[".cursor", "mcp.json"]),
-                Format::Json,
-                "mcpServers",
-                EntryShape::CommandArgs,
-            ),
-            (Client::Cursor, Scope::Project) => (
-                project(&[".cursor", "mcp.json"]),
-                Format::Json,
                 "mcpServers",
                 EntryShape::CommandArgs,
             ),
@@ -270,56 +283,34 @@ impl Client {
             // `.vscode/mcp.json` in the workspace or `mcp.json` in the user profile (the
             // default profile's folder: the app data directory's Code/User), a top-level
             // `servers` object (not `mcpServers`), `type` required; the file is JSONC.
-            (Client::Vscode, Scope::User) => (
+            Client::Vscode => json(
                 join(&places.app_data(), &["Code", "User", "mcp.json"]),
-                Format::Json,
-                "servers",
-                EntryShape::TypedStdio,
-            ),
-            (Client::Vscode, Scope::Project) => (
-                project(&[".vscode", "mcp.json"]),
-                Format::Json,
                 "servers",
                 EntryShape::TypedStdio,
             ),
             // Codex (developers.openai.com/codex/mcp): `[mcp_servers.NAME]` in
             // $CODEX_HOME/config.toml (default ~/.codex), or .codex/config.toml in a trusted
             // project. Checked against `codex mcp add` and `codex mcp list` 0.169.0.
-            (Client::Codex, Scope::User) => (
+            Client::Codex => toml(
                 match &places.codex_home {
                     Some(dir) => dir.join("config.toml"),
                     None => home(&[".codex", "config.toml"]),
                 },
-                Format::Toml,
-                "mcp_servers",
-                EntryShape::CodexToml,
-            ),
-            (Client::Codex, Scope::Project) => (
-                project(&[".codex", "config.toml"]),
-                Format::Toml,
                 "mcp_servers",
                 EntryShape::CodexToml,
             ),
             // Gemini CLI (geminicli.com/docs/tools/mcp-server and docs/cli/configuration):
             // `mcpServers` in ~/.gemini/settings.json or the project's .gemini/settings.json.
             // Checked against `gemini mcp add -s user|project` 0.61.0.
-            (Client::Gemini, Scope::User) => (
+            Client::Gemini => json(
                 home(&[".gemini", "settings.json"]),
-                Format::Json,
-                "mcpServers",
-                EntryShape::CommandArgs,
-            ),
-            (Client::Gemini, Scope::Project) => (
-                project(&[".gemini", "settings.json"]),
-                Format::Json,
                 "mcpServers",
                 EntryShape::CommandArgs,
             ),
             // Windsurf (docs.windsurf.com/windsurf/cascade/mcp): ~/.codeium/windsurf/
             // mcp_config.json (the same under %USERPROFILE% on Windows); `mcpServers`.
-            (Client::Windsurf, _) => (
+            Client::Windsurf => json(
                 home(&[".codeium", "windsurf", "mcp_config.json"]),
-                Format::Json,
                 "mcpServers",
                 EntryShape::CommandArgs,
             ),
@@ -329,20 +320,45 @@ impl Client {
             // version (developer.android.com/studio/intro/studio-config, "Find your
             // configuration files"): the app data directory's Google/AndroidStudio<version>;
             // the newest one there is the one in use.
-            (Client::AndroidStudio, _) => (
+            Client::AndroidStudio => json(
                 places.android_studio_dir()?.join("mcp.json"),
-                Format::Json,
                 "mcpServers",
                 EntryShape::CommandArgs,
             ),
-        };
-        Ok(ConfigFile {
-            client: self,
-            scope,
-            path,
-            format,
-            servers_key,
-            shape,
+        })
+    }
+
+    /// Where the client keeps a project's entry (the sources are the per-user ones'); `None`
+    /// for a client that reads nothing in a project.
+    fn project_location(self, places: &Places) -> Option<Location> {
+        let project = |relative: &[&str]| join(&places.project, relative);
+        Some(match self {
+            Client::ClaudeCode => json(
+                project(&[".mcp.json"]),
+                "mcpServers",
+                EntryShape::ClaudeCode,
+            ),
+            Client::Cursor => json(
+                project(&[".cursor", "mcp.json"]),
+                "mcpServers",
+                EntryShape::CommandArgs,
+            ),
+            Client::Vscode => json(
+                project(&[".vscode", "mcp.json"]),
+                "servers",
+                EntryShape::TypedStdio,
+            ),
+            Client::Codex => toml(
+                project(&[".codex", "config.toml"]),
+                "mcp_servers",
+                EntryShape::CodexToml,
+            ),
+            Client::Gemini => json(
+                project(&[".gemini", "settings.json"]),
+                "mcpServers",
+                EntryShape::CommandArgs,
+            ),
+            Client::ClaudeDesktop | Client::Windsurf | Client::AndroidStudio => return None,
         })
     }
 

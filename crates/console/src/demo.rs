@@ -9,11 +9,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use phonelogs_demo::{AndroidDemo, CRASH_TEST, CRASH_TEST_WIDGET, IosDemo};
 use phonelogs_gateway::{
     Agent, Answer, Gateway, HistoryFilter, LogsKind, LogsRequest, LogsResponse, Mode, TaskSpec,
 };
+
+use crate::{Doing, Result};
 
 fn show(title: &str, request: &LogsRequest, response: &LogsResponse) {
     println!("── {title}");
@@ -67,9 +68,31 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
     let gateway = builder
         .state_dir(state_dir)
         .build()
-        .context("opening the gateway")?;
+        .doing(|| "opening the gateway".to_owned())?;
+    list_devices(&gateway).await?;
 
-    let devices = gateway.devices().await.context("listing devices")?;
+    let session = gateway.start_task(TaskSpec::new(Agent::new("demo-agent", Mode::Full)));
+    play_android(&gateway, &session, &android).await?;
+    play_iphone(&session, &iphone).await;
+
+    session.end().await;
+    println!("── what the history keeps (never the text): phonelogs history");
+    let filter = HistoryFilter {
+        task_id: Some(session.task_id().to_owned()),
+        ..HistoryFilter::default()
+    };
+    for step in gateway.store().history(filter)? {
+        println!("   {}  {}", step.status.as_str(), step.step);
+    }
+    Ok(())
+}
+
+/// What `list_devices` shows.
+async fn list_devices(gateway: &Gateway) -> Result<()> {
+    let devices = gateway
+        .devices()
+        .await
+        .doing(|| "listing devices".to_owned())?;
     println!("── list_devices");
     for device in &devices {
         println!(
@@ -81,8 +104,17 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
         );
     }
     println!();
+    Ok(())
+}
 
-    let session = gateway.start_task(TaskSpec::new(Agent::new("demo-agent", Mode::Full)));
+/// The Android part: Crash Test (a development build) crashes and is read without a question,
+/// with its crash report; a store app asks the person; a bank, a password manager and the
+/// phone's own apps are refused.
+async fn play_android(
+    gateway: &Gateway,
+    session: &phonelogs_gateway::Session,
+    android: &AndroidDemo,
+) -> Result<()> {
     // Two phones are connected, so every call names one.
     let serial = Some(android.serial());
     let phone = android.phone();
@@ -97,7 +129,7 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
             "java.lang.IllegalStateException",
             "Crash button tapped",
         )
-        .context("playing the crash on the simulated phone")?;
+        .doing(|| "playing the crash on the simulated phone".to_owned())?;
     println!("The test taps Crash in the Crash Test app; it throws.\n");
 
     let mut request = LogsRequest::new(CRASH_TEST);
@@ -153,18 +185,6 @@ pub async fn run(state_dir: &std::path::Path, local_offset: Option<time::UtcOffs
         request.device = serial.clone();
         let response = session.logs(request.clone()).await;
         show(title, &request, &response);
-    }
-
-    play_iphone(&session, &iphone).await;
-
-    session.end().await;
-    println!("── what the history keeps (never the text): phonelogs history");
-    let filter = HistoryFilter {
-        task_id: Some(session.task_id().to_owned()),
-        ..HistoryFilter::default()
-    };
-    for step in gateway.store().history(filter)? {
-        println!("   {}  {}", step.status.as_str(), step.step);
     }
     Ok(())
 }

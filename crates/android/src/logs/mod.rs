@@ -7,7 +7,7 @@ use phonelogs_crash::logcat::{
     LogTime, LogcatHead, LogcatItem, UidFieldRef, UidFilter, epoch_uid_field, parse_line,
     parse_log_head, parse_log_line, split_lines, split_lines_rev,
 };
-use phonelogs_crash::{PhoneClock, Report, ReportKind};
+use phonelogs_crash::{PhoneClock, Report};
 use phonelogs_driver::{CrashKind, CrashReport, LogLevel, LogLine, LogQuery, LogResult};
 use time::OffsetDateTime;
 
@@ -697,13 +697,13 @@ pub(crate) fn app_crashes(
     }
     let buffer_crashes: Vec<Report> = phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
         .into_iter()
-        .filter(|report| report.kind == ReportKind::JavaCrash)
+        .filter(|report| report.kind == CrashKind::JavaCrash)
         .collect();
     let foreign_crashes: Vec<Report> = if other_users {
         phonelogs_crash::crashbuf::parse_crash_buffer(&foreign, clock)
             .into_iter()
             .filter(|report| {
-                report.kind == ReportKind::JavaCrash && is_process_of(&report.process, package)
+                report.kind == CrashKind::JavaCrash && is_process_of(&report.process, package)
             })
             .collect()
     } else {
@@ -808,7 +808,7 @@ pub(crate) fn app_crashes(
         }
     }
     let dropbox_java: Vec<usize> = (0..reports.len())
-        .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
+        .filter(|&index| reports[index].kind == CrashKind::JavaCrash)
         .collect();
     for report in buffer_crashes {
         let same = dropbox_java.iter().copied().find(|&index| {
@@ -849,19 +849,17 @@ pub(crate) fn app_crashes(
     let mut out: Vec<CrashReport> = reports
         .into_iter()
         .filter_map(|report| {
-            let Some(time) = report.time else {
+            let (kind, pid) = (report.kind, report.pid);
+            let Some(report) = report.dated() else {
                 // The summary is the app's own text (its exception message): never logged.
-                tracing::warn!(kind = ?report.kind, pid = ?report.pid, "a crash report without a readable time is left out");
+                tracing::warn!(
+                    ?kind,
+                    ?pid,
+                    "a crash report without a readable time is left out"
+                );
                 return None;
             };
-            (time >= since).then(|| CrashReport {
-                kind: crash_kind(report.kind),
-                time,
-                pid: report.pid,
-                process: report.process,
-                summary: report.summary,
-                text: report.text,
-            })
+            (report.time >= since).then_some(report)
         })
         .collect();
     out.sort_by_key(|report| std::cmp::Reverse(report.time));
@@ -912,16 +910,6 @@ fn shown_from_the_crash_buffer(
                 None => near(crash.time, time::Duration::seconds(10)),
             }
     })
-}
-
-fn crash_kind(kind: ReportKind) -> CrashKind {
-    match kind {
-        ReportKind::JavaCrash => CrashKind::JavaCrash,
-        ReportKind::NativeCrash => CrashKind::NativeCrash,
-        ReportKind::Anr => CrashKind::Anr,
-        ReportKind::Watchdog => CrashKind::Watchdog,
-        ReportKind::Crash => CrashKind::Crash,
-    }
 }
 
 /// The listing `dumpsys dropbox <tag>` prints for the entries of a `--print` dump (AOSP
@@ -1197,7 +1185,8 @@ garbage line\n";
         let version = |dump: &str, package: &str| {
             parse_dumpsys_package(dump, package).and_then(|info| info.version_code)
         };
-        let dump = include_str!("../../../testdata/android/package/dumpsys-package-debuggable.txt");
+        let dump =
+            include_str!("../../../../testdata/android/package/dumpsys-package-debuggable.txt");
         assert_eq!(version(dump, "com.example.crashtest").as_deref(), Some("1"));
         assert_eq!(version(dump, "com.other"), None);
         // Another package's block after it does not lend its version.
@@ -1770,13 +1759,13 @@ mod lazy_matches_eager {
         let buffer_crashes: Vec<Report> =
             phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
                 .into_iter()
-                .filter(|report| report.kind == ReportKind::JavaCrash)
+                .filter(|report| report.kind == CrashKind::JavaCrash)
                 .collect();
         let foreign_crashes: Vec<Report> = if other_users {
             phonelogs_crash::crashbuf::parse_crash_buffer(&foreign, clock)
                 .into_iter()
                 .filter(|report| {
-                    report.kind == ReportKind::JavaCrash && is_process_of(&report.process, package)
+                    report.kind == CrashKind::JavaCrash && is_process_of(&report.process, package)
                 })
                 .collect()
         } else {
@@ -1854,7 +1843,7 @@ mod lazy_matches_eager {
             }
         }
         let dropbox_java: Vec<usize> = (0..reports.len())
-            .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
+            .filter(|&index| reports[index].kind == CrashKind::JavaCrash)
             .collect();
         for report in buffer_crashes {
             let same = dropbox_java.iter().copied().find(|&index| {
@@ -1886,18 +1875,11 @@ mod lazy_matches_eager {
         let mut out: Vec<CrashReport> = reports
             .into_iter()
             .filter_map(|report| {
-                let Some(time) = report.time else {
-                    tracing::warn!(summary = %report.summary, "a crash report without a readable time is left out");
+                let Some(report) = report.dated() else {
+                    tracing::warn!("a crash report without a readable time is left out");
                     return None;
                 };
-                (time >= since).then(|| CrashReport {
-                    kind: crash_kind(report.kind),
-                    time,
-                    pid: report.pid,
-                    process: report.process,
-                    summary: report.summary,
-                    text: report.text,
-                })
+                (report.time >= since).then_some(report)
             })
             .collect();
         out.sort_by_key(|report| std::cmp::Reverse(report.time));

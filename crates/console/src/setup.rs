@@ -15,7 +15,7 @@ mod edit;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use crate::{Doing, Result};
 
 pub use clients::{Client, Scope};
 use clients::{ConfigFile, Places, SERVER_NAME};
@@ -26,7 +26,7 @@ use edit::{Change, Entry};
 /// oldest beyond these go.
 pub const KEPT_BACKUPS: usize = 3;
 
-use crate::doctor::Finding;
+use crate::Finding;
 
 /// `phonelogs setup`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -68,13 +68,13 @@ pub struct SetupArgs {
 pub fn run(args: SetupArgs) -> Result<()> {
     let project = match &args.project_dir {
         Some(dir) => absolute(dir)?,
-        None => std::env::current_dir().context("the current directory")?,
+        None => std::env::current_dir().doing(|| "the current directory".to_owned())?,
     };
     let places = Places::from_env(project)?;
     let file = args
         .client
         .config_file(args.scope, &places)
-        .map_err(anyhow::Error::msg)?;
+        .map_err(crate::Error::Refused)?;
     let (change, entry) = if args.remove {
         // Removing needs no phonelogs-mcp: it may be uninstalled already.
         let entry = Entry {
@@ -88,10 +88,10 @@ pub fn run(args: SetupArgs) -> Result<()> {
     let real = confine::confined(&file, &places)?;
     let old = read(&real)?;
     let new = edit::edit(&file, old.as_deref(), &entry, change).map_err(|why| {
-        anyhow::anyhow!(
+        crate::Error::Refused(format!(
             "cannot change {}: {why}. Nothing was written; fix the file (or move it away) and run this again",
             real.display()
-        )
+        ))
     })?;
     let what = format!("{} ({})", args.client.title(), scope_name(args.scope));
     let Some(new) = new else {
@@ -137,15 +137,20 @@ pub fn run(args: SetupArgs) -> Result<()> {
 fn entry(args: &SetupArgs) -> Result<Entry> {
     for extra in &args.extra {
         if extra == "--agent" || extra.starts_with("--agent=") {
-            bail!("name the agent with `phonelogs setup --agent NAME`, not after `--`");
+            return Err(crate::Error::Refused(
+                "name the agent with `phonelogs setup --agent NAME`, not after `--`".to_owned(),
+            ));
         }
         if extra == "--questions" || extra.starts_with("--questions=") {
-            bail!("say where questions go with `phonelogs setup --questions WHO`, not after `--`");
+            return Err(crate::Error::Refused(
+                "say where questions go with `phonelogs setup --questions WHO`, not after `--`"
+                    .to_owned(),
+            ));
         }
         if extra == "--http" || extra.starts_with("--http=") {
-            bail!(
-                "--http serves Streamable HTTP, which a client does not start; see docs/mcp.md for clients that connect to a URL"
-            );
+            return Err(crate::Error::Refused(
+                "--http serves Streamable HTTP, which a client does not start; see docs/mcp.md for clients that connect to a URL".to_owned(),
+            ));
         }
     }
     let server = find_server(args.server.as_deref())?;
@@ -165,7 +170,7 @@ fn entry(args: &SetupArgs) -> Result<Entry> {
 }
 
 fn absolute(path: &Path) -> Result<PathBuf> {
-    std::path::absolute(path).with_context(|| format!("{}", path.display()))
+    std::path::absolute(path).doing(|| format!("{}", path.display()))
 }
 
 /// The installed `phonelogs-mcp`: `--server`, else the one beside this program (where `cargo
@@ -175,7 +180,10 @@ fn find_server(given: Option<&Path>) -> Result<PathBuf> {
     if let Some(path) = given {
         let path = absolute(path)?;
         if !path.is_file() {
-            bail!("--server {}: no such file", path.display());
+            return Err(crate::Error::Refused(format!(
+                "--server {}: no such file",
+                path.display()
+            )));
         }
         return Ok(path);
     }
@@ -193,16 +201,14 @@ fn find_server(given: Option<&Path>) -> Result<PathBuf> {
         .into_iter()
         .chain(on_path)
         .find(|candidate| candidate.is_file() && candidate.is_absolute())
-        .context(
-            "phonelogs-mcp is not installed beside phonelogs nor on PATH: install it with `cargo install --locked --path bins/phonelogs-mcp`, or pass --server PATH",
-        )
+        .doing(|| "phonelogs-mcp is not installed beside phonelogs nor on PATH: install it with `cargo install --locked --path bins/phonelogs-mcp`, or pass --server PATH".to_owned())
 }
 
 fn read(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+        Err(error) => Err(error).doing(|| format!("reading {}", path.display())),
     }
 }
 
@@ -229,14 +235,14 @@ struct Backups {
 fn write(path: &Path, scope: Scope, old: Option<&str>, new: &str) -> Result<Backups> {
     let dir = path
         .parent()
-        .with_context(|| format!("{} has no folder", path.display()))?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        .doing(|| format!("{} has no folder", path.display()))?;
+    std::fs::create_dir_all(dir).doing(|| format!("creating {}", dir.display()))?;
     let made = match old {
         Some(_) => Some(backup(path)?),
         None => None,
     };
-    let mut temporary = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("writing in {}", dir.display()))?;
+    let mut temporary =
+        tempfile::NamedTempFile::new_in(dir).doing(|| format!("writing in {}", dir.display()))?;
     std::io::Write::write_all(&mut temporary, new.as_bytes())?;
     match std::fs::metadata(path) {
         Ok(meta) => std::fs::set_permissions(temporary.path(), meta.permissions())?,
@@ -244,7 +250,7 @@ fn write(path: &Path, scope: Scope, old: Option<&str>, new: &str) -> Result<Back
     }
     temporary
         .persist(path)
-        .with_context(|| format!("writing {}", path.display()))?;
+        .doing(|| format!("writing {}", path.display()))?;
     let removed = match made {
         Some(_) => prune_backups(path)?,
         None => 0,
@@ -260,7 +266,7 @@ fn prune_backups(path: &Path) -> Result<usize> {
     found.sort();
     let extra = found.len().saturating_sub(KEPT_BACKUPS);
     for (_, old) in &found[..extra] {
-        std::fs::remove_file(old).with_context(|| format!("removing {}", old.display()))?;
+        std::fs::remove_file(old).doing(|| format!("removing {}", old.display()))?;
     }
     Ok(extra)
 }
@@ -272,7 +278,7 @@ fn backups_of(path: &Path) -> Result<Vec<((String, u32), PathBuf)>> {
     };
     let prefix = format!("{}{BACKUP_INFIX}", name.to_string_lossy());
     Ok(std::fs::read_dir(dir)
-        .with_context(|| format!("listing {}", dir.display()))?
+        .doing(|| format!("listing {}", dir.display()))?
         .filter_map(|entry| entry.ok())
         .filter_map(|entry| {
             let file_name = entry.file_name().into_string().ok()?;
@@ -355,17 +361,19 @@ fn backup(path: &Path) -> Result<PathBuf> {
         match created {
             Ok(_) => {
                 std::fs::copy(path, &candidate)
-                    .with_context(|| format!("backing up to {}", candidate.display()))?;
+                    .doing(|| format!("backing up to {}", candidate.display()))?;
                 return Ok(candidate);
             }
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(error) => {
-                return Err(error)
-                    .with_context(|| format!("backing up to {}", candidate.display()));
+                return Err(error).doing(|| format!("backing up to {}", candidate.display()));
             }
         }
     }
-    bail!("no free backup name beside {}", path.display())
+    Err(crate::Error::Refused(format!(
+        "no free backup name beside {}",
+        path.display()
+    )))
 }
 
 /// What the person does next to see it work.

@@ -5,31 +5,30 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
 use phonelogs_driver::AppId;
 use phonelogs_gateway::{Answer, Approval, HistoryFilter, Store};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+
+use crate::{Doing, Result};
 
 /// The state directory: `--state-dir`, else the rule the MCP server uses too
 /// ([`phonelogs_gateway::default_state_dir`]).
 pub fn state_dir(given: Option<PathBuf>) -> Result<PathBuf> {
     match given {
         Some(dir) => Ok(dir),
-        None => {
-            phonelogs_gateway::default_state_dir(|name| std::env::var_os(name)).with_context(|| {
-                format!(
-                    "no state directory: pass --state-dir DIR or set {}",
-                    phonelogs_gateway::STATE_DIR_ENV
-                )
-            })
-        }
+        None => phonelogs_gateway::default_state_dir(|name| std::env::var_os(name)).doing(|| {
+            format!(
+                "no state directory: pass --state-dir DIR or set {}",
+                phonelogs_gateway::STATE_DIR_ENV
+            )
+        }),
     }
 }
 
 /// Opens the store, saying which directory failed.
 pub fn open(dir: &Path) -> Result<Store> {
-    Store::open(dir).with_context(|| format!("state directory {}", dir.display()))
+    Store::open(dir).doing(|| format!("state directory {}", dir.display()))
 }
 
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
@@ -72,14 +71,14 @@ pub fn approvals_list(store: &Store, json: bool) -> Result<()> {
 /// Parses an answer word.
 pub fn parse_answer(text: &str) -> Result<Answer> {
     Answer::parse(text)
-        .with_context(|| format!("{text:?} is not an answer; answer once, task, always or deny"))
+        .doing(|| format!("{text:?} is not an answer; answer once, task, always or deny"))
 }
 
 /// `phonelogs approvals answer <ID> <ANSWER>`.
 pub fn approvals_answer(store: &Store, id: &str, answer: Answer) -> Result<()> {
-    let approval = store.approval(id)?.with_context(|| {
-        format!("no approval has the id {id:?}; see `phonelogs approvals list`")
-    })?;
+    let approval = store
+        .approval(id)?
+        .doing(|| format!("no approval has the id {id:?}; see `phonelogs approvals list`"))?;
     store.answer_via(id, answer, phonelogs_gateway::AnsweredVia::CommandLine)?;
     println!(
         "{}: {} \u{201c}{}\u{201d} for agent {} on {}",
@@ -158,7 +157,7 @@ pub fn history(
             let local = time::UtcOffset::current_local_offset().unwrap_or(time::UtcOffset::UTC);
             Some(
                 phonelogs_gateway::since::parse_since(Some(text), now, local, now).map_err(
-                    |error| anyhow::Error::msg(phonelogs_gateway::catalog::view_error(&error)),
+                    |error| crate::Error::Refused(phonelogs_gateway::catalog::view_error(&error)),
                 )?,
             )
         }

@@ -34,7 +34,7 @@ fn gateway(
     phones: &PhoneSources,
     state_dir: PathBuf,
     offset: time::UtcOffset,
-) -> anyhow::Result<Gateway> {
+) -> crate::Result<Gateway> {
     let phones = phones.phones()?;
     let mut builder = Gateway::builder().state_dir(state_dir).local_offset(offset);
     for android in phones.android {
@@ -52,7 +52,7 @@ pub async fn run(
     phones: PhoneSources,
     state_dir: PathBuf,
     offset: time::UtcOffset,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let gateway = gateway(&phones, state_dir, offset)?;
     let session = gateway.start_person_read();
     let result = read(&session, &request).await;
@@ -60,7 +60,7 @@ pub async fn run(
     result
 }
 
-async fn read(session: &Session, request: &Request) -> anyhow::Result<()> {
+async fn read(session: &Session, request: &Request) -> crate::Result<()> {
     let first = session
         .logs(LogsRequest {
             device: request.device.clone(),
@@ -95,7 +95,7 @@ async fn read(session: &Session, request: &Request) -> anyhow::Result<()> {
         };
         let result = session.logs_live(next, &hooks).await;
         if result.status != Status::Ok {
-            anyhow::bail!("{}", result.message);
+            return Err(crate::Error::Refused(result.message.clone()));
         }
         print!("{}", result.log);
     }
@@ -103,9 +103,9 @@ async fn read(session: &Session, request: &Request) -> anyhow::Result<()> {
 }
 
 /// Prints the lines on stdout and the message on stderr; a refusal is an error.
-fn show(result: &phonelogs_gateway::LogsResponse) -> anyhow::Result<()> {
+fn show(result: &phonelogs_gateway::LogsResponse) -> crate::Result<()> {
     if result.status != Status::Ok {
-        anyhow::bail!("{}", result.message);
+        return Err(crate::Error::Refused(result.message.clone()));
     }
     eprintln!("{}", result.message);
     print!("{}", result.log);

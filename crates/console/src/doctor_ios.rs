@@ -6,7 +6,7 @@ use phonelogs_driver::DeviceId;
 use phonelogs_ios::PhoneCheck;
 use phonelogs_ios::sources::{Blocker, MOUNT, causes, fixes};
 
-use crate::doctor::Finding;
+use crate::Finding;
 
 /// How to turn Developer Mode on.
 const DEVELOPER_MODE_FIX: &str = "turn on Developer Mode: Settings › Privacy & Security › Developer Mode (the iPhone restarts and asks to confirm)";

@@ -10,7 +10,7 @@ use phonelogs_gateway::{Answer, Approval, HistoryStep, StandingRule, Status};
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::doctor::Finding;
+use crate::Finding;
 
 /// Escapes text for HTML content and quoted attribute values.
 pub fn escape(text: &str) -> String {
