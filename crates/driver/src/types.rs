@@ -481,13 +481,19 @@ pub struct AppInfo {
     /// pass (no question) does not cover.
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub installed_at: Option<OffsetDateTime>,
+    /// What tells one install of the app from another where the phone gives no install time:
+    /// on the iPhone, the bundle's path (installation_proxy's `Path`), whose container moves
+    /// with every install, of the same build too. `None` where the phone does not say (Android
+    /// says [`AppInfo::installed_at`] instead).
+    #[serde(default)]
+    pub install_id: Option<String>,
 }
 
 impl AppInfo {
     /// Whether `other` describes the app as this does in everything a decision to read it rests
     /// on: the app, its uid (the one every line is checked against), the development-build,
-    /// system and shared-uid flags, the version (symbols are filed under it) and the install
-    /// time (a reinstall of the same version is another build). The label is not among them:
+    /// system and shared-uid flags, the version (symbols are filed under it), the install
+    /// time and the install id (a reinstall of the same version is another build). The label is not among them:
     /// it names the app, it decides nothing.
     ///
     /// ```
@@ -501,6 +507,7 @@ impl AppInfo {
     ///     shared_uid: false,
     ///     version: Some("7".into()),
     ///     installed_at: None,
+    ///     install_id: None,
     /// };
     /// let labelled = AppInfo { label: Some("Crash Test".into()), ..debug.clone() };
     /// let release = AppInfo { dev_build: false, ..debug.clone() };
@@ -515,6 +522,7 @@ impl AppInfo {
             && self.shared_uid == other.shared_uid
             && self.version == other.version
             && self.installed_at == other.installed_at
+            && self.install_id == other.install_id
     }
 }
 

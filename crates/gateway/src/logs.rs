@@ -248,7 +248,7 @@ impl Session {
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
-        let (since, built) = self.build_window(target, since, "Lines");
+        let (since, built) = self.build_window(target, Action::Logs, since, "Lines");
         let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
         let mut result = driver
@@ -491,7 +491,7 @@ impl Session {
         hooks: &LiveHooks,
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
         let driver = self.driver(target.driver_index);
-        let (since, built) = self.build_window(target, call.since, "Reports");
+        let (since, built) = self.build_window(target, Action::Logs, call.since, "Reports");
         let result = driver
             .own_crash_result(&target.device, &target.info, since, call.limit)
             .await?;

@@ -756,6 +756,7 @@ mod tests {
             shared_uid: false,
             version: None,
             installed_at: None,
+            install_id: None,
         };
         let mut other = line("other");
         other.uid = Some(10200);
