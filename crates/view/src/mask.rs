@@ -662,7 +662,8 @@ fn looks_like_a_last_body_line(text: &str) -> bool {
     let base64 = body
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'));
-    if !base64 || body.is_empty() || padding > 2 || text.len() % 4 != 0 || text.len() > 64 {
+    if !base64 || body.is_empty() || padding > 2 || !text.len().is_multiple_of(4) || text.len() > 64
+    {
         return false;
     }
     let mixed_case = body.bytes().any(|b| b.is_ascii_uppercase())
