@@ -11,7 +11,6 @@
 //! stop what it started) however it ended.
 
 use std::ffi::OsString;
-use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::thread;
@@ -24,6 +23,7 @@ use crate::devlock::DeviceLock;
 use crate::mcp_test::{AppTexts, Programs, Task};
 use crate::process;
 use crate::sim::{self, Sim};
+use crate::steps::{Report, build_programs, cargo, wait_for, workspace_root};
 use crate::uiautomator;
 
 /// The Crash Test package (`crashtest/AndroidManifest.xml`).
@@ -38,8 +38,6 @@ const CLOSE_DIALOG_BUTTON: (&str, &str) = ("android:id/aerr_close", "Close app")
 /// Where the UI dump is written on the device.
 const UI_DUMP: &str = "/data/local/tmp/phonelogs-ui.xml";
 
-/// How long a cargo build and test run may take on two cores.
-const CARGO: Duration = Duration::from_secs(30 * 60);
 /// How long a crash may take to reach the drop box.
 const CRASH_WAIT: Duration = Duration::from_secs(30);
 /// How long an ANR may take: Android waits 5 s for input, then dumps every thread's stack.
@@ -169,54 +167,6 @@ impl Build {
         match self {
             Self::Debug => "true",
             Self::Release => "false",
-        }
-    }
-}
-
-/// Counts and prints steps.
-#[derive(Debug, Default)]
-pub(crate) struct Report {
-    number: usize,
-    passed: usize,
-    failed: usize,
-}
-
-impl Report {
-    /// Runs one step, printing its name first and its outcome after.
-    pub(crate) fn step<T>(
-        &mut self,
-        name: impl Display,
-        action: impl FnOnce() -> Result<T>,
-    ) -> Option<T> {
-        self.number += 1;
-        println!("[{}] {name}", self.number);
-        match action() {
-            Ok(value) => {
-                self.passed += 1;
-                println!("    ok");
-                Some(value)
-            }
-            Err(error) => {
-                self.failed += 1;
-                println!("    FAILED: {error:#}");
-                None
-            }
-        }
-    }
-
-    pub(crate) fn note(&self, text: impl Display) {
-        println!("    {text}");
-    }
-
-    pub(crate) fn close(&self) -> ExitCode {
-        println!(
-            "emulator-test: {} passed, {} failed",
-            self.passed, self.failed
-        );
-        if self.failed == 0 && self.passed > 0 {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
         }
     }
 }
@@ -553,24 +503,6 @@ fn named_test(
     )
 }
 
-/// Builds `phonelogs` and `phonelogs-mcp` as `cargo test --workspace` builds them (for their
-/// integration tests): dev-dependencies turn on more features of shared crates (tokio, rmcp), so
-/// a plain `cargo build -p …` would rebuild most of the workspace after the tests, as in CI.
-pub(crate) fn build_programs(workspace: &Path) -> Result<()> {
-    cargo(workspace, &["test", "--workspace", "--no-run"], &[])
-}
-
-/// Runs cargo in the workspace, its output shown as it comes.
-pub(crate) fn cargo(workspace: &Path, args: &[&str], vars: &[(&str, &str)]) -> Result<()> {
-    let program = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let mut command = Command::new(program);
-    command.current_dir(workspace).args(args);
-    for (key, value) in vars {
-        command.env(key, value);
-    }
-    process::run_visible(&mut command, CARGO)
-}
-
 /// Picks the device: the serial given, else the only emulator adb lists.
 fn choose_device(adb: &Adb, serial: Option<&str>) -> Result<Device> {
     if let Some(serial) = serial {
@@ -695,24 +627,6 @@ fn close_error_dialog(device: &Device) {
     }
 }
 
-/// Polls `done` every half second until it says yes or `timeout` passes.
-pub(crate) fn wait_for(
-    timeout: Duration,
-    what: &str,
-    mut done: impl FnMut() -> Result<bool>,
-) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if done()? {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            bail!("no {what} within {} s", timeout.as_secs());
-        }
-        thread::sleep(Duration::from_millis(500));
-    }
-}
-
 /// Leaves the device as it was: Crash Test stopped and uninstalled, no debug app set.
 struct Cleanup<'a> {
     device: &'a Device,
@@ -726,12 +640,6 @@ impl Drop for Cleanup<'_> {
         let _ = self.device.shell("am clear-debug-app");
         let _ = self.device.shell(&format!("rm -f {UI_DUMP}"));
     }
-}
-
-/// The workspace's root folder: xtask lives one level below it.
-pub(crate) fn workspace_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
 #[cfg(test)]

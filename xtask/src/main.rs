@@ -13,6 +13,7 @@ mod mcp_test;
 mod process;
 mod sim;
 mod sim_ios;
+mod steps;
 mod uiautomator;
 
 use std::process::ExitCode;

@@ -24,10 +24,10 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
 use crate::devlock::DeviceLock;
-use crate::emulator_test::{Report, build_programs, cargo, wait_for, workspace_root};
 use crate::mcp_client::{result_text, structured_str};
 use crate::mcp_test::{AppTexts, Programs, Task};
 use crate::sim;
+use crate::steps::{Report, build_programs, cargo, wait_for, workspace_root};
 
 /// Crash Test's bundle id and its widget extension's on the simulated iPhone.
 const BUNDLE: &str = "dev.phonelogs.crashtest";

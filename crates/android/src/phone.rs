@@ -393,6 +393,7 @@ fn info_of(app: &AppId, facts: &AppFacts) -> AppInfo {
         shared_uid: facts.shared_user.is_some(),
         version: facts.version.clone(),
         installed_at: installed_at_of(facts),
+        install_id: None,
     }
 }
 
@@ -1138,26 +1139,7 @@ fn own_exit_records(
             left_out += 1;
             continue;
         }
-        let r = entry.record;
-        records.push(phonelogs_driver::ExitRecord {
-            timestamp: r.timestamp,
-            pid: r.pid.map(i64::from),
-            real_uid: r.real_uid.map(i64::from),
-            user: r.user.map(i64::from),
-            process: r.process,
-            reason_code: r.reason_code.map(i64::from),
-            reason: r.reason,
-            subreason_code: r.subreason_code.map(i64::from),
-            subreason: r.subreason,
-            status: r.status.map(i64::from),
-            importance: r.importance.map(i64::from),
-            pss: r.pss,
-            rss: r.rss,
-            state: r.state,
-            description: r.description,
-            trace_available: r.trace_available,
-            has_anr_info: r.has_anr_info,
-        });
+        records.push(entry.record);
     }
     (records, left_out)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use phonelogs_crash::{Format, Report, ReportKind, render_heading};
+use phonelogs_crash::{CrashKind, Format, Report, render_heading};
 use phonelogs_driver::{AppId, AppLogger as _, DeviceState, Platform};
 use phonelogs_gateway::{GuardedLogger, NamedDevice};
 use phonelogs_symbols::fingerprint::{self, AppCode, Occurrence};
@@ -137,7 +137,7 @@ fn read_files(
         if let Some(trace) = &parsed.backtrace {
             // A `debuggerd -b` dump has no report; its frames are symbolicated as one.
             reports.push(Report {
-                kind: ReportKind::NativeCrash,
+                kind: CrashKind::NativeCrash,
                 time: None,
                 pid: trace.pid,
                 process: trace.process_name.clone().unwrap_or_default(),
@@ -232,7 +232,7 @@ fn apply(symbols: &SymbolsDir, mut report: Report, version: Option<&str>) -> Rea
 /// and the build number in `Version: 1.0 (7)`.
 fn app_of(report: &Report) -> (String, Option<String>) {
     match report.kind {
-        ReportKind::Crash | ReportKind::Watchdog => {
+        CrashKind::Crash | CrashKind::Watchdog => {
             let field = |name: &str| {
                 report
                     .text

@@ -4,7 +4,8 @@
 //! tombstone that crash_dump echoes as `F DEBUG` lines under its own pid).
 
 use crate::logcat::{LogcatLineRef, parse_log_line};
-use crate::report::{PhoneClock, Report, ReportKind};
+use crate::report::{PhoneClock, Report};
+use phonelogs_driver::CrashKind;
 
 /// The most text kept for one report, so a process that keeps logging after its crash cannot
 /// grow a report without bound.
@@ -27,7 +28,7 @@ struct NativeDraft {
 /// Finds the crash reports in a logcat dump (any layout this crate reads), oldest first.
 ///
 /// ```
-/// use phonelogs_crash::{crashbuf::parse_crash_buffer, PhoneClock, ReportKind};
+/// use phonelogs_crash::{crashbuf::parse_crash_buffer, PhoneClock, CrashKind};
 /// let dump = "\
 /// 05-20 08:02:10.572 10127 23031 23031 E AndroidRuntime: FATAL EXCEPTION: main
 /// 05-20 08:02:10.572 10127 23031 23031 E AndroidRuntime: Process: com.example.app, PID: 23031
@@ -36,7 +37,7 @@ struct NativeDraft {
 /// ";
 /// let reports = parse_crash_buffer(dump, &PhoneClock::default());
 /// assert_eq!(reports.len(), 1);
-/// assert_eq!(reports[0].kind, ReportKind::JavaCrash);
+/// assert_eq!(reports[0].kind, CrashKind::JavaCrash);
 /// assert_eq!(reports[0].pid, Some(23031));
 /// assert_eq!(reports[0].summary, "java.lang.IllegalStateException: boom");
 /// // A stack trace, not logcat's lines.
@@ -73,7 +74,7 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             order.push((true, java.len()));
             java.push(JavaDraft {
                 report: Report {
-                    kind: ReportKind::JavaCrash,
+                    kind: CrashKind::JavaCrash,
                     time: line.time.to_offset_date_time(clock.year, clock.offset),
                     pid: Some(line.pid),
                     process: String::new(),
@@ -107,7 +108,7 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
             order.push((false, native.len()));
             native.push(NativeDraft {
                 report: Report {
-                    kind: ReportKind::NativeCrash,
+                    kind: CrashKind::NativeCrash,
                     time: line.time.to_offset_date_time(clock.year, clock.offset),
                     pid: pid.or(Some(line.pid)),
                     process: process.unwrap_or_default(),
@@ -235,7 +236,7 @@ fn read_debug_line(
             order.push((false, native.len()));
             native.push(NativeDraft {
                 report: Report {
-                    kind: ReportKind::NativeCrash,
+                    kind: CrashKind::NativeCrash,
                     time: line.time.to_offset_date_time(clock.year, clock.offset),
                     pid: None,
                     process: String::new(),

@@ -6,47 +6,7 @@
 //! record, where a value runs to the next ` key=` of a known key, so a `description` with spaces
 //! survives.
 
-use serde::{Deserialize, Serialize};
-
-/// One `ApplicationExitInfo` record, with exactly the fields of `get_process_exit_history`.
-/// Fields the record does not carry are `None` (JSON `null`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExitRecord {
-    /// `timestamp=`, as printed: the phone's local time, `yyyy-MM-dd HH:mm:ss.SSS`.
-    pub timestamp: Option<String>,
-    /// `pid=`.
-    pub pid: Option<u32>,
-    /// `realUid=`.
-    pub real_uid: Option<u32>,
-    /// `user=`.
-    pub user: Option<u32>,
-    /// `process=`.
-    pub process: Option<String>,
-    /// The number of `reason=N (LABEL)`.
-    pub reason_code: Option<i32>,
-    /// The label of `reason=N (LABEL)`, e.g. `APP CRASH(EXCEPTION)`.
-    pub reason: Option<String>,
-    /// The number of `subreason=N (LABEL)`.
-    pub subreason_code: Option<i32>,
-    /// The label of `subreason=N (LABEL)`, e.g. `FORCE STOP`.
-    pub subreason: Option<String>,
-    /// `status=` (the exit status, or the signal for a native crash).
-    pub status: Option<i32>,
-    /// `importance=`.
-    pub importance: Option<i32>,
-    /// `pss=`, the raw string (`0.00`, `221MB`, locale-formatted such as `0,00`).
-    pub pss: Option<String>,
-    /// `rss=`, the raw string.
-    pub rss: Option<String>,
-    /// `state=` (`empty` or `N bytes`).
-    pub state: Option<String>,
-    /// `description=`, free text that may hold spaces.
-    pub description: Option<String>,
-    /// Whether `trace=` names a file (it is `null` when no trace was kept).
-    pub trace_available: bool,
-    /// Whether the record is an ANR (`reason=6`) with a trace: the ANR's traces can be read.
-    pub has_anr_info: bool,
-}
+pub use phonelogs_driver::ExitRecord;
 
 /// The keys an `ApplicationExitInfo` dump prints. A value runs until the next ` <key>=`.
 const KEYS: &[&str] = &[
@@ -125,12 +85,12 @@ impl ExitEntry {
         let owner = match (self.section_uid, self.package_uid) {
             (Some(section), Some(package)) if section != package => return None,
             (Some(uid), _) | (None, Some(uid)) => uid,
-            (None, None) => self.record.real_uid?,
+            (None, None) => u32::try_from(self.record.real_uid?).ok()?,
         };
         if self
             .record
             .user
-            .is_some_and(|user| user != owner / PER_USER_RANGE)
+            .is_some_and(|user| user != i64::from(owner / PER_USER_RANGE))
         {
             return None;
         }
@@ -247,6 +207,12 @@ fn code_and_label(value: &str) -> (Option<i32>, Option<String>) {
     (code, label)
 }
 
+/// A number the dump prints, read as the platform's type (`int` for a uid, a pid or a status)
+/// and widened to the contract's `i64`: a value out of the platform's range reads as `None`.
+fn widened<T: std::str::FromStr + Into<i64>>(value: &str) -> Option<i64> {
+    value.parse::<T>().ok().map(Into::into)
+}
+
 fn record_from_pairs(pairs: &[(String, String)]) -> ExitRecord {
     let mut record = ExitRecord::default();
     let mut trace: Option<String> = None;
@@ -254,14 +220,20 @@ fn record_from_pairs(pairs: &[(String, String)]) -> ExitRecord {
         let text = || Some(value.clone());
         match key.as_str() {
             "timestamp" => record.timestamp = text(),
-            "pid" => record.pid = value.parse().ok(),
-            "realUid" => record.real_uid = value.parse().ok(),
-            "user" => record.user = value.parse().ok(),
+            "pid" => record.pid = widened::<u32>(value),
+            "realUid" => record.real_uid = widened::<u32>(value),
+            "user" => record.user = widened::<u32>(value),
             "process" => record.process = text(),
-            "reason" => (record.reason_code, record.reason) = code_and_label(value),
-            "subreason" => (record.subreason_code, record.subreason) = code_and_label(value),
-            "status" => record.status = value.parse().ok(),
-            "importance" => record.importance = value.parse().ok(),
+            "reason" => {
+                let (code, label) = code_and_label(value);
+                (record.reason_code, record.reason) = (code.map(i64::from), label);
+            }
+            "subreason" => {
+                let (code, label) = code_and_label(value);
+                (record.subreason_code, record.subreason) = (code.map(i64::from), label);
+            }
+            "status" => record.status = widened::<i32>(value),
+            "importance" => record.importance = widened::<i32>(value),
             "pss" => record.pss = text(),
             "rss" => record.rss = text(),
             "state" => record.state = text(),
@@ -310,7 +282,7 @@ mod tests {
         );
         let dump = std::fs::read_to_string(path).unwrap();
         let entries = parse_exit_entries(&dump);
-        let owners: Vec<(Option<u32>, Option<u32>)> = entries
+        let owners: Vec<(Option<i64>, Option<u32>)> = entries
             .iter()
             .map(|e| (e.record.pid, e.owner_uid()))
             .collect();
@@ -332,19 +304,20 @@ mod tests {
 
     #[test]
     fn an_owner_that_cannot_be_told_is_none() {
-        let entry = |section: Option<u32>, package: Option<u32>, real: Option<u32>, user| {
-            ExitEntry {
-                package: None,
-                section_uid: section,
-                package_uid: package,
-                record: ExitRecord {
-                    real_uid: real,
-                    user,
-                    ..ExitRecord::default()
-                },
-            }
-            .owner_uid()
-        };
+        let entry =
+            |section: Option<u32>, package: Option<u32>, real: Option<u32>, user: Option<u32>| {
+                ExitEntry {
+                    package: None,
+                    section_uid: section,
+                    package_uid: package,
+                    record: ExitRecord {
+                        real_uid: real.map(i64::from),
+                        user: user.map(i64::from),
+                        ..ExitRecord::default()
+                    },
+                }
+                .owner_uid()
+            };
         assert_eq!(entry(None, None, None, None), None);
         assert_eq!(entry(Some(10127), Some(1_010_127), None, None), None);
         assert_eq!(entry(Some(10127), Some(10127), None, Some(10)), None);

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Error;
-use crate::report::{Report, ReportKind, cut_text};
+use crate::report::{Report, cut_text};
+use phonelogs_driver::CrashKind;
 
 /// The most bytes a cut report's text holds.
 pub const MAX_CUT_BYTES: usize = 48 * 1024;
@@ -302,12 +303,12 @@ pub fn parse_ips_time(value: &str) -> Option<time::OffsetDateTime> {
 ///
 /// ```
 /// use phonelogs_crash::ips::ips_report;
-/// use phonelogs_crash::ReportKind;
+/// use phonelogs_crash::CrashKind;
 /// let file = br#"{"bug_type":"309","name":"Example","timestamp":"2026-11-30 10:00:00.00 +0100"}
 /// {"procName":"Example","pid":42,"exception":{"type":"EXC_CRASH","signal":"SIGABRT"},
 ///  "asi":{"libsystem_c.dylib":["abort() called"]},"faultingThread":0,"threads":[],"usedImages":[]}"#;
 /// let report = ips_report(file).unwrap().unwrap();
-/// assert_eq!(report.kind, ReportKind::Crash);
+/// assert_eq!(report.kind, CrashKind::Crash);
 /// assert_eq!(report.pid, Some(42));
 /// assert_eq!(report.summary, "abort() called");
 /// ```
@@ -321,7 +322,7 @@ pub fn ips_report(bytes: &[u8]) -> Result<Option<Report>, Error> {
         IpsBody::Text(body) => text_report(&file.header, body),
         IpsBody::DamagedJson(body) => damaged_report(&file.header, body),
         IpsBody::Missing => Report {
-            kind: ReportKind::Crash,
+            kind: CrashKind::Crash,
             time: file.header.timestamp.as_deref().and_then(parse_ips_time),
             pid: None,
             process: file.header.name.clone().unwrap_or_default(),
@@ -719,9 +720,9 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
     }
     Report {
         kind: if watchdog {
-            ReportKind::Watchdog
+            CrashKind::Watchdog
         } else {
-            ReportKind::Crash
+            CrashKind::Crash
         },
         time,
         pid,
@@ -864,9 +865,9 @@ fn text_report(header: &IpsHeader, body: &str) -> Report {
     }
     Report {
         kind: if watchdog {
-            ReportKind::Watchdog
+            CrashKind::Watchdog
         } else {
-            ReportKind::Crash
+            CrashKind::Crash
         },
         time,
         pid,
@@ -935,9 +936,9 @@ fn damaged_report(header: &IpsHeader, body: &str) -> Report {
     let watchdog = body.to_ascii_lowercase().contains("0x8badf00d");
     Report {
         kind: if watchdog {
-            ReportKind::Watchdog
+            CrashKind::Watchdog
         } else {
-            ReportKind::Crash
+            CrashKind::Crash
         },
         time,
         pid,
@@ -1048,7 +1049,7 @@ mod tests {
  "termination":{"namespace":"FRONTBOARD","code":2343432205,
   "reasons":["RBSTerminateContext| domain:10 code:0x8BADF00D explanation:scene-create watchdog transgression: app exhausted real (wall clock) time allowance of 19.97 seconds","WatchdogEvent: process-exit"]}}"#;
         let report = ips_report(file).unwrap().unwrap();
-        assert_eq!(report.kind, ReportKind::Watchdog);
+        assert_eq!(report.kind, CrashKind::Watchdog);
         assert!(
             report
                 .summary

@@ -4,7 +4,8 @@
 //! `debuggerd -b` backtraces, exit-info records and iOS `.ips` crash reports. Both drivers use
 //! it to turn device output into typed values, and `phonelogs report` uses it to read files.
 //!
-//! Invariants: no I/O, no dependency on another phonelogs crate, and no panic on any input.
+//! Invariants: no I/O, no dependency on another phonelogs crate but `phonelogs-driver` (the
+//! contract, whose `ExitRecord` and `CrashKind` it reads into), and no panic on any input.
 //! Parsers return what they could read plus warnings; a half-readable report still yields a
 //! heading.
 //!
@@ -39,7 +40,8 @@ pub mod vis;
 pub use error::Error;
 pub use exitinfo::ExitRecord;
 pub use logcat::{LogTime, LogcatLine, UidField};
-pub use report::{PhoneClock, Report, ReportKind, cut_text, render_heading};
+pub use phonelogs_driver::CrashKind;
+pub use report::{PhoneClock, Report, cut_text, render_heading};
 pub use tombstone::{NativeBacktrace, TombstoneHeader};
 
 use serde::{Deserialize, Serialize};
@@ -295,7 +297,7 @@ pub fn parse_any(bytes: &[u8], format: Option<Format>) -> Result<ParsedFile, Err
             let cut = anr::cut_anr(&text, anr::AnrTarget::default());
             let time = cut.section_time.as_deref().and_then(anr_section_time);
             parsed.reports.push(Report {
-                kind: ReportKind::Anr,
+                kind: CrashKind::Anr,
                 time,
                 pid: cut.pid,
                 process: cut.process.clone().unwrap_or_default(),
@@ -386,7 +388,7 @@ mod tests {
         let trace = b"----- pid 7 at 2026-11-30 10:00:00 -----\nCmd line: a\n\"main\" sysTid=7\n  #00 pc 0  /x\n----- end 7 -----\n";
         assert_eq!(detect_format(trace), Format::Backtrace);
         let parsed = parse_any(trace, Some(Format::Anr)).unwrap();
-        assert_eq!(parsed.reports[0].kind, ReportKind::Anr);
+        assert_eq!(parsed.reports[0].kind, CrashKind::Anr);
         assert_eq!(parsed.reports[0].pid, Some(7));
     }
 }

@@ -1,43 +1,16 @@
 //! The common shape of every crash report: its kind, time, pid, process, one-line summary and
 //! cut text, plus the heading line a person or an agent reads first.
 
+use phonelogs_driver::{CrashKind, CrashReport};
 use serde::{Deserialize, Serialize};
 
-/// What kind of failure a report describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportKind {
-    /// An uncaught Java or Kotlin exception on Android (`FATAL EXCEPTION`, `data_app_crash`).
-    JavaCrash,
-    /// A native crash on Android (a tombstone, `data_app_native_crash`, `F libc` lines).
-    NativeCrash,
-    /// An Android ANR: the app did not answer in time (`data_app_anr`).
-    Anr,
-    /// An iPhone crash report (`.ips`, `bug_type` 309 or 109).
-    Crash,
-    /// An iPhone report whose termination code is `0x8badf00d`: iOS ended an app that did not
-    /// answer in time, Android's ANR.
-    Watchdog,
-}
-
-impl ReportKind {
-    /// The snake-case name used in JSON and headings (`java_crash`, `watchdog`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReportKind::JavaCrash => "java_crash",
-            ReportKind::NativeCrash => "native_crash",
-            ReportKind::Anr => "anr",
-            ReportKind::Crash => "crash",
-            ReportKind::Watchdog => "watchdog",
-        }
-    }
-}
-
-/// One crash report, cut down to what concerns the app.
+/// One crash report, cut down to what concerns the app, as a parser reads it: the driver
+/// contract's [`CrashReport`] before it is known to have a time, with what could not be read.
+/// [`Report::dated`] is the one conversion to the contract's type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     /// What kind of failure this is.
-    pub kind: ReportKind,
+    pub kind: CrashKind,
     /// When it happened, with the phone's zone when known; `None` when the source gives no
     /// usable time (serialized as RFC 3339 or `null`).
     #[serde(with = "time::serde::rfc3339::option")]
@@ -53,6 +26,21 @@ pub struct Report {
     /// What could not be read, for a damaged or unusual source. Empty for a clean one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// The driver contract's report, for a report with a time; `None` without one (a report an
+    /// agent could not place among the app's is left out by the drivers, which say so).
+    pub fn dated(self) -> Option<CrashReport> {
+        Some(CrashReport {
+            kind: self.kind,
+            time: self.time?,
+            pid: self.pid,
+            process: self.process,
+            summary: self.summary,
+            text: self.text,
+        })
+    }
 }
 
 /// What the parsers need to know about the phone's clock to turn its local times into instants.
@@ -78,9 +66,9 @@ impl Default for PhoneClock {
 /// The one-line heading of a report: kind, time, pid, process and summary.
 ///
 /// ```
-/// use phonelogs_crash::{Report, ReportKind, render_heading};
+/// use phonelogs_crash::{Report, CrashKind, render_heading};
 /// let report = Report {
-///     kind: ReportKind::JavaCrash,
+///     kind: CrashKind::JavaCrash,
 ///     time: None,
 ///     pid: Some(4321),
 ///     process: "com.example.app".into(),
@@ -113,7 +101,7 @@ pub fn render_heading(report: &Report) -> String {
     let summary = first_line(&report.summary);
     format!(
         "{}, {when}, {pid}, {process}: {summary}",
-        report.kind.as_str()
+        report.kind.name()
     )
 }
 
@@ -155,14 +143,14 @@ mod tests {
     #[test]
     fn kind_names_match_serde() {
         for kind in [
-            ReportKind::JavaCrash,
-            ReportKind::NativeCrash,
-            ReportKind::Anr,
-            ReportKind::Crash,
-            ReportKind::Watchdog,
+            CrashKind::JavaCrash,
+            CrashKind::NativeCrash,
+            CrashKind::Anr,
+            CrashKind::Crash,
+            CrashKind::Watchdog,
         ] {
             let json = serde_json::to_string(&kind).unwrap();
-            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+            assert_eq!(json, format!("\"{}\"", kind.name()));
         }
     }
 

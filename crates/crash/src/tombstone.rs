@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{PhoneClock, Report, ReportKind};
+use crate::report::{PhoneClock, Report};
+use phonelogs_driver::CrashKind;
 
 /// The header of a native tombstone: the fields of `capture_native_tombstone` that come from the
 /// dump itself, plus a few more a crash report heading needs.
@@ -260,7 +261,7 @@ pub fn tombstone_report(text: &str, clock: &PhoneClock) -> Report {
     };
     let _ = clock;
     Report {
-        kind: ReportKind::NativeCrash,
+        kind: CrashKind::NativeCrash,
         time,
         pid: header.pid,
         process: header.process_name.unwrap_or_default(),

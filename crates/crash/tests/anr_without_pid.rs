@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use phonelogs_crash::{PhoneClock, ReportKind, dropbox};
+use phonelogs_crash::{CrashKind, PhoneClock, dropbox};
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,7 +27,7 @@ fn an_android10_anr_keeps_the_apps_process_and_not_its_clones() {
     let reports = dropbox::dropbox_reports(&text, Some(&app), &PhoneClock::default());
     assert_eq!(reports.len(), 1, "{reports:?}");
     let report = &reports[0];
-    assert_eq!(report.kind, ReportKind::Anr);
+    assert_eq!(report.kind, CrashKind::Anr);
     assert_eq!(report.pid, Some(9001));
     assert!(
         report.text.contains("MainActivity.onHang"),

@@ -3,43 +3,45 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One record of ActivityManager's ApplicationExitInfo ring. Fields the record did not carry are
-/// `None` (`null` in JSON).
+/// One record of ActivityManager's ApplicationExitInfo ring (`dumpsys activity exit-info`, read by
+/// `phonelogs_crash::exitinfo`), with exactly the fields of `get_process_exit_history`. Fields
+/// the record does not carry are `None` (JSON `null`). Numbers are Android's `int`s (a uid or a
+/// pid unsigned), widened to `i64`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExitRecord {
-    /// The record's time as the dump prints it, e.g. `2026-09-06 22:39:39.266`.
+    /// `timestamp=`, as printed: the phone's local time, `yyyy-MM-dd HH:mm:ss.SSS`.
     pub timestamp: Option<String>,
-    /// The process id.
+    /// `pid=`.
     pub pid: Option<i64>,
-    /// The real uid.
+    /// `realUid=`.
     pub real_uid: Option<i64>,
-    /// The Android user.
+    /// `user=`.
     pub user: Option<i64>,
-    /// The process name.
+    /// `process=`.
     pub process: Option<String>,
-    /// The reason's number.
+    /// The number of `reason=N (LABEL)`.
     pub reason_code: Option<i64>,
-    /// The reason's label, e.g. `APP CRASH(EXCEPTION)`.
+    /// The label of `reason=N (LABEL)`, e.g. `APP CRASH(EXCEPTION)`.
     pub reason: Option<String>,
-    /// The subreason's number.
+    /// The number of `subreason=N (LABEL)`.
     pub subreason_code: Option<i64>,
-    /// The subreason's label.
+    /// The label of `subreason=N (LABEL)`, e.g. `FORCE STOP`.
     pub subreason: Option<String>,
-    /// The exit status (or signal).
+    /// `status=` (the exit status, or the signal for a native crash).
     pub status: Option<i64>,
-    /// The process importance.
+    /// `importance=`.
     pub importance: Option<i64>,
-    /// PSS, as the raw string the dump reports.
+    /// `pss=`, the raw string (`0.00`, `221MB`, locale-formatted such as `0,00`).
     pub pss: Option<String>,
-    /// RSS, as the raw string the dump reports.
+    /// `rss=`, the raw string.
     pub rss: Option<String>,
-    /// The process state.
+    /// `state=` (`empty` or `N bytes`).
     pub state: Option<String>,
-    /// The description.
+    /// `description=`, free text that may hold spaces.
     pub description: Option<String>,
-    /// Whether a trace was captured.
+    /// Whether `trace=` names a file (it is `null` when no trace was kept).
     pub trace_available: bool,
-    /// Whether the record has ANR info.
+    /// Whether the record is an ANR (`reason=6`) with a trace: the ANR's traces can be read.
     pub has_anr_info: bool,
 }
 

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use phonelogs_driver::{AppInfo, AppLogger, CrashKind, CrashReport, LogQuery, Platform};
 use phonelogs_symbols::fingerprint::{self, Analysis, AppCode, Occurrence};
-use phonelogs_symbols::{NotMatched, Report, ReportKind, SymbolsDir, SymbolsUsed};
+use phonelogs_symbols::{NotMatched, Report, SymbolsDir, SymbolsUsed};
 use time::format_description::well_known::Rfc3339;
 
 use crate::catalog;
@@ -94,16 +94,6 @@ struct Symbolicated {
     wants_symbols: bool,
 }
 
-fn report_kind(kind: CrashKind) -> ReportKind {
-    match kind {
-        CrashKind::JavaCrash => ReportKind::JavaCrash,
-        CrashKind::NativeCrash => ReportKind::NativeCrash,
-        CrashKind::Anr => ReportKind::Anr,
-        CrashKind::Crash => ReportKind::Crash,
-        CrashKind::Watchdog => ReportKind::Watchdog,
-    }
-}
-
 /// The symbols engine on one text of the app, with the installed version `info` names: the
 /// one place the gateway calls it (crash reports, and the native dumps of the debugging aids).
 /// Returns the summary and text with symbols applied, and what was used or why nothing matched.
@@ -124,7 +114,7 @@ fn apply_symbols(
 }
 
 fn symbolicate(dir: Option<&SymbolsDir>, info: &AppInfo, mut report: CrashReport) -> Symbolicated {
-    let kind = report_kind(report.kind);
+    let kind = report.kind;
     let input = Report {
         kind,
         time: None,
@@ -236,7 +226,7 @@ fn group_reports(dir: Option<&SymbolsDir>, items: Vec<Symbolicated>) -> Grouped 
         let Some(newest) = items.get_mut(group.newest).and_then(Option::take) else {
             continue;
         };
-        let kind = report_kind(newest.report.kind);
+        let kind = newest.report.kind;
         let times: Vec<time::OffsetDateTime> =
             group.occurrences.iter().filter_map(|o| o.time).collect();
         let occurrences = Occurrences {
@@ -398,7 +388,7 @@ impl Session {
     pub(crate) fn symbolicate_dump(&self, target: &Target, text: &mut String) -> DumpSymbols {
         let dir = self.gateway().symbols();
         let input = Report {
-            kind: ReportKind::NativeCrash,
+            kind: CrashKind::NativeCrash,
             time: None,
             pid: None,
             process: target.info.app.to_string(),
@@ -414,7 +404,7 @@ impl Session {
             Some(account) => Some(phonelogs_view::render::heading_part(&account)),
             None => {
                 let app = AppCode::for_app(target.info.app.as_str(), target.info.app.as_str());
-                fingerprint::wants_symbols(ReportKind::NativeCrash, text, &app).then(no_directory)
+                fingerprint::wants_symbols(CrashKind::NativeCrash, text, &app).then(no_directory)
             }
         };
         DumpSymbols {

@@ -23,9 +23,8 @@
 
 use std::time::Duration;
 
-use phonelogs_crash::ReportKind;
 use phonelogs_crash::ips::{CrashFileName, ips_report, parse_crash_file_name, parse_ips};
-use phonelogs_driver::{AppId, CrashKind, CrashReport, Error, Result};
+use phonelogs_driver::{AppId, CrashReport, Error, Result};
 use time::OffsetDateTime;
 use tokio::time::timeout;
 
@@ -208,24 +207,15 @@ pub async fn read_crashes(
                 continue;
             }
         };
-        let Some(time) = report.time else {
+        // An `.ips` report is a `crash` or a `watchdog` (`phonelogs_crash::ips`).
+        let Some(report) = report.dated() else {
             tracing::warn!(path = %candidate.path, "a crash report has no timestamp");
             continue;
         };
-        if time < since {
+        if report.time < since {
             continue;
         }
-        reports.push(CrashReport {
-            kind: match report.kind {
-                ReportKind::Watchdog => CrashKind::Watchdog,
-                _ => CrashKind::Crash,
-            },
-            time,
-            pid: report.pid,
-            process: report.process,
-            summary: report.summary,
-            text: report.text,
-        });
+        reports.push(report);
     }
     reports.sort_by_key(|r| std::cmp::Reverse(r.time));
     reports.truncate(limit);

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use phonelogs_crash::{Report, ReportKind};
+use phonelogs_crash::{CrashKind, Report};
 use phonelogs_symbols::java::Mapping;
 use phonelogs_symbols::{SymbolsDir, Target};
 
@@ -176,7 +176,7 @@ fn native(c: &mut Criterion) {
         );
     }
     let report = Report {
-        kind: ReportKind::NativeCrash,
+        kind: CrashKind::NativeCrash,
         time: None,
         pid: Some(1),
         process: app.into(),

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use phonelogs_crash::{Report, ReportKind};
+use phonelogs_crash::{CrashKind, Report};
 use serde::{Deserialize, Serialize};
 
 use crate::dir::{SymbolKind, SymbolsDir};
@@ -194,7 +194,7 @@ impl SymbolsDir {
         let mut summary = report.summary.clone();
         let android = matches!(
             report.kind,
-            ReportKind::JavaCrash | ReportKind::NativeCrash | ReportKind::Anr
+            CrashKind::JavaCrash | CrashKind::NativeCrash | CrashKind::Anr
         );
         if !self.apps().iter().any(|a| a == target.app) {
             used.not_matched.push(NotMatched::NoAppFolder {

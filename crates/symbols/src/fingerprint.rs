@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::hash::Hasher as _;
 
-use phonelogs_crash::ReportKind;
+use phonelogs_crash::CrashKind;
 use serde::{Deserialize, Serialize};
 
 use crate::frames::{parse_ips_frame, parse_ips_image, parse_native_frame};
@@ -137,7 +137,7 @@ impl Frame {
 
 /// Whether a report's frames look obfuscated or unsymbolicated
 /// ([`Frame::looks_unsymbolicated`]): where a symbols directory would help.
-pub fn wants_symbols(kind: ReportKind, text: &str, app: &AppCode) -> bool {
+pub fn wants_symbols(kind: CrashKind, text: &str, app: &AppCode) -> bool {
     frames(kind, text, app)
         .iter()
         .any(Frame::looks_unsymbolicated)
@@ -155,9 +155,9 @@ pub struct Analysis {
 }
 
 /// Reads the frames of a report's text, in order.
-pub fn frames(kind: ReportKind, text: &str, app: &AppCode) -> Vec<Frame> {
+pub fn frames(kind: CrashKind, text: &str, app: &AppCode) -> Vec<Frame> {
     match kind {
-        ReportKind::Crash | ReportKind::Watchdog => ips_frames(text, app),
+        CrashKind::Crash | CrashKind::Watchdog => ips_frames(text, app),
         _ => android_frames(text, app),
     }
 }
@@ -287,16 +287,16 @@ fn in_package(class: &str, prefix: &str) -> bool {
 }
 
 /// The exception type a fingerprint uses, from the report's kind and (deobfuscated) summary.
-pub fn exception_type(kind: ReportKind, summary: &str) -> String {
+pub fn exception_type(kind: CrashKind, summary: &str) -> String {
     let first = summary.lines().next().unwrap_or("").trim();
     match kind {
-        ReportKind::JavaCrash => first.split(": ").next().unwrap_or(first).trim().to_owned(),
-        ReportKind::Anr => "ANR".to_owned(),
-        ReportKind::NativeCrash => first
+        CrashKind::JavaCrash => first.split(": ").next().unwrap_or(first).trim().to_owned(),
+        CrashKind::Anr => "ANR".to_owned(),
+        CrashKind::NativeCrash => first
             .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
             .find(|t| t.starts_with("SIG") && t.len() > 3)
             .map_or_else(|| strip_numbers(first), str::to_owned),
-        ReportKind::Crash | ReportKind::Watchdog => strip_numbers(first),
+        CrashKind::Crash | CrashKind::Watchdog => strip_numbers(first),
     }
 }
 
@@ -324,7 +324,7 @@ fn strip_numbers(text: &str) -> String {
 }
 
 /// The fingerprint and blamed frame of a report whose text and summary have symbols applied.
-pub fn analyse(kind: ReportKind, summary: &str, text: &str, app: &AppCode) -> Analysis {
+pub fn analyse(kind: CrashKind, summary: &str, text: &str, app: &AppCode) -> Analysis {
     let frames = frames(kind, text, app);
     let exception = exception_type(kind, summary);
     let app_frames: Vec<&Frame> = frames.iter().filter(|f| f.in_app).collect();
@@ -338,7 +338,7 @@ pub fn analyse(kind: ReportKind, summary: &str, text: &str, app: &AppCode) -> An
             .collect()
     };
     let mut hasher = twox_hash::XxHash3_64::default();
-    hasher.write(kind.as_str().as_bytes());
+    hasher.write(kind.name().as_bytes());
     hasher.write(b"\n");
     hasher.write(exception.as_bytes());
     for frame in top {
@@ -403,13 +403,13 @@ pub fn group(items: &[(String, Occurrence)]) -> Vec<Group> {
 
 /// A group's heading: `Java crash ×3 (first 10:02:11, last 10:04:40) IllegalStateException at
 /// CheckoutActivity.onResume(CheckoutActivity.kt:142)`.
-pub fn group_heading(kind: ReportKind, group: &Group, analysis: &Analysis) -> String {
+pub fn group_heading(kind: CrashKind, group: &Group, analysis: &Analysis) -> String {
     let name = match kind {
-        ReportKind::JavaCrash => "Java crash",
-        ReportKind::NativeCrash => "Native crash",
-        ReportKind::Anr => "ANR",
-        ReportKind::Crash => "Crash",
-        ReportKind::Watchdog => "Watchdog",
+        CrashKind::JavaCrash => "Java crash",
+        CrashKind::NativeCrash => "Native crash",
+        CrashKind::Anr => "ANR",
+        CrashKind::Crash => "Crash",
+        CrashKind::Watchdog => "Watchdog",
     };
     let mut out = format!("{name} ×{}", group.occurrences.len());
     let times: Vec<time::OffsetDateTime> =
@@ -447,7 +447,7 @@ mod tests {
         let text = "java.lang.IllegalStateException: x\n\tat android.app.Activity.performResume(Activity.java:8000)\n\tat com.example.app.CheckoutActivity.onResume(CheckoutActivity.kt:142)\n\tat com.example.application.Other.run(Other.kt:1)\n";
         let app = AppCode::for_app("com.example.app", "com.example.app");
         let analysis = analyse(
-            ReportKind::JavaCrash,
+            CrashKind::JavaCrash,
             "java.lang.IllegalStateException: x",
             text,
             &app,
@@ -458,7 +458,7 @@ mod tests {
             blamed.short(),
             "CheckoutActivity.onResume(CheckoutActivity.kt:142)"
         );
-        let frames = frames(ReportKind::JavaCrash, text, &app);
+        let frames = frames(CrashKind::JavaCrash, text, &app);
         assert!(
             !frames[2].in_app,
             "a longer package with the same start is not the app's"
@@ -469,21 +469,21 @@ mod tests {
     fn only_obfuscated_or_unsymbolicated_frames_want_symbols() {
         let app = AppCode::for_app("com.example.app", "Example");
         let plain = "java.lang.IllegalStateException: x\n\tat android.os.Handler.dispatchMessage(Handler.java:106)\n\tat com.example.app.CheckoutActivity.onResume(CheckoutActivity.kt:142)\n";
-        assert!(!wants_symbols(ReportKind::JavaCrash, plain, &app));
+        assert!(!wants_symbols(CrashKind::JavaCrash, plain, &app));
         for obfuscated in [
             "java.lang.IllegalStateException: x\n\tat a.b.c(SourceFile:12)\n",
             "java.lang.IllegalStateException: x\n\tat com.example.app.a.b(Unknown Source:4)\n",
             "java.lang.IllegalStateException: x\n\tat b0.a.d(b0.java:3)\n",
         ] {
             assert!(
-                wants_symbols(ReportKind::JavaCrash, obfuscated, &app),
+                wants_symbols(CrashKind::JavaCrash, obfuscated, &app),
                 "{obfuscated}"
             );
         }
         let native = "backtrace:\n      #00 pc 000000000004f6c4  /data/app/~~x==/com.example.app-y==/lib/arm64/libnative.so\n";
-        assert!(wants_symbols(ReportKind::NativeCrash, native, &app));
+        assert!(wants_symbols(CrashKind::NativeCrash, native, &app));
         let system_only = "backtrace:\n      #00 pc 000000000008e1b4  /apex/com.android.runtime/lib64/bionic/libc.so (abort+164)\n";
-        assert!(!wants_symbols(ReportKind::NativeCrash, system_only, &app));
+        assert!(!wants_symbols(CrashKind::NativeCrash, system_only, &app));
     }
 
     #[test]
@@ -494,7 +494,7 @@ mod tests {
         );
         assert_eq!(
             exception_type(
-                ReportKind::NativeCrash,
+                CrashKind::NativeCrash,
                 "signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0"
             ),
             "SIGSEGV"

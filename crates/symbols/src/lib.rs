@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use phonelogs_symbols::{SymbolsDir, Target, fingerprint};
-//! use phonelogs_crash::{Report, ReportKind};
+//! use phonelogs_crash::{Report, CrashKind};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let version = dir.path().join("com.example.app").join("12");
@@ -31,7 +31,7 @@
 //!
 //! let symbols = SymbolsDir::open(dir.path()).unwrap();
 //! let report = Report {
-//!     kind: ReportKind::JavaCrash,
+//!     kind: CrashKind::JavaCrash,
 //!     time: None,
 //!     pid: Some(4321),
 //!     process: "com.example.app".into(),
@@ -64,4 +64,4 @@ pub use dir::{DebugEntry, Inventory, SymbolKind, SymbolsDir, check_component};
 pub use error::Error;
 /// The report type symbols are applied to, re-exported so a caller needs no direct dependency
 /// on `phonelogs-crash`.
-pub use phonelogs_crash::{Report, ReportKind};
+pub use phonelogs_crash::{CrashKind, Report};

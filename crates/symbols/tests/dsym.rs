@@ -12,7 +12,7 @@ mod common;
 use std::process::Command;
 
 use common::{repo, run};
-use phonelogs_crash::{Report, ReportKind};
+use phonelogs_crash::{CrashKind, Report};
 use phonelogs_symbols::testing::{build_library, dwarf_sections, macho_dsym};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, Target};
 
@@ -57,7 +57,7 @@ fn an_ips_frame_is_symbolicated_from_its_dsym() {
         base + 0xffff
     );
     let report = Report {
-        kind: ReportKind::Crash,
+        kind: CrashKind::Crash,
         time: None,
         pid: Some(2501),
         process: "CrashTest".into(),

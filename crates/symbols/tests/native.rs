@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{repo, run};
-use phonelogs_crash::{Report, ReportKind};
+use phonelogs_crash::{CrashKind, Report};
 use phonelogs_symbols::testing::{addr2line_frames, build_library};
 use phonelogs_symbols::{NotMatched, SymbolKind, SymbolsDir, Target, native::DebugFile};
 
@@ -143,7 +143,7 @@ fn a_tombstone_of_the_stripped_library_is_symbolicated() {
         "backtrace:\n      #00 pc {fault:016x}  {lib} (BuildId: {build_id})\n      #01 pc {call:016x}  {lib} (BuildId: {build_id})\n      #02 pc 000000000005b4c8  /apex/com.android.runtime/lib64/bionic/libc.so (__libc_init+92) (BuildId: 0123abcd)\n"
     );
     let report = Report {
-        kind: ReportKind::NativeCrash,
+        kind: CrashKind::NativeCrash,
         time: None,
         pid: Some(4242),
         process: APP.into(),
@@ -261,7 +261,7 @@ fn an_unreadable_symbol_file_is_named_inside_the_symbols_directory_only() {
     std::fs::remove_file(&placed).unwrap();
     let lib = format!("/data/app/{APP}-1/lib/arm64/libcrashlib.so");
     let report = Report {
-        kind: ReportKind::NativeCrash,
+        kind: CrashKind::NativeCrash,
         time: None,
         pid: Some(4242),
         process: APP.into(),

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use phonelogs_crash::{Report, ReportKind};
+use phonelogs_crash::{CrashKind, Report};
 use phonelogs_symbols::fingerprint::{AppCode, Occurrence, analyse, group};
 use phonelogs_symbols::java::Mapping;
 use phonelogs_symbols::native::{DebugFile, file_ids};
@@ -117,7 +117,7 @@ fn frame_line() -> impl Strategy<Value = String> {
 fn java_crash(pid: u32, time: i64, site: &str, line: u32, _pc: u32) -> Report {
     let prefix = format!("05-20 08:02:10.572 10127 {pid:5} {pid:5} E AndroidRuntime: ");
     Report {
-        kind: ReportKind::JavaCrash,
+        kind: CrashKind::JavaCrash,
         time: time::OffsetDateTime::from_unix_timestamp(time).ok(),
         pid: Some(pid),
         process: APP.into(),
@@ -133,7 +133,7 @@ fn java_crash(pid: u32, time: i64, site: &str, line: u32, _pc: u32) -> Report {
 fn native_crash(pid: u32, pc: u32, function: &str) -> Report {
     let lib = format!("/data/app/~~x==/{APP}-y==/lib/arm64/libcrashlib.so");
     Report {
-        kind: ReportKind::NativeCrash,
+        kind: CrashKind::NativeCrash,
         time: None,
         pid: Some(pid),
         process: APP.into(),

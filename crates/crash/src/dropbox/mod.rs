@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::anr::{AnrCut, AnrTarget, cut_anr};
-use crate::report::{PhoneClock, Report, ReportKind, first_line};
+use crate::report::{PhoneClock, Report, first_line};
+use phonelogs_driver::CrashKind;
 
 /// The line of 40 `=` that starts every entry under `--print`.
 pub const ENTRY_SEPARATOR: &str = "========================================";
@@ -131,14 +132,14 @@ impl DropBoxEntry {
     }
 
     /// The report kind of the entry's tag, for the tags that are app crash reports.
-    pub fn report_kind(&self) -> Option<ReportKind> {
+    pub fn report_kind(&self) -> Option<CrashKind> {
         let tag = self.tag.as_str();
         if tag.ends_with("_native_crash") {
-            Some(ReportKind::NativeCrash)
+            Some(CrashKind::NativeCrash)
         } else if tag.ends_with("_app_crash") {
-            Some(ReportKind::JavaCrash)
+            Some(CrashKind::JavaCrash)
         } else if tag.ends_with("_app_anr") {
-            Some(ReportKind::Anr)
+            Some(CrashKind::Anr)
         } else {
             None
         }
@@ -218,8 +219,8 @@ impl DropBoxEntry {
             return Some(pid);
         }
         match self.report_kind()? {
-            ReportKind::Anr => self.anr_cut(None).pid,
-            ReportKind::NativeCrash => crate::tombstone::parse_tombstone_header(&self.body).pid,
+            CrashKind::Anr => self.anr_cut(None).pid,
+            CrashKind::NativeCrash => crate::tombstone::parse_tombstone_header(&self.body).pid,
             _ => None,
         }
     }
@@ -273,7 +274,7 @@ impl DropBoxEntry {
         }
         text.push('\n');
         let summary = match kind {
-            ReportKind::Anr => {
+            CrashKind::Anr => {
                 let cut = self.anr_cut(pid);
                 // Without a `PID:` header the app's own trace section names the pid.
                 pid = pid.or(cut.pid);
@@ -284,7 +285,7 @@ impl DropBoxEntry {
                     .or(cut.subject)
                     .unwrap_or_else(|| "ANR".to_owned())
             }
-            ReportKind::NativeCrash => {
+            CrashKind::NativeCrash => {
                 text.push_str(&self.body);
                 let header = crate::tombstone::parse_tombstone_header(&self.body);
                 // Without a `PID:` header the tombstone's `pid: N, tid: …` line names it.
@@ -813,7 +814,7 @@ fn read_header_line(line: &str) -> Option<(&str, &str)> {
 ///
 /// ```
 /// use phonelogs_crash::dropbox::{parse_dropbox, AppMatch};
-/// use phonelogs_crash::{PhoneClock, ReportKind};
+/// use phonelogs_crash::{PhoneClock, CrashKind};
 /// let dump = "\
 /// Drop box contents: 1 entries
 ///
@@ -830,7 +831,7 @@ fn read_header_line(line: &str) -> Option<(&str, &str)> {
 /// assert_eq!(entries.len(), 1);
 /// assert!(entries[0].matches(&AppMatch { uid: Some(10127), package: "com.example.app" }));
 /// let report = entries[0].to_report(&PhoneClock::default()).unwrap();
-/// assert_eq!(report.kind, ReportKind::JavaCrash);
+/// assert_eq!(report.kind, CrashKind::JavaCrash);
 /// assert_eq!(report.summary, "java.lang.IllegalStateException: Crash button tapped");
 /// ```
 pub fn parse_dropbox(text: &str) -> Vec<DropBoxEntry> {
@@ -2358,8 +2359,9 @@ Cmd line: com.example.crashtest
     /// The Android 10 ANR entry of the app and its clone (testdata), with `from` replaced by
     /// `to` in its headers, read as the app's reports.
     fn forged_android10_anr(from: &str, to: &str) -> Vec<Report> {
-        let text = include_str!("../../../testdata/android/dropbox/print-android10-anr-clone.txt")
-            .replace(from, to);
+        let text =
+            include_str!("../../../../testdata/android/dropbox/print-android10-anr-clone.txt")
+                .replace(from, to);
         let app = AppMatch {
             uid: Some(10127),
             package: "com.example.crashtest",

@@ -7,7 +7,7 @@ use phonelogs_crash::logcat::{
     LogTime, LogcatHead, LogcatItem, UidFieldRef, UidFilter, epoch_uid_field, parse_line,
     parse_log_head, parse_log_line, split_lines, split_lines_rev,
 };
-use phonelogs_crash::{PhoneClock, Report, ReportKind};
+use phonelogs_crash::{PhoneClock, Report};
 use phonelogs_driver::{CrashKind, CrashReport, LogLevel, LogLine, LogQuery, LogResult};
 use time::OffsetDateTime;
 
@@ -239,8 +239,8 @@ pub(crate) fn current_user(output: &str) -> Option<u32> {
 /// Why a time and not a count: logd applies `-t <count>` and logcat then drops the other uids'
 /// lines (and the `*:<level>` filterspec) on its own side, so a count counts every app's lines
 /// and a busy phone would return fewer of the app's lines than asked for, or none. A time cuts
-/// the same way for every uid; the count, the level and the text filter are applied here on the
-/// app's own lines. Without `--uid` (Android 10) every uid's lines since then are read and the
+/// the same way for every uid; the count and the level are applied here on the app's own
+/// lines. Without `--uid` (Android 10) every uid's lines since then are read and the
 /// app's kept.
 pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -> String {
     let mut words: Vec<String> = [
@@ -314,7 +314,7 @@ pub(crate) fn has_foreign_lines(dump: &[u8], uids: &[u32]) -> bool {
 /// other uids' lines cost a comparison), only the `query.count` newest matching lines become
 /// [`LogLine`]s, and the older ones are read in place and counted without allocating: by their
 /// heads alone (`parse_log_head`: time, uid, level; times compared as integers), their tag and
-/// text neither read nor checked as UTF-8, unless a text filter needs them. That equals
+/// text neither read nor checked as UTF-8. That equals
 /// [`app_lines_eager`] (every line parsed, sorted by time, the newest kept) when no older line
 /// is newer than the oldest kept one, which holds for logcat's output (its buffers merged in
 /// time order); a dump that breaks it is read the eager way, so the result never depends on the
@@ -355,7 +355,7 @@ pub(crate) fn app_lines_and_foreign(
             foreign = true;
             continue;
         }
-        let key = if lines.len() >= query.count && query.filter.is_none() {
+        let key = if lines.len() >= query.count {
             // Only counted: its head decides (the same lines `parse_log_line` accepts), its tag
             // and text are neither read nor checked as UTF-8.
             let Some(head) = parse_log_head(raw).filter(LogcatHead::has_tag) else {
@@ -375,9 +375,6 @@ pub(crate) fn app_lines_and_foreign(
             let Some((key, level, uid)) = wanted(head, uids, query, since, &instants) else {
                 continue;
             };
-            if !query.matches_text(line.tag, line.text) {
-                continue;
-            }
             if lines.len() < query.count {
                 let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
                     continue;
@@ -463,8 +460,7 @@ pub(crate) fn line_text(raw: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// What [`to_log_line`] and [`LogQuery::matches`] decide about a line read in place from its
 /// head (time, uid, level): its time (as an [`EpochRange`] key; `since` is the query's), level
-/// and uid when it is one of `uids`' lines at or after `since` and at the query's level. The
-/// query's text filter, which needs the tag and text, is the caller's.
+/// and uid when it is one of `uids`' lines at or after `since` and at the query's level.
 fn wanted(
     (time, uid, level): (LogTime, Option<UidFieldRef<'_>>, char),
     uids: &[u32],
@@ -697,13 +693,13 @@ pub(crate) fn app_crashes(
     }
     let buffer_crashes: Vec<Report> = phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
         .into_iter()
-        .filter(|report| report.kind == ReportKind::JavaCrash)
+        .filter(|report| report.kind == CrashKind::JavaCrash)
         .collect();
     let foreign_crashes: Vec<Report> = if other_users {
         phonelogs_crash::crashbuf::parse_crash_buffer(&foreign, clock)
             .into_iter()
             .filter(|report| {
-                report.kind == ReportKind::JavaCrash && is_process_of(&report.process, package)
+                report.kind == CrashKind::JavaCrash && is_process_of(&report.process, package)
             })
             .collect()
     } else {
@@ -808,7 +804,7 @@ pub(crate) fn app_crashes(
         }
     }
     let dropbox_java: Vec<usize> = (0..reports.len())
-        .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
+        .filter(|&index| reports[index].kind == CrashKind::JavaCrash)
         .collect();
     for report in buffer_crashes {
         let same = dropbox_java.iter().copied().find(|&index| {
@@ -849,19 +845,17 @@ pub(crate) fn app_crashes(
     let mut out: Vec<CrashReport> = reports
         .into_iter()
         .filter_map(|report| {
-            let Some(time) = report.time else {
+            let (kind, pid) = (report.kind, report.pid);
+            let Some(report) = report.dated() else {
                 // The summary is the app's own text (its exception message): never logged.
-                tracing::warn!(kind = ?report.kind, pid = ?report.pid, "a crash report without a readable time is left out");
+                tracing::warn!(
+                    ?kind,
+                    ?pid,
+                    "a crash report without a readable time is left out"
+                );
                 return None;
             };
-            (time >= since).then(|| CrashReport {
-                kind: crash_kind(report.kind),
-                time,
-                pid: report.pid,
-                process: report.process,
-                summary: report.summary,
-                text: report.text,
-            })
+            (report.time >= since).then_some(report)
         })
         .collect();
     out.sort_by_key(|report| std::cmp::Reverse(report.time));
@@ -912,16 +906,6 @@ fn shown_from_the_crash_buffer(
                 None => near(crash.time, time::Duration::seconds(10)),
             }
     })
-}
-
-fn crash_kind(kind: ReportKind) -> CrashKind {
-    match kind {
-        ReportKind::JavaCrash => CrashKind::JavaCrash,
-        ReportKind::NativeCrash => CrashKind::NativeCrash,
-        ReportKind::Anr => CrashKind::Anr,
-        ReportKind::Watchdog => CrashKind::Watchdog,
-        ReportKind::Crash => CrashKind::Crash,
-    }
 }
 
 /// The listing `dumpsys dropbox <tag>` prints for the entries of a `--print` dump (AOSP
@@ -1141,7 +1125,7 @@ garbage line\n";
     }
 
     #[test]
-    fn count_level_filter_and_since() {
+    fn count_level_and_since() {
         let since = datetime!(2025-01-01 0:00 UTC);
         let result = app_lines(DUMP.as_bytes(), &[10123], &LogQuery::since(since, 2));
         let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
@@ -1149,9 +1133,6 @@ garbage line\n";
         assert_eq!(result.omitted, 2);
         let mut query = LogQuery::since(since, 500);
         query.level = Some(LogLevel::Warn);
-        assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
-        let mut query = LogQuery::since(since, 500);
-        query.filter = Some("CrashTest".into());
         assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
         let cut = OffsetDateTime::from_unix_timestamp(1_764_496_803).unwrap();
         assert_eq!(
@@ -1197,7 +1178,8 @@ garbage line\n";
         let version = |dump: &str, package: &str| {
             parse_dumpsys_package(dump, package).and_then(|info| info.version_code)
         };
-        let dump = include_str!("../../../testdata/android/package/dumpsys-package-debuggable.txt");
+        let dump =
+            include_str!("../../../../testdata/android/package/dumpsys-package-debuggable.txt");
         assert_eq!(version(dump, "com.example.crashtest").as_deref(), Some("1"));
         assert_eq!(version(dump, "com.other"), None);
         // Another package's block after it does not lend its version.
@@ -1770,13 +1752,13 @@ mod lazy_matches_eager {
         let buffer_crashes: Vec<Report> =
             phonelogs_crash::crashbuf::parse_crash_buffer(&own, clock)
                 .into_iter()
-                .filter(|report| report.kind == ReportKind::JavaCrash)
+                .filter(|report| report.kind == CrashKind::JavaCrash)
                 .collect();
         let foreign_crashes: Vec<Report> = if other_users {
             phonelogs_crash::crashbuf::parse_crash_buffer(&foreign, clock)
                 .into_iter()
                 .filter(|report| {
-                    report.kind == ReportKind::JavaCrash && is_process_of(&report.process, package)
+                    report.kind == CrashKind::JavaCrash && is_process_of(&report.process, package)
                 })
                 .collect()
         } else {
@@ -1854,7 +1836,7 @@ mod lazy_matches_eager {
             }
         }
         let dropbox_java: Vec<usize> = (0..reports.len())
-            .filter(|&index| reports[index].kind == ReportKind::JavaCrash)
+            .filter(|&index| reports[index].kind == CrashKind::JavaCrash)
             .collect();
         for report in buffer_crashes {
             let same = dropbox_java.iter().copied().find(|&index| {
@@ -1886,18 +1868,11 @@ mod lazy_matches_eager {
         let mut out: Vec<CrashReport> = reports
             .into_iter()
             .filter_map(|report| {
-                let Some(time) = report.time else {
-                    tracing::warn!(summary = %report.summary, "a crash report without a readable time is left out");
+                let Some(report) = report.dated() else {
+                    tracing::warn!("a crash report without a readable time is left out");
                     return None;
                 };
-                (time >= since).then(|| CrashReport {
-                    kind: crash_kind(report.kind),
-                    time,
-                    pid: report.pid,
-                    process: report.process,
-                    summary: report.summary,
-                    text: report.text,
-                })
+                (report.time >= since).then_some(report)
             })
             .collect();
         out.sort_by_key(|report| std::cmp::Reverse(report.time));
@@ -2062,13 +2037,9 @@ mod lazy_matches_eager {
                 LogLevel::Error,
                 LogLevel::Fatal,
             ])),
-            prop::option::of(prop::sample::select(vec![
-                "Crash", "boom", "a", " ", "Game]",
-            ])),
         )
-            .prop_map(|(since, count, level, filter)| LogQuery {
+            .prop_map(|(since, count, level)| LogQuery {
                 since: OffsetDateTime::from_unix_timestamp(BASE + since).unwrap(),
-                filter: filter.map(str::to_owned),
                 level,
                 count,
             })
