@@ -63,14 +63,23 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
                 "store" => Signing::Store,
                 other => return Err(format!("{other:?} is not development or store")),
             };
-            let mut app = phone
-                .app(&bundle)
+            // A new build replaces the old one: its processes end and its container moves, as
+            // an install does.
+            phone
+                .reinstall(&bundle, signing)
                 .ok_or_else(|| format!("{bundle} is not installed"))?;
-            app.signing = signing;
-            // A new build replaces the old one: its processes end, as an install does.
-            phone.uninstall(&bundle);
-            phone.install(app);
             Ok("ok".into())
+        }
+        "reinstall" => {
+            let bundle = next("a bundle id")?;
+            let signing = phone
+                .app(&bundle)
+                .ok_or_else(|| format!("{bundle} is not installed"))?
+                .signing;
+            let app = phone
+                .reinstall(&bundle, signing)
+                .ok_or_else(|| format!("{bundle} is not installed"))?;
+            Ok(format!("path {}", app.path))
         }
         "launch" => {
             let bundle = next("a bundle id")?;
