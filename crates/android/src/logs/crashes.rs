@@ -1050,10 +1050,19 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
             .collect()
     }
 
-    /// A drop box entry whose `UID:` is another uid's: the app's clone in user 10, or another
-    /// app.
+    /// A drop box entry whose text holds no separator line (a separator inside an entry's text
+    /// makes the listing pin the entries around it differently: `phonelogs_crash::dropbox`'s
+    /// own tests hold that).
+    fn whole_entry() -> impl Strategy<Value = String> {
+        dropbox_entry().prop_filter("no separator in its text", |entry| {
+            !entry.contains("\nnot a header line\n")
+        })
+    }
+
+    /// A whole drop box entry whose `UID:` is another uid's: the app's clone in user 10, or
+    /// another app.
     fn other_uids_entry() -> impl Strategy<Value = String> {
-        dropbox_entry().prop_filter("another uid's", |entry| {
+        whole_entry().prop_filter("another uid's", |entry| {
             entry.contains("\nUID: 1010123\n") || entry.contains("\nUID: 10200\n")
         })
     }
@@ -1088,13 +1097,13 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         }
 
         /// Drop box entries whose `UID:` names another uid (the app's clone, another app)
-        /// change nothing in the answer, wherever they are among the app's entries: no report
-        /// of theirs, and no count of them.
+        /// change nothing in the answer, wherever they are among whole entries: no report of
+        /// theirs, and no count of them.
         #[test]
         fn another_uids_entries_change_nothing(
             crash_buffer in dump(),
             main in dump(),
-            dumps in prop::collection::vec(prop::collection::vec(dropbox_entry(), 0..5), 3),
+            dumps in prop::collection::vec(prop::collection::vec(whole_entry(), 0..5), 3),
             others in prop::collection::vec(prop::collection::vec((other_uids_entry(), any::<prop::sample::Index>()), 0..3), 3),
             other_users in any::<bool>(),
             since in -150i64..150,
