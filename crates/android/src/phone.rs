@@ -393,6 +393,7 @@ fn info_of(app: &AppId, facts: &AppFacts) -> AppInfo {
         shared_uid: facts.shared_user.is_some(),
         version: facts.version.clone(),
         installed_at: installed_at_of(facts),
+        install_id: None,
     }
 }
 

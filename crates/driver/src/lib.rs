@@ -13,10 +13,9 @@
 //! use phonelogs_driver::{AppId, LogLevel, LogLine, LogQuery};
 //! use time::macros::datetime;
 //!
-//! // A query for the newest 200 warnings or worse since a moment, whose tag or text says "Net".
+//! // A query for the newest 200 warnings or worse since a moment.
 //! let mut query = LogQuery::since(datetime!(2026-11-30 10:00 UTC), 200);
 //! query.level = Some(LogLevel::Warn);
-//! query.filter = Some("Net".into());
 //!
 //! let line = LogLine {
 //!     time: datetime!(2026-11-30 10:00:01 UTC),

@@ -206,8 +206,6 @@ impl fmt::Display for LogLevel {
 pub struct LogQuery {
     /// Lines before this instant are not wanted.
     pub since: OffsetDateTime,
-    /// Only lines whose tag or text contains this (case-sensitive), if set.
-    pub filter: Option<String>,
     /// Only lines of this level or more severe, if set.
     pub level: Option<LogLevel>,
     /// At most this many lines: the newest are kept.
@@ -215,28 +213,20 @@ pub struct LogQuery {
 }
 
 impl LogQuery {
-    /// A query for the newest `count` lines since `since`, of any level and text.
+    /// A query for the newest `count` lines since `since`, of any level. Which texts are kept
+    /// (`filter`, `exclude`, `tag`) is the gateway's, decided on masked text (`phonelogs-view`):
+    /// a driver reads every line of the app.
     pub fn since(since: OffsetDateTime, count: usize) -> Self {
         LogQuery {
             since,
-            filter: None,
             level: None,
             count,
         }
     }
 
-    /// Whether a line passes this query's time, level and filter (not its count).
+    /// Whether a line passes this query's time and level (not its count).
     pub fn matches(&self, line: &LogLine) -> bool {
-        line.time >= self.since
-            && self.level.is_none_or(|level| line.level >= level)
-            && self.matches_text(&line.tag, &line.text)
-    }
-
-    /// Whether a line's tag or text holds the query's text filter (always, without one).
-    pub fn matches_text(&self, tag: &str, text: &str) -> bool {
-        self.filter
-            .as_deref()
-            .is_none_or(|f| tag.contains(f) || text.contains(f))
+        line.time >= self.since && self.level.is_none_or(|level| line.level >= level)
     }
 }
 
@@ -491,13 +481,19 @@ pub struct AppInfo {
     /// pass (no question) does not cover.
     #[serde(default, with = "time::serde::rfc3339::option")]
     pub installed_at: Option<OffsetDateTime>,
+    /// What tells one install of the app from another where the phone gives no install time:
+    /// on the iPhone, the bundle's path (installation_proxy's `Path`), whose container moves
+    /// with every install, of the same build too. `None` where the phone does not say (Android
+    /// says [`AppInfo::installed_at`] instead).
+    #[serde(default)]
+    pub install_id: Option<String>,
 }
 
 impl AppInfo {
     /// Whether `other` describes the app as this does in everything a decision to read it rests
     /// on: the app, its uid (the one every line is checked against), the development-build,
-    /// system and shared-uid flags, the version (symbols are filed under it) and the install
-    /// time (a reinstall of the same version is another build). The label is not among them:
+    /// system and shared-uid flags, the version (symbols are filed under it), the install
+    /// time and the install id (a reinstall of the same version is another build). The label is not among them:
     /// it names the app, it decides nothing.
     ///
     /// ```
@@ -511,6 +507,7 @@ impl AppInfo {
     ///     shared_uid: false,
     ///     version: Some("7".into()),
     ///     installed_at: None,
+    ///     install_id: None,
     /// };
     /// let labelled = AppInfo { label: Some("Crash Test".into()), ..debug.clone() };
     /// let release = AppInfo { dev_build: false, ..debug.clone() };
@@ -525,6 +522,7 @@ impl AppInfo {
             && self.shared_uid == other.shared_uid
             && self.version == other.version
             && self.installed_at == other.installed_at
+            && self.install_id == other.install_id
     }
 }
 

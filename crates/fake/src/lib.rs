@@ -81,6 +81,9 @@ pub struct FakeApp {
     /// When the installed build was installed, when set (a reinstall: `add_app` again with a
     /// later time).
     pub installed_at: Option<OffsetDateTime>,
+    /// What tells this install from another where no install time is given (an iPhone's bundle
+    /// path), when set.
+    pub install_id: Option<String>,
 }
 
 impl FakeApp {
@@ -95,6 +98,7 @@ impl FakeApp {
             shared_uid: false,
             version: None,
             installed_at: None,
+            install_id: None,
         }
     }
 
@@ -131,6 +135,13 @@ impl FakeApp {
     /// Sets when the installed build was installed (the phone's clock).
     pub fn installed_at(mut self, at: OffsetDateTime) -> Self {
         self.installed_at = Some(at);
+        self
+    }
+
+    /// Sets what tells this install from another, as an iPhone's bundle path does (a
+    /// reinstall with no install time: `add_app` again with another id).
+    pub fn install_id(mut self, id: impl Into<String>) -> Self {
+        self.install_id = Some(id.into());
         self
     }
 
@@ -632,6 +643,7 @@ impl AppLogger for FakePhone {
                 shared_uid: found.shared_uid,
                 version: found.version.clone(),
                 installed_at: found.installed_at,
+                install_id: found.install_id.clone(),
             })
         })
     }

@@ -235,6 +235,14 @@ pub fn earlier_build_left_out(label: &str, at: &str, what: &str) -> String {
     )
 }
 
+/// As [`earlier_build_left_out`] on a phone that does not say when an app was installed (the
+/// iPhone): `at` is when phonelogs first saw this build after another one.
+pub fn earlier_build_left_out_seen(label: &str, at: &str, what: &str) -> String {
+    format!(
+        "{what} from before {at}, when phonelogs first saw this development build of {label} after another build (the phone does not say when it was installed), are left out: an earlier build may have written them (it may have been a release build, which asks the person). A person's \u{201c}Allow for this task\u{201d} or \u{201c}Always allow\u{201d} for this app shows them."
+    )
+}
+
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
     denied_action_message(Action::Logs, rule, label)

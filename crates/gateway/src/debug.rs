@@ -17,7 +17,7 @@ use phonelogs_driver::{AppDebugger, AppId, AppInfo, AppLogger, DeviceId, ErrorKi
 use phonelogs_policy::Action;
 
 use crate::catalog::{self, Subject};
-use phonelogs_view::aids::{mask_backtrace, mask_exit_history, mask_tombstone};
+use phonelogs_view::aids::{drop_exits_before, mask_backtrace, mask_exit_history, mask_tombstone};
 
 use crate::devices::NoDevice;
 use crate::owner::Dumped;
@@ -154,6 +154,24 @@ impl Session {
         // The records' texts are the app's (a process name, a description it may set):
         // masked before anything is made of them.
         let masked = mask_exit_history(&mut history, self.masker(&app));
+        // A development build's pass covers its own exits, not an earlier build's.
+        let earlier = self
+            .build_floor(
+                &target,
+                Action::ExitHistory,
+                time::OffsetDateTime::UNIX_EPOCH,
+            )
+            .and_then(|floor| {
+                // The records print the phone's local time: in the install time's offset (the
+                // phone's), else (the offset unknown) in UTC+14, which makes each earliest.
+                let offset = match floor.seen {
+                    true => time::UtcOffset::from_hms(14, 0, 0).unwrap_or(time::UtcOffset::UTC),
+                    false => floor.at.offset(),
+                };
+                let left_out = drop_exits_before(&mut history, floor.at, offset);
+                let what = format!("Exit records ({left_out})");
+                (left_out > 0).then(|| self.build_said(&target, floor, &what))
+            });
         self.record_used(args, &target);
         let newest = history
             .records
@@ -166,6 +184,10 @@ impl Session {
             newest,
             history.left_out_other_users,
         );
+        let message = match earlier {
+            Some(said) => format!("{message} {said}"),
+            None => message,
+        };
         let message = with_masked(message, masked);
         Ok(DebugResponse::success(
             message,
@@ -318,7 +340,7 @@ impl Session {
             symbols
                 .heading
                 .as_deref()
-                .map_or(0, phonelogs_view::render::symbols_field_cost),
+                .map_or(0, phonelogs_view::cost::symbols_field_cost),
         );
         let cut = phonelogs_view::render::cap_backtrace_text(&mut backtrace, room);
         let mut message = with_masked(catalog::backtrace_message(cut), masked);
@@ -462,6 +484,7 @@ impl Session {
                 shared_uid: false,
                 version: None,
                 installed_at: None,
+                install_id: None,
             },
             Err(error) => {
                 return Err(DebugResponse::error(
@@ -471,6 +494,7 @@ impl Session {
             }
         };
         let target = Target::new(index, device, info);
+        self.note_build(&target);
         match self.permit(&target, ask, approval_id, args).await {
             Gate::Go => Ok((debugger, target)),
             Gate::Stop(response) => Err(DebugResponse::from_gate(*response)),

@@ -731,10 +731,15 @@ impl Session {
         if let Some(info) = driver.held_app_info(&device, app).filter(|_| held) {
             let mut target = Target::new(driver_index, device, info);
             target.held = true;
+            self.note_build(&target);
             return Ok(target);
         }
         match driver.app_info(&device, app).await {
-            Ok(info) => Ok(Target::new(driver_index, device, info)),
+            Ok(info) => {
+                let target = Target::new(driver_index, device, info);
+                self.note_build(&target);
+                Ok(target)
+            }
             Err(error) => {
                 let (status, message) = driver_error_status(&error, app, &device);
                 Err(Box::new(self.failed(

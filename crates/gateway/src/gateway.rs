@@ -58,6 +58,9 @@ pub(crate) struct Inner {
     /// The private key blocks seen in each app's lines, so a read that starts inside one
     /// masks it (`phonelogs_view::masked`).
     pub(crate) key_blocks: phonelogs_view::masked::KeyBlocks,
+    /// The build of each app last seen, for a build floor where the phone gives no install
+    /// time (`crate::builds`).
+    pub(crate) builds: crate::builds::Builds,
 }
 
 /// A driver's index, a phone and an app: what a listener listens to.
@@ -308,6 +311,7 @@ impl GatewayBuilder {
                 result_cap: self.result_cap,
                 symbols,
                 key_blocks: phonelogs_view::masked::KeyBlocks::default(),
+                builds: crate::builds::Builds::default(),
                 readers: Readers::default(),
             }),
         })

@@ -77,6 +77,7 @@
 //! # }).unwrap();
 //! ```
 
+mod builds;
 pub mod catalog;
 mod cursor;
 mod debug;

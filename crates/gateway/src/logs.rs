@@ -15,8 +15,8 @@ use phonelogs_view::held::Held;
 use phonelogs_view::mask::Masker;
 use phonelogs_view::masked::{MaskedRead, Piece, ShownLine};
 use phonelogs_view::place::Position;
-use phonelogs_view::render::{LineView, RenderedLines, render_rows};
-use phonelogs_view::rows::{RowOptions, rows};
+use phonelogs_view::render::{LineView, RenderedLines, lay_out_lines};
+use phonelogs_view::rows::RowOptions;
 use phonelogs_view::select::Selection;
 use phonelogs_view::select::first_holding;
 use phonelogs_view::since::{SincePlace, parse_since, since_place};
@@ -247,7 +247,7 @@ impl Session {
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
-        let (since, built) = self.build_window(target, since, "Lines");
+        let (since, built) = self.build_window(target, Action::Logs, since, "Lines");
         let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
         let mut result = driver
@@ -380,8 +380,9 @@ impl Session {
             processes: &processes,
             masker,
         };
-        let rendered = render_rows(
-            &rows(lines, options),
+        let rendered = lay_out_lines(
+            lines,
+            options,
             self.gateway().local_offset(),
             self.gateway().result_cap(),
         );
@@ -489,7 +490,7 @@ impl Session {
         hooks: &LiveHooks,
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
         let driver = self.driver(target.driver_index);
-        let (since, built) = self.build_window(target, call.since, "Reports");
+        let (since, built) = self.build_window(target, Action::Logs, call.since, "Reports");
         let result = driver
             .own_crash_result(&target.device, &target.info, since, call.limit)
             .await?;

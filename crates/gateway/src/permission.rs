@@ -257,26 +257,43 @@ impl Session {
     }
 
     /// How far back a development build's pass reaches: when the installed build was installed
-    /// (the phone said so, [`phonelogs_driver::AppInfo::installed_at`]) after `since`, the
-    /// app's lines and reports from before that were written by another build (a release
-    /// build it replaced, reinstalled during the task, of the same version or not), which the
-    /// pass does not cover: they are left out, unless a grant for this action covers the app
-    /// (as it would a release build's), or the person reads. `None`: nothing to leave out.
+    /// (the phone said so, [`phonelogs_driver::AppInfo::installed_at`]), else when the gateway
+    /// first saw it after another build ([`crate::builds::Builds`]: the iPhone does not say),
+    /// if that is after `since`. The app's lines, reports and exit records from before it were
+    /// written by another build (a release build it replaced, reinstalled during the task, of
+    /// the same version or not), which the pass does not cover: they are left out, unless a
+    /// grant for `action` covers the app (as it would a release build's), or the person reads.
+    /// `None`: nothing to leave out. The one place that decides this for every action.
     pub(crate) fn build_floor(
         &self,
         target: &Target,
         action: Action,
         since: time::OffsetDateTime,
-    ) -> Option<time::OffsetDateTime> {
-        let installed = target.info.installed_at.filter(|at| *at > since)?;
-        if !target.info.dev_build || self.is_person() {
+    ) -> Option<BuildFloor> {
+        let builds = &self.gateway().inner.builds;
+        let now = self.gateway().now();
+        let seen = builds.seen(target.driver_index, &target.device, &target.info, now);
+        let floor = match (target.info.installed_at, seen) {
+            (Some(at), _) => BuildFloor { at, seen: false },
+            (None, Some(at)) => BuildFloor { at, seen: true },
+            (None, None) => return None,
+        };
+        if floor.at <= since || !target.info.dev_build || self.is_person() {
             return None;
         }
         // A store that cannot be read grants nothing: the earlier lines stay out.
         match self.covered(target, action) {
             Ok(true) => None,
-            Ok(false) | Err(_) => Some(installed),
+            Ok(false) | Err(_) => Some(floor),
         }
+    }
+
+    /// Notes the build `target` describes ([`crate::builds::Builds::seen`]), so that one seen
+    /// after it on the same phone is known to be another.
+    pub(crate) fn note_build(&self, target: &Target) {
+        let builds = &self.gateway().inner.builds;
+        let now = self.gateway().now();
+        builds.seen(target.driver_index, &target.device, &target.info, now);
     }
 
     /// The window of a read from `since`, after [`Session::build_floor`]: its start, and the
@@ -284,16 +301,26 @@ impl Session {
     pub(crate) fn build_window(
         &self,
         target: &Target,
+        action: Action,
         since: time::OffsetDateTime,
         what: &str,
     ) -> (time::OffsetDateTime, Option<String>) {
-        match self.build_floor(target, Action::Logs, since) {
-            Some(at) => {
-                let clock = phonelogs_view::render::clock(at, self.gateway().local_offset());
-                let said = catalog::earlier_build_left_out(&target.label, &clock, what);
-                (since.max(at), Some(said))
-            }
+        match self.build_floor(target, action, since) {
+            Some(floor) => (
+                since.max(floor.at),
+                Some(self.build_said(target, floor, what)),
+            ),
             None => (since, None),
+        }
+    }
+
+    /// The sentence that says `what` (from before `floor`) was left out.
+    pub(crate) fn build_said(&self, target: &Target, floor: BuildFloor, what: &str) -> String {
+        let clock = phonelogs_view::render::clock(floor.at, self.gateway().local_offset());
+        if floor.seen {
+            catalog::earlier_build_left_out_seen(&target.label, &clock, what)
+        } else {
+            catalog::earlier_build_left_out(&target.label, &clock, what)
         }
     }
 
@@ -481,4 +508,13 @@ pub(crate) fn pending(approval_id: &str, question: &str) -> LogsResponse {
     response.approval_id = Some(approval_id.to_owned());
     response.rule = Some(catalog::names::APP_LOGS.to_owned());
     response
+}
+
+/// Where a development build's pass begins ([`Session::build_floor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BuildFloor {
+    /// The app's lines, reports and exit records from before this were another build's.
+    pub(crate) at: time::OffsetDateTime,
+    /// `at` is when the gateway first saw the build, the phone not saying when it was installed.
+    pub(crate) seen: bool,
 }

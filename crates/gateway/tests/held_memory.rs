@@ -116,6 +116,7 @@ impl AppLogger for Chatty {
             shared_uid: false,
             version: None,
             installed_at: None,
+            install_id: None,
         })
     }
     async fn app_logs(&self, _d: &DeviceId, _a: &AppId, _q: &LogQuery) -> Result<LogResult> {

@@ -57,6 +57,7 @@ impl AppLogger for Forgetful {
             shared_uid: false,
             version: None,
             installed_at: None,
+            install_id: None,
         })
     }
 

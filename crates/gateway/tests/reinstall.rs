@@ -221,3 +221,200 @@ async fn a_reinstall_of_the_same_version_during_a_wait_is_decided_again() {
         result.message
     );
 }
+
+/// Review F7: `get_process_exit_history` on the development build's pass leaves out the exit
+/// records from before it was installed (the release build's), counts them and says so; the
+/// decision is the one logs and crashes get.
+#[tokio::test]
+async fn exit_records_from_before_a_reinstall_are_left_out_and_counted() {
+    use phonelogs_driver::ExitRecord;
+    use phonelogs_gateway::{DebugData, DebugRequest};
+    let phone = reinstalled_phone();
+    let app = AppId::new(APP);
+    // The dump prints the phone's local time; the fake phone's offset is UTC, as START is.
+    for (at, reason) in [
+        ("2026-11-30 10:00:05.000", "RELEASE-BUILD-EXIT"),
+        ("2026-11-30 10:00:12.500", "DEV-BUILD-EXIT"),
+    ] {
+        phone.add_exit_record(
+            &device(),
+            &app,
+            ExitRecord {
+                timestamp: Some(at.into()),
+                pid: Some(4242),
+                reason: Some(reason.into()),
+                ..ExitRecord::default()
+            },
+        );
+    }
+    let gateway = gateway(&phone);
+    let response = task(&gateway, "agent")
+        .debug(DebugRequest::GetProcessExitHistory {
+            serial: DEVICE.into(),
+            package: APP.into(),
+            approval_id: None,
+        })
+        .await;
+    let shown = format!("{response:?}");
+    assert!(!shown.contains("RELEASE-BUILD-EXIT"), "{shown}");
+    let Some(DebugData::ExitHistory(history)) = response.data.as_deref() else {
+        panic!("{shown}");
+    };
+    assert_eq!(history.count, 1, "{shown}");
+    assert!(
+        response.message.contains(
+            "Exit records (1) from before 11:00:10.000, when this development build of Reinstalled was installed, are left out"
+        ),
+        "{}",
+        response.message
+    );
+    assert!(gateway.store().pending_approvals().unwrap().is_empty());
+}
+
+mod seen {
+    //! The iPhone's case: the phone gives no install time, only an install id (the bundle's
+    //! path, which moves with every install). The floor is when the gateway first saw the
+    //! development build after another build.
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn store_build() -> FakeApp {
+        FakeApp::new(AppId::new(APP))
+            .label("Reinstalled")
+            .uid(UID)
+            .version("7")
+            .install_id("/private/var/containers/Bundle/Application/AAAA/Reinstalled.app")
+    }
+
+    fn development_build() -> FakeApp {
+        store_build()
+            .dev_build(true)
+            .install_id("/private/var/containers/Bundle/Application/BBBB/Reinstalled.app")
+    }
+
+    #[derive(Debug)]
+    struct Story {
+        /// The store build's lines and report, seconds after START, all before `switch`.
+        store: Vec<i64>,
+        /// When the gateway read first (the store build), before `switch`.
+        first_read: i64,
+        /// When the development build was installed.
+        switch: i64,
+        /// The development build's lines and report, seconds after `switch`.
+        dev: Vec<i64>,
+        /// How long after `switch` the gateway read again.
+        later: i64,
+    }
+
+    fn story() -> impl Strategy<Value = Story> {
+        (2i64..60, prop::collection::vec(0.0f64..1.0, 1..4))
+            .prop_flat_map(|(switch, store)| {
+                let store: Vec<i64> = store
+                    .iter()
+                    .map(|f| 1 + (f * (switch - 1) as f64) as i64)
+                    .collect();
+                (
+                    Just(store),
+                    1..switch,
+                    Just(switch),
+                    prop::collection::vec(0i64..40, 1..4),
+                    0i64..30,
+                )
+            })
+            .prop_map(|(store, first_read, switch, dev, later)| Story {
+                store,
+                first_read,
+                switch,
+                dev,
+                later,
+            })
+    }
+
+    fn play(story: &Story) -> (Vec<String>, i64) {
+        let phone = phone_with(FakePhone::new());
+        let app = AppId::new(APP);
+        phone.add_app(&device(), store_build());
+        for (n, at) in story.store.iter().enumerate() {
+            let text = format!("STORE-LINE-{n}");
+            phone.add_logs(
+                &device(),
+                &app,
+                [line(*at as f64, LogLevel::Info, "S", &text, UID)],
+            );
+            phone.add_crash(
+                &device(),
+                &app,
+                report(*at, APP, "STORE-CRASH", "STORE-CRASH"),
+            );
+        }
+        let now = Arc::new(AtomicI64::new(0));
+        let clock = now.clone();
+        let gateway = builder(&phone)
+            .clock(move || START + Duration::seconds(clock.load(Ordering::SeqCst)))
+            .build()
+            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let session = task(&gateway, "agent");
+        now.store(story.first_read, Ordering::SeqCst);
+        // The store build asks: the question waits, unanswered.
+        let asked = rt.block_on(session.logs(early(logs(APP))));
+        assert_eq!(asked.status, Status::ApprovalPending, "{}", asked.message);
+        phone.add_app(&device(), development_build());
+        for (n, after) in story.dev.iter().enumerate() {
+            let at = story.switch + after;
+            let text = format!("DEV-LINE-{n}-at-{at}");
+            phone.add_logs(
+                &device(),
+                &app,
+                [line(at as f64, LogLevel::Info, "D", &text, UID)],
+            );
+            phone.add_crash(&device(), &app, report(at, APP, "DEV-CRASH", &text));
+        }
+        let seen = story.switch + story.later;
+        now.store(seen, Ordering::SeqCst);
+        let mut shown = Vec::new();
+        for request in [early(logs(APP)), early(crashes(APP)), logs(APP)] {
+            let read = rt.block_on(session.logs(request));
+            assert_eq!(read.status, Status::Ok, "{}", read.message);
+            shown.push(format!("{read:?}"));
+        }
+        (shown, seen)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// No line or report from before the floor (when the development build was first seen)
+        /// is shown without asking, and the message says that an earlier build's were left out.
+        #[test]
+        fn nothing_from_before_the_floor_is_shown_without_asking(story in story()) {
+            let (shown, seen) = play(&story);
+            for read in &shown {
+                prop_assert!(!read.contains("STORE-"), "{read}");
+                for (n, after) in story.dev.iter().enumerate() {
+                    let at = story.switch + after;
+                    let text = format!("DEV-LINE-{n}-at-{at}");
+                    if at < seen {
+                        prop_assert!(!read.contains(&text), "{text} before the floor: {read}");
+                    }
+                }
+                prop_assert!(
+                    read.contains("when phonelogs first saw this development build of Reinstalled after another build"),
+                    "{read}"
+                );
+            }
+            // What came after the floor is shown.
+            if let Some((n, after)) = story.dev.iter().enumerate().find(|(_, a)| story.switch + **a >= seen) {
+                let text = format!("DEV-LINE-{n}-at-{}", story.switch + after);
+                prop_assert!(shown[0].contains(&text), "{text}: {}", shown[0]);
+            }
+        }
+    }
+}

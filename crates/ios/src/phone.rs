@@ -249,7 +249,10 @@ impl AppLogger for LockdownPhone {
             uid: None,
             shared_uid: false,
             version: record.version,
+            // The phone does not say when the app was installed; its bundle's container moves
+            // with every install, so the path tells one install from another.
             installed_at: None,
+            install_id: Some(record.path),
         })
     }
 

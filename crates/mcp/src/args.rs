@@ -141,3 +141,20 @@ pub struct TombstoneArgs {
     #[serde(default)]
     pub approval_id: Option<String>,
 }
+
+/// One call of a debugging aid, as the agent made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DebugCall {
+    /// `get_process_exit_history`.
+    ExitHistory(ExitHistoryArgs),
+    /// `set_debug_app`.
+    SetDebugApp(SetDebugAppArgs),
+    /// `clear_debug_app`.
+    ClearDebugApp(SerialArgs),
+    /// `list_jdwp_processes`.
+    JdwpProcesses(SerialArgs),
+    /// `capture_native_backtrace`.
+    Backtrace(BacktraceArgs),
+    /// `capture_native_tombstone`.
+    Tombstone(TombstoneArgs),
+}

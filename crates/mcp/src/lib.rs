@@ -53,6 +53,7 @@
 
 pub mod args;
 pub mod ask;
+pub mod convert;
 pub mod debug;
 mod error;
 pub mod output;

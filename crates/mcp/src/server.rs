@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use phonelogs_gateway::{
-    Answer, AnsweredVia, Gateway, LiveHooks, LogsKind, LogsRequest, LogsResponse, Session, Status,
-    TaskSpec, TextShown, WaitProgress, catalog,
+    AnsweredVia, Gateway, LiveHooks, LogsResponse, Session, Status, TaskSpec, WaitProgress, catalog,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
@@ -24,14 +23,14 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 
 use crate::Error;
 use crate::args::{
-    BacktraceArgs, ExitHistoryArgs, Kind, ListDevicesArgs, PhoneLogsArgs, SerialArgs,
-    SetDebugAppArgs, TombstoneArgs,
+    BacktraceArgs, ExitHistoryArgs, ListDevicesArgs, PhoneLogsArgs, SerialArgs, SetDebugAppArgs,
+    TombstoneArgs,
 };
-use crate::ask::{self, ClientSeat, Decision, Outcome, PendingState, Sealer};
+use crate::ask::{self, ClientSeat, Outcome, PendingState, Sealer};
+use crate::convert;
 use crate::debug::{self, DebugCall};
 use crate::output::{
-    DebugEnvelope, DeviceOut, DevicesOutput, DevicesStatus, LogsErrorCode, LogsStatus,
-    OccurrencesOut, PhoneLogsOutput, ReportHeading, TextShownOut,
+    DebugEnvelope, DeviceOut, DevicesOutput, DevicesStatus, LogsStatus, PhoneLogsOutput,
 };
 use crate::render;
 use crate::skill::SkillDoc;
@@ -279,7 +278,7 @@ impl PhoneLogsServer {
             Outcome::Decided(decision)
                 if self.inner.options.client.offers().contains(&decision) =>
             {
-                to_answer(decision)
+                convert::answer(decision)
             }
             Outcome::Decided(decision) => {
                 tracing::warn!(
@@ -362,101 +361,13 @@ impl PhoneLogsServer {
     }
 
     async fn run_logs(&self, args: &PhoneLogsArgs, hooks: &LiveHooks) -> LogsResponse {
-        let request = LogsRequest {
-            app: args.app.clone(),
-            device: args.device.clone(),
-            kind: match args.kind.unwrap_or_default() {
-                Kind::Logs => LogsKind::Logs,
-                Kind::Crashes => LogsKind::Crashes,
-            },
-            since: args.since.clone(),
-            filter: args.filter.clone(),
-            exclude: args.exclude.clone(),
-            tag: args.tag.clone(),
-            fold: args.fold,
-            level: args.level.clone(),
-            limit: args.limit,
-            approval_id: args.approval_id.clone(),
-            wait_for: args.wait_for.clone(),
-            timeout: args.timeout,
-            context: args.context,
-        };
+        let request = convert::logs_request(args);
         self.inner.session.logs_live(request, hooks).await
     }
 
     async fn run_debug(&self, call: &DebugCall) -> DebugEnvelope {
         debug::run(&self.inner.session, call).await
     }
-}
-
-fn to_answer(decision: Decision) -> Answer {
-    match decision {
-        Decision::Once => Answer::Once,
-        Decision::Task => Answer::Task,
-        Decision::Always => Answer::Always,
-        Decision::Deny => Answer::Deny,
-    }
-}
-
-fn logs_status(status: Status) -> LogsStatus {
-    match status {
-        Status::Ok => LogsStatus::Ok,
-        Status::ApprovalPending => LogsStatus::ApprovalPending,
-        Status::Denied => LogsStatus::Denied,
-        Status::ScopeDenied => LogsStatus::ScopeDenied,
-        Status::BlockedByPolicy => LogsStatus::BlockedByPolicy,
-        Status::Unsupported => LogsStatus::Unsupported,
-        Status::Error => LogsStatus::Error,
-    }
-}
-
-/// Converts the gateway's answer into the tool's result. The gateway's log, message and counts
-/// pass through as they are: the headings are the only thing taken from the typed reports, and
-/// the typed lines and report texts are not repeated (they are in the log).
-pub fn logs_result(response: LogsResponse) -> CallToolResult {
-    let output = PhoneLogsOutput {
-        status: logs_status(response.status),
-        message: response.message,
-        approval_id: response.approval_id,
-        rule: response.rule,
-        log: response.log,
-        shown: response.shown,
-        left_out: response.left_out,
-        cut: response.cut,
-        folded: response.folded,
-        masked: response.masked,
-        error_code: response.error_code.map(|code| match code {
-            phonelogs_gateway::LogsErrorCode::InvalidArgument => LogsErrorCode::InvalidArgument,
-        }),
-        cursor: response.cursor,
-        matched: response.matched,
-        reports: response
-            .reports
-            .into_iter()
-            .map(|r| ReportHeading {
-                kind: r.kind,
-                time: r.time,
-                pid: r.pid,
-                process: r.process,
-                summary: r.summary,
-                text_shown: match r.text_shown {
-                    TextShown::Whole => TextShownOut::Whole,
-                    TextShown::Cut => TextShownOut::Cut,
-                    TextShown::FirstLine => TextShownOut::FirstLine,
-                },
-                fingerprint: r.fingerprint,
-                blamed_frame: r.blamed_frame,
-                occurrences: r.occurrences.map(|o| OccurrencesOut {
-                    count: o.count,
-                    first: o.first,
-                    last: o.last,
-                    pids: o.pids,
-                }),
-                symbols: r.symbols,
-            })
-            .collect(),
-    };
-    render::phone_logs_result(output)
 }
 
 fn refused_state(message: String) -> CallToolResult {
@@ -518,7 +429,7 @@ impl PhoneLogsServer {
                         id: d.id.as_str().to_owned(),
                         platform: d.platform.to_string(),
                         model: d.model,
-                        state: device_state(&d.state),
+                        state: convert::device_state(&d.state),
                     })
                     .collect(),
             },
@@ -749,7 +660,7 @@ impl ToolCall {
     /// The arguments a sealed state is bound to (everything but `approval_id`).
     fn arguments(&self) -> serde_json::Value {
         match self {
-            ToolCall::Logs(args) => phone_logs_arguments(args),
+            ToolCall::Logs(args) => convert::logs_arguments(args),
             ToolCall::Debug(_, call) => call.arguments(),
         }
     }
@@ -803,36 +714,6 @@ impl ToolAnswer {
             ToolAnswer::Logs(response) => logs_result(response),
             ToolAnswer::Debug(envelope) => render::debug_result(envelope),
         }
-    }
-}
-
-fn phone_logs_arguments(args: &PhoneLogsArgs) -> serde_json::Value {
-    serde_json::json!({
-        "app": args.app,
-        "device": args.device,
-        "kind": match args.kind.unwrap_or_default() { Kind::Logs => "logs", Kind::Crashes => "crashes" },
-        "since": args.since,
-        "filter": args.filter,
-        "exclude": args.exclude,
-        "tag": args.tag,
-        "fold": args.fold,
-        "level": args.level,
-        "limit": args.limit,
-        "wait_for": args.wait_for,
-        "timeout": args.timeout,
-        "context": args.context,
-    })
-}
-
-fn device_state(state: &phonelogs_driver::DeviceState) -> String {
-    use phonelogs_driver::DeviceState;
-    match state {
-        DeviceState::Online => "online".into(),
-        DeviceState::Offline => "offline".into(),
-        DeviceState::Unauthorized => "unauthorized".into(),
-        DeviceState::NotPaired => "not_paired".into(),
-        DeviceState::Locked => "locked".into(),
-        DeviceState::Other(other) => other.clone(),
     }
 }
 
@@ -901,4 +782,9 @@ impl PhoneLogsServer {
             )
         })
     }
+}
+
+/// Converts the gateway's answer into the tool's result ([`convert::logs_output`]).
+pub fn logs_result(response: LogsResponse) -> CallToolResult {
+    render::phone_logs_result(convert::logs_output(response))
 }

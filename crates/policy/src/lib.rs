@@ -19,7 +19,7 @@
 //! let agent = Agent::new("claude", Mode::ReadOnly);
 //! let info = |id: &str| AppInfo {
 //!     app: AppId::new(id), label: None, system: false, dev_build: false, uid: Some(10123),
-//!     shared_uid: false, version: None, installed_at: None,
+//!     shared_uid: false, version: None, installed_at: None, install_id: None,
 //! };
 //!
 //! assert_eq!(policy.logs_decision(&agent, None, &info("dev.phonelogs.crashtest")), Decision::Allowed);
@@ -553,6 +553,7 @@ mod tests {
             shared_uid: false,
             version: None,
             installed_at: None,
+            install_id: None,
         }
     }
 

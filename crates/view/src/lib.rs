@@ -41,6 +41,7 @@
 
 pub mod aids;
 pub mod context;
+pub mod cost;
 pub mod debug_types;
 mod error;
 pub mod held;
@@ -54,10 +55,11 @@ pub mod select;
 pub mod since;
 pub mod types;
 
+pub use cost::{heading_cost, json_escaped_len};
 pub use error::ViewError;
 pub use render::{
-    LineView, MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, Occurrences,
-    ProcessEvent, ProcessMarker, RenderedLines, ReportView, TextShown, heading_cost,
-    json_escaped_len, present_lines,
+    MAX_LINE_BYTES, MAX_MESSAGE_BYTES, MAX_RESULT_BYTES, MIN_RESULT_CAP, ProcessEvent,
+    ProcessMarker, RenderedLines, present_lines,
 };
 pub use select::{MAX_PATTERN_BYTES, MAX_TAGS};
+pub use types::{LineView, Occurrences, ReportView, TextShown};

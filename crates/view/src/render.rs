@@ -11,15 +11,17 @@
 //! budget. What the cap leaves out is counted, so the message's counts are true.
 
 use phonelogs_driver::{AppInfo, CrashReport, LogLine, NativeBacktrace};
-use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
+use crate::cost::{backtrace_cost_without_text, json_escaped_len};
+pub use crate::cost::{heading_cost, symbols_field_cost};
 use crate::lines::{is_line_end, one_line, shown};
 use crate::mask::Masker;
 use crate::rows::Row;
 pub use crate::rows::{ProcessEvent, ProcessMarker};
+pub use crate::types::{LineView, Occurrences, ReportView, TextShown};
 
 /// The default result cap, the spec's 64 KB: the most a result's log may hold, measured as
 /// JSON-escaped bytes (see the module's docs).
@@ -40,27 +42,6 @@ const MAX_TAG_BYTES: usize = 256;
 const MAX_HEADING_PART_BYTES: usize = 300;
 /// What marks a cut.
 const CUT_MARK: &str = "…";
-/// What one heading's structured copy costs besides its escaped strings: the keys, quotes,
-/// commas and braces of `{"kind":"","time":"","pid":N,"process":"","summary":"","text_shown":""}`
-/// and the comma between entries, with the widest pid and `text_shown` value. The MCP frontend's
-/// `ReportHeading` serializes to exactly these keys; its tests hold it to this figure.
-const HEADING_FRAME_BYTES: usize =
-    r#"{"kind":"","time":"","pid":4294967295,"process":"","summary":"","text_shown":"first_line"},"#
-        .len();
-
-/// How many bytes `text` takes inside a JSON string, without the quotes: what `serde_json` and
-/// JavaScript's `JSON.stringify` write. Short escapes for quote, backslash and the common
-/// controls, `\u00XX` for the other controls, and everything else as UTF-8. A pure function, so
-/// the gateway measures the cap without serializing anything.
-pub fn json_escaped_len(text: &str) -> usize {
-    text.chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{08}' | '\u{0c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf8(),
-        })
-        .sum()
-}
 
 /// The longest prefix of `text` whose JSON-escaped length is at most `max`, ending on a UTF-8
 /// boundary.
@@ -82,106 +63,6 @@ fn whole_marks(cut: &str) -> &str {
         Some(at) if !cut[at..].contains(']') => &cut[..at],
         _ => cut,
     }
-}
-
-/// One row as the agent sees it: a line (standing for any repeats folded into it), or a
-/// process marker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LineView {
-    /// The time on the computer's clock, `15:04:05.123`.
-    pub time: String,
-    /// The level's name (`verbose` … `fatal`).
-    pub level: String,
-    /// The tag (cut to 256 bytes); empty for a marker.
-    pub tag: String,
-    /// The text (its secrets masked), cut so that the whole row stays within 2,000 bytes; for
-    /// a marker, the marker's text.
-    pub text: String,
-    /// The process that logged it, when known.
-    pub pid: Option<u32>,
-    /// Whether the text was cut to keep the row within 2,000 bytes.
-    pub cut: bool,
-    /// How many log lines the row stands for: 1, more when consecutive repeats were folded
-    /// into it, 0 for a process marker.
-    pub lines: usize,
-    /// With folded repeats: when the last one was logged, `15:04:09.871`.
-    pub until: Option<String>,
-    /// How many secrets were masked in the lines the row stands for.
-    pub masked: usize,
-    /// For a process marker: what it marks.
-    pub marker: Option<ProcessMarker>,
-}
-
-/// How much of a report's text a result shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TextShown {
-    /// All of it.
-    Whole,
-    /// Its start, cut short to stay within the result cap.
-    Cut,
-    /// Only its first line, for lack of room.
-    FirstLine,
-}
-
-impl TextShown {
-    /// `whole`, `cut` or `first_line`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TextShown::Whole => "whole",
-            TextShown::Cut => "cut",
-            TextShown::FirstLine => "first_line",
-        }
-    }
-}
-
-/// One crash report as the agent sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReportView {
-    /// `java_crash`, `native_crash`, `anr`, `crash` or `watchdog`.
-    pub kind: String,
-    /// When it happened (RFC 3339, with the phone's offset).
-    pub time: String,
-    /// The process id, when the report names one.
-    pub pid: Option<u32>,
-    /// The process name, on one line and cut to 300 bytes as the heading shows it.
-    pub process: String,
-    /// A one-line summary, cut to 300 bytes.
-    pub summary: String,
-    /// The text as shown: whole, cut short, or only its first line.
-    pub text: String,
-    /// How much of the text is shown.
-    pub text_shown: TextShown,
-    /// Whether the text was cut (cut short or only its first line) to stay within the cap.
-    pub cut: bool,
-    /// The crash's fingerprint (16 hex digits): the same crash has the same one on every phone
-    /// and after every restart. `None` only where no symbols step ran.
-    pub fingerprint: Option<String>,
-    /// The first frame in the app's own code, as a heading shows it
-    /// (`CheckoutActivity.onResume(CheckoutActivity.kt:142)`), cut to 300 bytes.
-    pub blamed_frame: Option<String>,
-    /// The reports of this fingerprint in the result, this one (the newest, whose text is
-    /// shown) included.
-    pub occurrences: Option<Occurrences>,
-    /// Which symbol files were used, or why none matched, cut to 300 bytes; `None` without a
-    /// symbols directory (the message says so once, where frames look obfuscated or
-    /// unsymbolicated).
-    pub symbols: Option<String>,
-    /// How many secrets were masked in its process, summary and text.
-    pub masked: usize,
-}
-
-/// The reports one heading stands for: those of one fingerprint in the result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Occurrences {
-    /// How many.
-    pub count: usize,
-    /// When the oldest happened (RFC 3339).
-    pub first: String,
-    /// When the newest happened (RFC 3339).
-    pub last: String,
-    /// Their process ids, oldest first (those the reports name).
-    pub pids: Vec<u32>,
 }
 
 /// What the gateway's symbols step adds to a report's heading: the structured
@@ -430,6 +311,18 @@ pub fn present_lines(
         processes: &[],
         masker: None,
     };
+    lay_out_lines(lines, options, local, cap)
+}
+
+/// The one call a logs result makes of the view after its read: the rows of `lines` (masked
+/// already, oldest first; process markers, repeats folded as `options` say) rendered within
+/// `cap` JSON-escaped bytes on the computer's clock (`local`).
+pub fn lay_out_lines(
+    lines: Vec<crate::masked::ShownLine>,
+    options: crate::rows::RowOptions<'_>,
+    local: UtcOffset,
+    cap: usize,
+) -> RenderedLines {
     render_rows(&crate::rows::rows(lines, options), local, cap)
 }
 
@@ -523,42 +416,6 @@ fn heading(report: &CrashReport) -> Heading {
         process,
         summary,
     }
-}
-
-/// What a `symbols` field holding `value` costs in JSON: its leading comma, key and quotes as
-/// the frontend writes them, and the value escaped (a report's heading, a backtrace's data).
-pub fn symbols_field_cost(value: &str) -> usize {
-    r#","symbols":"""#.len() + json_escaped_len(value)
-}
-
-/// What a report's heading costs in the structured content, where the MCP frontend lists every
-/// heading (kind, time, pid, process, summary, how much text is shown): at most this many bytes
-/// of JSON, the comma between entries included.
-pub fn heading_cost(view: &ReportView) -> usize {
-    // The optional keys, each with its leading comma and quotes, as the frontend writes them.
-    const FINGERPRINT: usize = r#","fingerprint":"""#.len();
-    const BLAMED: usize = r#","blamed_frame":"""#.len();
-    // `count` at its widest (20 digits), and each pid at its widest with its comma.
-    const OCCURRENCES: usize =
-        r#","occurrences":{"count":18446744073709551615,"first":"","last":"","pids":[]}"#.len();
-    const PID: usize = "4294967295,".len();
-    let text = |value: &Option<String>, keys: usize| {
-        value.as_deref().map_or(0, |v| keys + json_escaped_len(v))
-    };
-    HEADING_FRAME_BYTES
-        + json_escaped_len(&view.kind)
-        + json_escaped_len(&view.time)
-        + json_escaped_len(&view.process)
-        + json_escaped_len(&view.summary)
-        + text(&view.fingerprint, FINGERPRINT)
-        + text(&view.blamed_frame, BLAMED)
-        + view.symbols.as_deref().map_or(0, symbols_field_cost)
-        + view.occurrences.as_ref().map_or(0, |o| {
-            OCCURRENCES
-                + json_escaped_len(&o.first)
-                + json_escaped_len(&o.last)
-                + PID * o.pids.len()
-        })
 }
 
 fn first_line(text: &str) -> String {
@@ -724,24 +581,6 @@ pub fn render_reports_with(
     }
 }
 
-/// An upper bound of the bytes a backtrace takes as JSON without its text, so the gateway can
-/// cap the text without writing JSON: every string escaped, and a fixed allowance for the keys
-/// and the widest numbers (the envelope's keys with 20-digit numbers take under 150 bytes, a
-/// thread's under 80).
-fn backtrace_cost_without_text(backtrace: &NativeBacktrace) -> usize {
-    const KEYS: usize = 192;
-    const PER_THREAD: usize = 80;
-    let text = |value: &Option<String>| value.as_deref().map_or(0, json_escaped_len);
-    KEYS + json_escaped_len(&backtrace.serial)
-        + text(&backtrace.process_name)
-        + text(&backtrace.abi)
-        + backtrace
-            .threads
-            .iter()
-            .map(|thread| PER_THREAD + json_escaped_len(&thread.name))
-            .sum::<usize>()
-}
-
 /// One report's text within what is left of the budget (which its first line is already paid
 /// from): whole when it fits, else cut short when more than its first line fits, else its first
 /// line. Spends from `budget` what it shows beyond the first line.
@@ -888,47 +727,6 @@ mod tests {
     }
 
     #[test]
-    fn escaped_length_matches_serde_json() {
-        for text in [
-            "",
-            "plain",
-            "quote \" and \\ back",
-            "tab\tnew\nline\r",
-            "\u{1}\u{1f}\u{8}\u{c}",
-            "é ü 漢字 🦀",
-            "\u{7f}\u{2028}",
-        ] {
-            let written = serde_json::to_string(text).unwrap_or_default();
-            assert_eq!(json_escaped_len(text), written.len() - 2, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn a_headings_cost_covers_its_json() {
-        let view = ReportView {
-            kind: "native_crash".into(),
-            time: "2026-11-30T10:00:00+01:00".into(),
-            pid: Some(u32::MAX),
-            process: "com.example\t\"app\"".into(),
-            summary: "SIGSEGV \u{1}".into(),
-            text: String::new(),
-            text_shown: TextShown::FirstLine,
-            cut: true,
-            fingerprint: None,
-            blamed_frame: None,
-            occurrences: None,
-            symbols: None,
-            masked: 0,
-        };
-        let json = serde_json::json!({
-            "kind": view.kind, "time": view.time, "pid": view.pid, "process": view.process,
-            "summary": view.summary, "text_shown": view.text_shown,
-        });
-        let written = serde_json::to_string(&json).unwrap_or_default();
-        assert_eq!(written.len() + 1, heading_cost(&view));
-    }
-
-    #[test]
     fn only_the_apps_uid_passes() {
         let mut info = AppInfo {
             app: AppId::new("a.b"),
@@ -939,6 +737,7 @@ mod tests {
             shared_uid: false,
             version: None,
             installed_at: None,
+            install_id: None,
         };
         let mut other = line("other");
         other.uid = Some(10200);

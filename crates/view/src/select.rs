@@ -61,7 +61,7 @@ impl Pattern {
 
     fn matches(&self, tag: &str, text: &str) -> bool {
         match self {
-            Pattern::Text(part) => tag.contains(part.as_str()) || text.contains(part.as_str()),
+            Pattern::Text(part) => holds(tag, text, part),
             Pattern::Regex(regex) => regex.is_match(tag) || regex.is_match(text),
         }
     }
@@ -168,10 +168,10 @@ fn filter_text(pattern: &Option<Pattern>) -> Option<&str> {
     }
 }
 
-/// Whether a line with this tag and (masked) text holds the awaited text, as `filter`
-/// matches: in its tag or its text.
-pub fn holds(tag: &str, shown: &str, text: &str) -> bool {
-    tag.contains(text) || shown.contains(text)
+/// Whether a line with this tag and (masked) text holds `part`: in its tag or its text. The one
+/// text match, of a plain `filter` or `exclude` and of `wait_for`.
+fn holds(tag: &str, text: &str, part: &str) -> bool {
+    tag.contains(part) || text.contains(part)
 }
 
 /// The first of `pieces` that holds the awaited text, matched as the agent sees the line

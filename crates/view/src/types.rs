@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::render::{LineView, ReportView};
+use crate::rows::ProcessMarker;
 
 /// What a `phone_logs` call reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -219,4 +219,104 @@ impl LogsResponse {
             matched: None,
         }
     }
+}
+
+/// One row as the agent sees it: a line (standing for any repeats folded into it), or a
+/// process marker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineView {
+    /// The time on the computer's clock, `15:04:05.123`.
+    pub time: String,
+    /// The level's name (`verbose` … `fatal`).
+    pub level: String,
+    /// The tag (cut to 256 bytes); empty for a marker.
+    pub tag: String,
+    /// The text (its secrets masked), cut so that the whole row stays within 2,000 bytes; for
+    /// a marker, the marker's text.
+    pub text: String,
+    /// The process that logged it, when known.
+    pub pid: Option<u32>,
+    /// Whether the text was cut to keep the row within 2,000 bytes.
+    pub cut: bool,
+    /// How many log lines the row stands for: 1, more when consecutive repeats were folded
+    /// into it, 0 for a process marker.
+    pub lines: usize,
+    /// With folded repeats: when the last one was logged, `15:04:09.871`.
+    pub until: Option<String>,
+    /// How many secrets were masked in the lines the row stands for.
+    pub masked: usize,
+    /// For a process marker: what it marks.
+    pub marker: Option<ProcessMarker>,
+}
+
+/// How much of a report's text a result shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextShown {
+    /// All of it.
+    Whole,
+    /// Its start, cut short to stay within the result cap.
+    Cut,
+    /// Only its first line, for lack of room.
+    FirstLine,
+}
+
+impl TextShown {
+    /// `whole`, `cut` or `first_line`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextShown::Whole => "whole",
+            TextShown::Cut => "cut",
+            TextShown::FirstLine => "first_line",
+        }
+    }
+}
+
+/// One crash report as the agent sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReportView {
+    /// `java_crash`, `native_crash`, `anr`, `crash` or `watchdog`.
+    pub kind: String,
+    /// When it happened (RFC 3339, with the phone's offset).
+    pub time: String,
+    /// The process id, when the report names one.
+    pub pid: Option<u32>,
+    /// The process name, on one line and cut to 300 bytes as the heading shows it.
+    pub process: String,
+    /// A one-line summary, cut to 300 bytes.
+    pub summary: String,
+    /// The text as shown: whole, cut short, or only its first line.
+    pub text: String,
+    /// How much of the text is shown.
+    pub text_shown: TextShown,
+    /// Whether the text was cut (cut short or only its first line) to stay within the cap.
+    pub cut: bool,
+    /// The crash's fingerprint (16 hex digits): the same crash has the same one on every phone
+    /// and after every restart. `None` only where no symbols step ran.
+    pub fingerprint: Option<String>,
+    /// The first frame in the app's own code, as a heading shows it
+    /// (`CheckoutActivity.onResume(CheckoutActivity.kt:142)`), cut to 300 bytes.
+    pub blamed_frame: Option<String>,
+    /// The reports of this fingerprint in the result, this one (the newest, whose text is
+    /// shown) included.
+    pub occurrences: Option<Occurrences>,
+    /// Which symbol files were used, or why none matched, cut to 300 bytes; `None` without a
+    /// symbols directory (the message says so once, where frames look obfuscated or
+    /// unsymbolicated).
+    pub symbols: Option<String>,
+    /// How many secrets were masked in its process, summary and text.
+    pub masked: usize,
+}
+
+/// The reports one heading stands for: those of one fingerprint in the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Occurrences {
+    /// How many.
+    pub count: usize,
+    /// When the oldest happened (RFC 3339).
+    pub first: String,
+    /// When the newest happened (RFC 3339).
+    pub last: String,
+    /// Their process ids, oldest first (those the reports name).
+    pub pids: Vec<u32>,
 }

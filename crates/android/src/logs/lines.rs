@@ -16,8 +16,8 @@ use time::OffsetDateTime;
 /// Why a time and not a count: logd applies `-t <count>` and logcat then drops the other uids'
 /// lines (and the `*:<level>` filterspec) on its own side, so a count counts every app's lines
 /// and a busy phone would return fewer of the app's lines than asked for, or none. A time cuts
-/// the same way for every uid; the count, the level and the text filter are applied here on the
-/// app's own lines. Without `--uid` (Android 10) every uid's lines since then are read and the
+/// the same way for every uid; the count and the level are applied here on the app's own
+/// lines. Without `--uid` (Android 10) every uid's lines since then are read and the
 /// app's kept.
 pub(crate) fn logcat_command(uids: &[u32], query: &LogQuery, uid_option: bool) -> String {
     let mut words: Vec<String> = [
@@ -81,7 +81,7 @@ pub(crate) fn has_foreign_lines(dump: &[u8], uids: &[u32]) -> bool {
 /// other uids' lines cost a comparison), only the `query.count` newest matching lines become
 /// [`LogLine`]s, and the older ones are read in place and counted without allocating: by their
 /// heads alone (`parse_log_head`: time, uid, level; times compared as integers), their tag and
-/// text neither read nor checked as UTF-8, unless a text filter needs them. That equals
+/// text neither read nor checked as UTF-8. That equals
 /// [`app_lines_eager`] (every line parsed, sorted by time, the newest kept) when no older line
 /// is newer than the oldest kept one, which holds for logcat's output (its buffers merged in
 /// time order); a dump that breaks it is read the eager way, so the result never depends on the
@@ -122,7 +122,7 @@ pub(crate) fn app_lines_and_foreign(
             foreign = true;
             continue;
         }
-        let key = if lines.len() >= query.count && query.filter.is_none() {
+        let key = if lines.len() >= query.count {
             // Only counted: its head decides (the same lines `parse_log_line` accepts), its tag
             // and text are neither read nor checked as UTF-8.
             let Some(head) = parse_log_head(raw).filter(LogcatHead::has_tag) else {
@@ -142,9 +142,6 @@ pub(crate) fn app_lines_and_foreign(
             let Some((key, level, uid)) = wanted(head, uids, query, since, &instants) else {
                 continue;
             };
-            if !query.matches_text(line.tag, line.text) {
-                continue;
-            }
             if lines.len() < query.count {
                 let Some(time) = line.time.to_offset_date_time(None, time::UtcOffset::UTC) else {
                     continue;
@@ -230,8 +227,7 @@ pub(crate) fn line_text(raw: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// What [`to_log_line`] and [`LogQuery::matches`] decide about a line read in place from its
 /// head (time, uid, level): its time (as an [`EpochRange`] key; `since` is the query's), level
-/// and uid when it is one of `uids`' lines at or after `since` and at the query's level. The
-/// query's text filter, which needs the tag and text, is the caller's.
+/// and uid when it is one of `uids`' lines at or after `since` and at the query's level.
 fn wanted(
     (time, uid, level): (LogTime, Option<UidFieldRef<'_>>, char),
     uids: &[u32],
@@ -380,7 +376,7 @@ garbage line\n";
     }
 
     #[test]
-    fn count_level_filter_and_since() {
+    fn count_level_and_since() {
         let since = datetime!(2025-01-01 0:00 UTC);
         let result = app_lines(DUMP.as_bytes(), &[10123], &LogQuery::since(since, 2));
         let texts: Vec<&str> = result.lines.iter().map(|l| l.text.as_str()).collect();
@@ -388,9 +384,6 @@ garbage line\n";
         assert_eq!(result.omitted, 2);
         let mut query = LogQuery::since(since, 500);
         query.level = Some(LogLevel::Warn);
-        assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
-        let mut query = LogQuery::since(since, 500);
-        query.filter = Some("CrashTest".into());
         assert_eq!(app_lines(DUMP.as_bytes(), &[10123], &query).lines.len(), 2);
         let cut = OffsetDateTime::from_unix_timestamp(1_764_496_803).unwrap();
         assert_eq!(

@@ -163,13 +163,9 @@ pub(super) fn query() -> impl Strategy<Value = LogQuery> {
             LogLevel::Error,
             LogLevel::Fatal,
         ])),
-        prop::option::of(prop::sample::select(vec![
-            "Crash", "boom", "a", " ", "Game]",
-        ])),
     )
-        .prop_map(|(since, count, level, filter)| LogQuery {
+        .prop_map(|(since, count, level)| LogQuery {
             since: OffsetDateTime::from_unix_timestamp(BASE + since).unwrap(),
-            filter: filter.map(str::to_owned),
             level,
             count,
         })
