@@ -953,3 +953,44 @@ async fn a_claimed_file_size_is_not_reserved_before_a_report_is_read() {
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert!(reports[0].summary.contains("claimed size"), "{reports:?}");
 }
+
+/// Issue 37 (review F6): the iPhone gives no install time, so the driver says which install it
+/// read (`AppInfo::install_id`, the bundle's path): a reinstall moves the bundle to a new
+/// container, of the same build too, so the facts differ, and a store build re-signed for
+/// development is another build by its path as well as its flag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reinstall_moves_the_bundle_and_changes_the_apps_facts() {
+    let phone = SimPhone::default_phone();
+    let sim = IosSim::bind_loopback(None, phone.clone()).await.unwrap();
+    let driver = driver(&sim);
+    let device = DeviceId::new(UDID);
+    let app = AppId::new("dev.phonelogs.crashtesthelper");
+    let store = driver.app_info(&device, &app).await.unwrap();
+    let path = store.install_id.clone().expect("the bundle's path");
+    assert!(
+        path.starts_with("/private/var/containers/Bundle/Application/")
+            && path.ends_with("/CrashTestHelper.app"),
+        "{path}"
+    );
+    assert!(!store.dev_build);
+    assert!(store.same_facts(&driver.app_info(&device, &app).await.unwrap()));
+
+    // The same build again: only the path tells it apart.
+    let answer = phonelogs_iossim::control::run(&phone, "reinstall dev.phonelogs.crashtesthelper");
+    let again = driver.app_info(&device, &app).await.unwrap();
+    assert_eq!(
+        answer,
+        format!("path {}", again.install_id.clone().unwrap())
+    );
+    assert_ne!(again.install_id, store.install_id);
+    assert!(!store.same_facts(&again));
+
+    // Signed for development: another build by its flag and its path.
+    let signed =
+        phonelogs_iossim::control::run(&phone, "sign dev.phonelogs.crashtesthelper development");
+    assert_eq!(signed, "ok");
+    let dev = driver.app_info(&device, &app).await.unwrap();
+    assert!(dev.dev_build);
+    assert_ne!(dev.install_id, again.install_id);
+    sim.shutdown().await;
+}

@@ -59,15 +59,14 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
         "sign" => {
             let bundle = next("a bundle id")?;
             let signing = signing(&next("development or store")?)?;
-            let mut app = phone
-                .app(&bundle)
+            // A new build replaces the old one: its processes end and its container moves, as
+            // an install does.
+            phone
+                .reinstall(&bundle, signing)
                 .ok_or_else(|| format!("{bundle} is not installed"))?;
-            app.signing = signing;
-            // A new build replaces the old one: its processes end, as an install does.
-            phone.uninstall(&bundle);
-            phone.install(app);
             Ok("ok".into())
         }
+        "reinstall" => reinstall(phone, &next("a bundle id")?),
         "launch" => {
             let bundle = next("a bundle id")?;
             let pid = phone
@@ -140,6 +139,18 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
         },
         other => Err(format!("unknown command {other:?}")),
     }
+}
+
+/// `reinstall BUNDLE`: the same build installed again, in a new container (its path).
+fn reinstall(phone: &SimPhone, bundle: &str) -> Result<String, String> {
+    let signing = phone
+        .app(bundle)
+        .ok_or_else(|| format!("{bundle} is not installed"))?
+        .signing;
+    let app = phone
+        .reinstall(bundle, signing)
+        .ok_or_else(|| format!("{bundle} is not installed"))?;
+    Ok(format!("path {}", app.path))
 }
 
 /// `development` or `store`.

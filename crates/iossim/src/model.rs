@@ -609,6 +609,8 @@ struct State {
     apps: BTreeMap<String, App>,
     processes: BTreeMap<u32, Process>,
     next_pid: u32,
+    /// Installs made since the phone started, for each new container's id.
+    installs: u64,
     reports: Vec<ReportFile>,
     faults: Vec<Fault>,
     opened: Vec<Opened>,
@@ -656,6 +658,7 @@ impl SimPhone {
                     apps: BTreeMap::new(),
                     processes: BTreeMap::new(),
                     next_pid: 400,
+                    installs: 0,
                     reports: Vec::new(),
                     faults: Vec::new(),
                     opened: Vec::new(),
@@ -779,6 +782,29 @@ impl SimPhone {
     /// Installs (or reinstalls) an app.
     pub fn install(&self, app: App) {
         self.lock().apps.insert(app.bundle_id.clone(), app);
+    }
+
+    /// Installs a new build of an installed app over it, signed `signing`, as a phone does:
+    /// its processes end and its bundle moves to a new container
+    /// (`/private/var/containers/Bundle/Application/<UUID>/Name.app`, a new UUID with every
+    /// install, of the same build too), so installation_proxy's `Path` changes. The new app, or
+    /// `None` when it is not installed.
+    pub fn reinstall(&self, bundle_id: &str, signing: Signing) -> Option<App> {
+        let mut app = self.app(bundle_id)?;
+        let installs = {
+            let mut state = self.lock();
+            state.installs += 1;
+            state.installs
+        };
+        let dir = app.path.rsplit('/').next().unwrap_or_default().to_owned();
+        let seed = bundle_id
+            .bytes()
+            .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b));
+        app.path = format!("{CONTAINERS}/{}/{dir}", crate::ips::uuid(seed, installs));
+        app.signing = signing;
+        self.uninstall(bundle_id);
+        self.install(app.clone());
+        Some(app)
     }
 
     /// Removes an app, ending its processes.
