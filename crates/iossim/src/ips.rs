@@ -9,7 +9,6 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 use time::{OffsetDateTime, UtcOffset};
 
-use crate::ids::uuid;
 use crate::model::{App, CrashKind, Crashed, Process, Profile, ReportFile, ReportForm, SimPhone};
 
 /// What one report is about.
@@ -64,6 +63,19 @@ fn stamp(time: SystemTime, offset_minutes: i32, digits: u32) -> String {
         t.minute(),
         t.second(),
         zone(offset_minutes)
+    )
+}
+
+pub(crate) fn uuid(seed: u64, salt: u64) -> String {
+    let a = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+    let b = a.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    format!(
+        "{:08X}-{:04X}-4{:03X}-8{:03X}-{:012X}",
+        (a >> 32) as u32,
+        (a >> 16) as u16,
+        (a as u16) & 0xFFF,
+        (b >> 48) as u16 & 0xFFF,
+        b & 0xFFFF_FFFF_FFFF
     )
 }
 

@@ -44,7 +44,6 @@ use tokio::task::JoinHandle;
 pub mod control;
 mod coredevice;
 mod error;
-mod ids;
 mod ips;
 pub mod life;
 pub mod model;

@@ -800,7 +800,7 @@ impl SimPhone {
         let seed = bundle_id
             .bytes()
             .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b));
-        app.path = format!("{CONTAINERS}/{}/{dir}", crate::ids::uuid(seed, installs));
+        app.path = format!("{CONTAINERS}/{}/{dir}", crate::ips::uuid(seed, installs));
         app.signing = signing;
         self.uninstall(bundle_id);
         self.install(app.clone());
