@@ -33,6 +33,17 @@ pub struct Args {
     /// `phonelogs` command. Default: $PHONELOGS_STATE_DIR, else the user's state directory.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// A PostgreSQL store shared by many servers instead of the state directory's SQLite
+    /// (`postgres://user@host/db?sslmode=verify-full`, see docs/farms.md). Default:
+    /// $PHONELOGS_STORE.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// A file holding the `--store` connection string (a secret file: see docs/farms.md).
+    #[arg(long, value_name = "FILE")]
+    pub store_file: Option<PathBuf>,
+    /// Apply the shared store's schema migrations at start (`phonelogs store migrate`).
+    #[arg(long)]
+    pub migrate: bool,
     /// The agent's name, as the person sees it in questions and history. Default: agent.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
@@ -50,7 +61,7 @@ pub struct Args {
     /// This task's apps, comma-separated. Default: the agent's scope.
     #[arg(long = "task-apps", value_name = "A,B", value_delimiter = ',')]
     pub task_apps: Option<Vec<String>>,
-    /// A TOML file with the same keys (state_dir, agent, agent_mode, agent_apps, task_apps,
+    /// A TOML file with the same keys (state_dir, store, store_file, agent, agent_mode, agent_apps, task_apps,
     /// local_root, result_cap, symbols_dir, adb_servers, usbmuxd, tunneld, questions) and the block rules and extra refused apps under [policy].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -101,6 +112,10 @@ pub enum QuestionsTo {
 pub struct FileConfig {
     /// As `--state-dir`.
     pub state_dir: Option<PathBuf>,
+    /// As `--store`.
+    pub store: Option<String>,
+    /// As `--store-file`.
+    pub store_file: Option<PathBuf>,
     /// As `--agent`.
     pub agent: Option<String>,
     /// As `--agent-mode`.
@@ -136,6 +151,10 @@ pub struct Settings {
     pub demo: Option<DemoKind>,
     /// The state directory.
     pub state_dir: PathBuf,
+    /// The shared store's connection string, when one was given (else SQLite in `state_dir`).
+    pub store: Option<String>,
+    /// Apply the shared store's migrations at start.
+    pub migrate: bool,
     /// The agent.
     pub agent: Agent,
     /// The task's apps.
@@ -206,6 +225,12 @@ impl Settings {
                 format!("no state directory: pass --state-dir or set {STATE_DIR_ENV}")
             })?,
         };
+        let store_env = env(phonelogs_store_pg::STORE_ENV).and_then(|v| v.into_string().ok());
+        let store = phonelogs_store_pg::chosen(
+            args.store.or(file.store).or(store_env),
+            args.store_file.or(file.store_file).as_deref(),
+        )
+        .context("--store (store)")?;
         let local_root = args.local_root.or(file.local_root).or_else(|| {
             env(LOCAL_ROOT_ENV)
                 .filter(|v| !v.is_empty())
@@ -226,6 +251,8 @@ impl Settings {
         Ok(Settings {
             demo: args.demo,
             state_dir,
+            store,
+            migrate: args.migrate,
             agent,
             task_apps,
             local_root,

@@ -48,6 +48,9 @@ async fn serve(settings: Settings) -> anyhow::Result<()> {
     if let Some(dir) = &settings.symbols_dir {
         builder = builder.symbols_dir(dir);
     }
+    if let Some(url) = &settings.store {
+        builder = builder.store(phonelogs_store_pg::open(url, settings.migrate)?);
+    }
     // Keeps the simulated phones running while the session lasts.
     let mut _demo = None;
     if let Some(kind) = settings.demo {

@@ -76,6 +76,13 @@ struct StateArgs {
     /// ~/.local/state/phonelogs).
     #[arg(long, value_name = "DIR", env = "PHONELOGS_STATE_DIR")]
     state_dir: Option<PathBuf>,
+    /// A PostgreSQL store shared by many servers instead of the state directory's SQLite
+    /// (`postgres://user@host/db?sslmode=verify-full`, see docs/farms.md).
+    #[arg(long, value_name = "URL", env = "PHONELOGS_STORE")]
+    store: Option<String>,
+    /// A file holding the `--store` connection string (a secret file: see docs/farms.md).
+    #[arg(long, value_name = "FILE")]
+    store_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -193,6 +200,10 @@ enum Command {
         #[arg(long, value_name = "VERSION", requires = "ios", value_parser = parse_ios_version)]
         ios_version: Option<phonelogs_iossim::IosVersion>,
     },
+    /// The shared PostgreSQL store (`--store`): `phonelogs store migrate` applies its schema
+    /// migrations, once for all servers.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Serve the person's page on 127.0.0.1: questions, Always allow, history, phones.
     ///
     /// Prints the page's address, with its random token, as the first line; a request without
@@ -260,6 +271,15 @@ enum SymbolsCommand {
         /// The files (or .dSYM bundles) to file.
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum StoreCommand {
+    /// Apply the migrations the shared store lacks (servers refuse an older schema).
+    Migrate {
+        #[command(flatten)]
+        state: StateArgs,
     },
 }
 
@@ -339,8 +359,29 @@ enum RulesCommand {
     },
 }
 
+/// The store: the shared PostgreSQL one when `--store` (or `--store-file`) names it, else the
+/// state directory's SQLite.
 fn store(state: StateArgs) -> phonelogs_console::Result<phonelogs_gateway::Store> {
-    state::open(&state::state_dir(state.state_dir)?)
+    match shared_store(&state)? {
+        Some(store) => Ok(store),
+        None => state::open(&state::state_dir(state.state_dir)?),
+    }
+}
+
+fn shared_store(state: &StateArgs) -> phonelogs_console::Result<Option<phonelogs_gateway::Store>> {
+    let url = phonelogs_store_pg::chosen(state.store.clone(), state.store_file.as_deref())?;
+    Ok(url
+        .map(|url| phonelogs_store_pg::open(&url, false))
+        .transpose()?)
+}
+
+/// `phonelogs store migrate`.
+fn store_migrate(state: &StateArgs) -> anyhow::Result<()> {
+    let url = phonelogs_store_pg::chosen(state.store.clone(), state.store_file.as_deref())?
+        .context("no shared store: pass --store URL (or --store-file, PHONELOGS_STORE)")?;
+    let version = phonelogs_store_pg::PgStore::migrate(&url)?;
+    println!("the shared store is at schema version {version}");
+    Ok(())
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -518,6 +559,7 @@ fn run(command: Command, local_offset: Option<time::UtcOffset>) -> anyhow::Resul
             let phones = phones.sources()?.phones()?;
             runtime()?.block_on(devices::run(json, &phones))?;
         }
+        Command::Store(StoreCommand::Migrate { state }) => store_migrate(&state)?,
         Command::Ui { state, port, open } => page(state, port, open, offset)?,
         Command::Doctor {
             state,
@@ -557,6 +599,7 @@ fn page(
     offset: time::UtcOffset,
 ) -> anyhow::Result<()> {
     let options = ui::Options {
+        store: shared_store(&state)?,
         state_dir: state::state_dir(state.state_dir)?,
         port: port.unwrap_or(0),
         open,

@@ -217,3 +217,58 @@ async fn private_values_on_the_iphone_are_counted_and_explained() {
         got.message
     );
 }
+
+/// Issue 37 (review F6), end to end: the iPhone gives no install time. A store build's crash
+/// report sits on the phone; the agent's read of it asks the person (the gateway sees the store
+/// build). A development build is then installed over it (a new container, `get-task-allow`):
+/// its pass shows its own report, never the store build's, and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_development_build_over_a_store_build_does_not_show_the_store_builds_reports() {
+    const HELPER: &str = "dev.phonelogs.crashtesthelper";
+    let rig = rig().await;
+    rig.phone
+        .set_report_delays(Duration::ZERO, Duration::from_millis(20));
+    let crashes = || LogsRequest {
+        kind: phonelogs_gateway::LogsKind::Crashes,
+        device: Some(rig.device.clone()),
+        since: Some("1h".into()),
+        ..LogsRequest::new(HELPER)
+    };
+    let pid = rig.phone.launch(HELPER).unwrap();
+    let store = rig.phone.crash(
+        pid,
+        phonelogs_iossim::CrashKind::Exception("STORE-BUILD-REASON".into()),
+    );
+    assert!(store.is_some());
+    let session = task(&rig, "agent");
+    let asked = session.logs(crashes()).await;
+    assert_eq!(asked.status, Status::ApprovalPending, "{}", asked.message);
+
+    rig.phone.reinstall(HELPER, Signing::Development).unwrap();
+    // The development build's first read: the store build's report is left out, said so.
+    let first = session.logs(crashes()).await;
+    assert_eq!(first.status, Status::Ok, "{}", first.message);
+    assert!(!format!("{first:?}").contains("STORE-BUILD"), "{first:?}");
+    assert!(
+        first
+            .message
+            .contains("when phonelogs first saw this development build"),
+        "{}",
+        first.message
+    );
+    // Its own report, written after, shows.
+    let pid = rig.phone.launch(HELPER).unwrap();
+    let later = std::time::SystemTime::now() + Duration::from_secs(2);
+    let dev = phonelogs_iossim::CrashKind::Exception("DEV-BUILD-REASON".into());
+    rig.phone.crash_at(pid, dev, later, false).unwrap();
+    for _ in 0..200 {
+        let read = session.logs(crashes()).await;
+        assert_eq!(read.status, Status::Ok, "{}", read.message);
+        assert!(!format!("{read:?}").contains("STORE-BUILD"), "{read:?}");
+        if format!("{read:?}").contains("DEV-BUILD-REASON") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the development build's report never showed");
+}

@@ -66,7 +66,7 @@ fn stamp(time: SystemTime, offset_minutes: i32, digits: u32) -> String {
     )
 }
 
-pub(crate) fn uuid(seed: u64, salt: u64) -> String {
+fn uuid(seed: u64, salt: u64) -> String {
     let a = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
     let b = a.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     format!(

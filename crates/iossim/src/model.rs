@@ -800,7 +800,13 @@ impl SimPhone {
         let seed = bundle_id
             .bytes()
             .fold(0u64, |h, b| h.rotate_left(5) ^ u64::from(b));
-        app.path = format!("{CONTAINERS}/{}/{dir}", crate::ips::uuid(seed, installs));
+        let container = format!(
+            "{:08X}-{:04X}-4000-8000-{:012X}",
+            seed as u32,
+            installs as u16,
+            (seed >> 16) & 0xFFFF_FFFF_FFFF
+        );
+        app.path = format!("{CONTAINERS}/{container}/{dir}");
         app.signing = signing;
         self.uninstall(bundle_id);
         self.install(app.clone());

@@ -301,6 +301,46 @@ impl PgStore {
     }
 }
 
+/// The variable that names the shared store (`--store`).
+pub const STORE_ENV: &str = "PHONELOGS_STORE";
+
+/// The connection string a binary was given: `url` (the flag, else the config file's `store`,
+/// else [`STORE_ENV`]) as it is, else the one kept in `file` (`--store-file`, `store_file`),
+/// read under the secret-file rule ([`secret_file`]). `None`: the SQLite store.
+pub fn chosen(
+    url: Option<String>,
+    file: Option<&std::path::Path>,
+) -> Result<Option<String>, Error> {
+    if let Some(url) = url.filter(|u| !u.trim().is_empty()) {
+        return Ok(Some(url));
+    }
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let text = secret_file::read(file, "the store file")
+        .map_err(|refused| store_error("PostgreSQL", refused.to_string()))?;
+    let url = text.trim();
+    if url.is_empty() {
+        return Err(store_error(
+            "PostgreSQL",
+            format!("the store file {} is empty", file.display()),
+        ));
+    }
+    Ok(Some(url.to_owned()))
+}
+
+/// Opens the shared store `url` names as a [`phonelogs_gateway::Store`] (migrating it first
+/// when `migrate`).
+pub fn open(url: &str, migrate: bool) -> Result<phonelogs_gateway::Store, Error> {
+    let options = PgOptions {
+        migrate,
+        ..PgOptions::default()
+    };
+    Ok(phonelogs_gateway::Store::new(PgStore::connect(
+        url, options,
+    )?))
+}
+
 fn store_error(name: &str, message: String) -> Error {
     Error::Store {
         store: name.to_owned(),

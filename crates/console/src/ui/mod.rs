@@ -61,6 +61,8 @@ const ICON_SVG: &str = include_str!("icon.svg");
 pub struct Options {
     /// The state directory, shared with the MCP server.
     pub state_dir: PathBuf,
+    /// The shared store, when `--store` names one (else SQLite in `state_dir`).
+    pub store: Option<phonelogs_gateway::Store>,
     /// The port (0: any free port).
     pub port: u16,
     /// Open the page in the person's browser.
@@ -132,7 +134,10 @@ fn store_failed(error: &StoreError) -> Response {
 /// Serves the page until Ctrl-C or SIGTERM. Prints the page's address (with its token) as the
 /// first line on stdout, which only the person's terminal sees.
 pub async fn run(options: Options) -> crate::Result<()> {
-    let store = crate::state::open(&options.state_dir)?;
+    let store = match options.store.clone() {
+        Some(store) => store,
+        None => crate::state::open(&options.state_dir)?,
+    };
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, options.port))
         .await
         .doing(|| format!("cannot listen on 127.0.0.1:{}", options.port))?;
