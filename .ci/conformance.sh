@@ -9,9 +9,11 @@
 # both sets runs against it; the protocol's pass, and those that call the suite's fixture tools,
 # prompts and resources (test_simple_text, …), which the shipped tool list never has, are listed
 # with that reason in .ci/conformance/expected-failures-shipped-REVISION.yaml. CONFORMANCE_SERVER,
-# when given (a build serving the fixtures behind the same HTTP front end; none exists yet), runs
-# the sets again against expected-failures-fixtures-REVISION.yaml. Nothing is built here (CI's
-# tests built the debug binary); a developer runs `cargo build -p phonelogs-mcp` first. The suite
+# when given (target/debug/examples/conformance_fixtures: the suite's fixtures behind the same
+# HTTP front end, crates/http/examples/conformance_fixtures.rs), runs the sets again against
+# expected-failures-fixtures-REVISION.yaml, which lists only what neither build implements (the
+# Tasks extension). Nothing is built here (CI's tests built both); a developer runs `cargo build
+# -p phonelogs-mcp` (and `cargo build -p phonelogs-http --example conformance_fixtures`) first. The suite
 # has no auth option, so a loopback proxy (.ci/conformance/token-proxy.mjs) adds the bearer
 # token. Results: target/conformance/results/.
 set -euo pipefail
@@ -20,7 +22,7 @@ root=$PWD
 shipped=${1:-target/debug/phonelogs-mcp}
 fixtures=${2:-}
 for binary in "$shipped" $fixtures; do
-  [ -x "$binary" ] || { echo "$binary is not built: cargo build -p phonelogs-mcp"; exit 1; }
+  [ -x "$binary" ] || { echo "$binary is not built: cargo build -p phonelogs-mcp (the fixtures: -p phonelogs-http --example conformance_fixtures)"; exit 1; }
 done
 
 suite=target/conformance
@@ -66,7 +68,7 @@ start() {
   pids+=($!)
   local proxy=""
   for _ in $(seq 1 100); do
-    proxy=$(head -n1 "$work/$name/proxy")
+    proxy=$(head -n1 "$work/$name/proxy" 2>/dev/null || true)
     [ -n "$proxy" ] && break
     sleep 0.1
   done

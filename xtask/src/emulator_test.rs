@@ -171,6 +171,29 @@ impl Build {
     }
 }
 
+/// Builds `phonelogs` and starts the simulated phone behind a private adb server.
+fn start_sim(report: &mut Report, options: &Options, workspace: &Path, work: &Path) -> Option<Sim> {
+    let phonelogs = report.step("build the phonelogs command (for `phonelogs sim`)", || {
+        build_programs(workspace)?;
+        Ok(sim::target_dir(workspace).join("debug").join("phonelogs"))
+    });
+    let phonelogs = phonelogs?;
+    let started = report.step(
+        format!(
+            "start the simulated phone (Android {}) behind a private adb server",
+            options.android
+        ),
+        || Sim::start(options.adb.clone(), &phonelogs, &options.android, work),
+    );
+    let started = started?;
+    report.note(format!(
+        "simulated phone {} on the adb server at port {}",
+        started.serial(),
+        started.adb().port().unwrap_or(0)
+    ));
+    Some(started)
+}
+
 /// Runs the whole emulator test.
 pub fn run(options: Options) -> Result<ExitCode> {
     if options.sim_ios {
@@ -184,28 +207,9 @@ pub fn run(options: Options) -> Result<ExitCode> {
     // The simulated phone, when asked for, lives until the end of this function.
     let mut simulated = None;
     let device = if options.sim {
-        let phonelogs = report.step("build the phonelogs command (for `phonelogs sim`)", || {
-            build_programs(&workspace)?;
-            Ok(sim::target_dir(&workspace).join("debug").join("phonelogs"))
-        });
-        let Some(phonelogs) = phonelogs else {
+        let Some(started) = start_sim(&mut report, &options, &workspace, &work) else {
             return Ok(report.close());
         };
-        let started = report.step(
-            format!(
-                "start the simulated phone (Android {}) behind a private adb server",
-                options.android
-            ),
-            || Sim::start(options.adb.clone(), &phonelogs, &options.android, &work),
-        );
-        let Some(started) = started else {
-            return Ok(report.close());
-        };
-        report.note(format!(
-            "simulated phone {} on the adb server at port {}",
-            started.serial(),
-            started.adb().port().unwrap_or(0)
-        ));
         let device = started.adb().device(started.serial());
         simulated = Some(started);
         device
@@ -318,6 +322,88 @@ fn obtain_apk(
     Ok(apk)
 }
 
+/// Starts the agent's task (phonelogs-mcp over stdio) when the device tests run and the
+/// programs built.
+fn start_task(report: &mut Report, context: &Run<'_>, name: &str) -> Option<Task> {
+    let device = context.device;
+    match (context.device_tests, context.programs) {
+        (false, _) => None,
+        (true, None) => {
+            report.note("no MCP test: phonelogs-mcp and phonelogs did not build");
+            None
+        }
+        (true, Some(programs)) => report.step(
+            format!("{name}: start an agent task (phonelogs-mcp over stdio)"),
+            || {
+                Task::start(
+                    programs,
+                    context.work,
+                    name,
+                    device.serial(),
+                    device.adb().port(),
+                )
+            },
+        ),
+    }
+}
+
+/// Launches Crash Test, taps Hang and waits for its ANR in the drop box, then stops the app.
+fn hang(device: &Device) -> Result<()> {
+    launch(device)?;
+    let before = drop_box_entries(device, "data_app_anr")?;
+    let (x, y) = find_button(device, HANG_BUTTON)?;
+    device.shell(&format!("input tap {x} {y}"))?;
+    // The Hang tap blocks the main thread; Android calls it an ANR only when a later input
+    // event is not handled within 5 s, so send one more tap to the same place. The screen
+    // is not dumped again: uiautomator would wait for the blocked app.
+    thread::sleep(Duration::from_secs(1));
+    device.shell(&format!("input tap {x} {y}"))?;
+    wait_for(ANR_WAIT, "a data_app_anr entry for Crash Test", || {
+        Ok(drop_box_entries(device, "data_app_anr")? > before)
+    })?;
+    close_error_dialog(device);
+    device.shell(&format!("am force-stop {PACKAGE}"))?;
+    Ok(())
+}
+
+/// The driver test (phonelogs-android's `device_app_logs`), when the app both crashed and hung.
+fn driver_test(
+    report: &mut Report,
+    context: &Run<'_>,
+    build: Build,
+    since: u64,
+    apk: &Path,
+    crashed_and_hung: bool,
+) {
+    let device = context.device;
+    let name = build.name();
+    if crashed_and_hung {
+        let env = TestEnv {
+            device,
+            build,
+            since,
+            apk,
+            simulated: context.simulated,
+        };
+        report.step(
+            format!("{name}: the driver test (phonelogs-android, device_app_logs)"),
+            || {
+                named_test(
+                    context.workspace,
+                    "crates/android",
+                    "phonelogs-android",
+                    "device_app_logs",
+                    &env,
+                )
+            },
+        );
+    } else {
+        report.note(format!(
+            "{name}: no driver test: the app did not both crash and hang"
+        ));
+    }
+}
+
 /// Install, launch, crash, hang and the device tests for one build.
 fn run_build(report: &mut Report, context: &Run<'_>, build: Build, apk: &Path) {
     let device = context.device;
@@ -339,25 +425,7 @@ fn run_build(report: &mut Report, context: &Run<'_>, build: Build, apk: &Path) {
     let Some(since) = since else { return };
 
     // The agent's task starts before the app does, as it would for an agent testing the app.
-    let task = match (context.device_tests, context.programs) {
-        (false, _) => None,
-        (true, None) => {
-            report.note("no MCP test: phonelogs-mcp and phonelogs did not build");
-            None
-        }
-        (true, Some(programs)) => report.step(
-            format!("{name}: start an agent task (phonelogs-mcp over stdio)"),
-            || {
-                Task::start(
-                    programs,
-                    context.work,
-                    name,
-                    device.serial(),
-                    device.adb().port(),
-                )
-            },
-        ),
-    };
+    let task = start_task(report, context, name);
 
     let crashed = report.step(format!("{name}: launch Crash Test and tap Crash"), || {
         launch(device)?;
@@ -388,51 +456,18 @@ fn run_build(report: &mut Report, context: &Run<'_>, build: Build, apk: &Path) {
     }
     let hung = report.step(
         format!("{name}: launch Crash Test again and tap Hang"),
-        || {
-            launch(device)?;
-            let before = drop_box_entries(device, "data_app_anr")?;
-            let (x, y) = find_button(device, HANG_BUTTON)?;
-            device.shell(&format!("input tap {x} {y}"))?;
-            // The Hang tap blocks the main thread; Android calls it an ANR only when a later input
-            // event is not handled within 5 s, so send one more tap to the same place. The screen
-            // is not dumped again: uiautomator would wait for the blocked app.
-            thread::sleep(Duration::from_secs(1));
-            device.shell(&format!("input tap {x} {y}"))?;
-            wait_for(ANR_WAIT, "a data_app_anr entry for Crash Test", || {
-                Ok(drop_box_entries(device, "data_app_anr")? > before)
-            })?;
-            close_error_dialog(device);
-            device.shell(&format!("am force-stop {PACKAGE}"))?;
-            Ok(())
-        },
+        || hang(device),
     );
 
     if context.device_tests {
-        if crashed.is_some() && hung.is_some() {
-            let env = TestEnv {
-                device,
-                build,
-                since,
-                apk,
-                simulated: context.simulated,
-            };
-            report.step(
-                format!("{name}: the driver test (phonelogs-android, device_app_logs)"),
-                || {
-                    named_test(
-                        context.workspace,
-                        "crates/android",
-                        "phonelogs-android",
-                        "device_app_logs",
-                        &env,
-                    )
-                },
-            );
-        } else {
-            report.note(format!(
-                "{name}: no driver test: the app did not both crash and hang"
-            ));
-        }
+        driver_test(
+            report,
+            context,
+            build,
+            since,
+            apk,
+            crashed.is_some() && hung.is_some(),
+        );
     }
     report.step(format!("{name}: uninstall"), || {
         device

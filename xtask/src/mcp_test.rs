@@ -205,30 +205,7 @@ impl Task {
         }
         done.push("the lines hold the start line and the crash".to_owned());
 
-        let crashes = self.client.call_tool(
-            "phone_logs",
-            json!({"app": package, "device": self.serial, "kind": "crashes"}),
-        )?;
-        let status = structured_str(&crashes, "status").unwrap_or_default();
-        ensure!(
-            status == "ok",
-            "crashes: phone_logs answered `{status}`: {}",
-            result_text(&crashes)
-        );
-        let text = result_text(&crashes);
-        let wanted = format!("IllegalStateException: {}", texts.crash_message);
-        ensure!(
-            text.contains(&wanted),
-            "the crash reports lack {wanted:?}:\n{text}"
-        );
-        let kind = crashes
-            .pointer("/structuredContent/reports/0/kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        ensure!(
-            kind == "java_crash",
-            "the newest report is `{kind}`, not java_crash"
-        );
+        self.check_crash_report(package, texts)?;
         done.push("the crash report is a java_crash with the exception".to_owned());
 
         let helper = self.client.call_tool(
@@ -259,6 +236,35 @@ impl Task {
         }
         done.push("the history names the app and holds no log text".to_owned());
         Ok(done)
+    }
+
+    /// The crash reports: the newest a `java_crash` holding the crash's exception.
+    fn check_crash_report(&mut self, package: &str, texts: &AppTexts) -> Result<()> {
+        let crashes = self.client.call_tool(
+            "phone_logs",
+            json!({"app": package, "device": self.serial, "kind": "crashes"}),
+        )?;
+        let status = structured_str(&crashes, "status").unwrap_or_default();
+        ensure!(
+            status == "ok",
+            "crashes: phone_logs answered `{status}`: {}",
+            result_text(&crashes)
+        );
+        let text = result_text(&crashes);
+        let wanted = format!("IllegalStateException: {}", texts.crash_message);
+        ensure!(
+            text.contains(&wanted),
+            "the crash reports lack {wanted:?}:\n{text}"
+        );
+        let kind = crashes
+            .pointer("/structuredContent/reports/0/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        ensure!(
+            kind == "java_crash",
+            "the newest report is `{kind}`, not java_crash"
+        );
+        Ok(())
     }
 }
 

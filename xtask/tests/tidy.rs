@@ -3,8 +3,9 @@
 //! stdout is a terminal), dependencies point the one way ARCHITECTURE.md states, the gateway
 //! knows no wire format, each binary is its flags and wiring, and the permission path stays
 //! readable (no function over 80 lines in the gateway, the view, the MCP frontend, HTTP, phones
-//! and the console, no cycle between the files of a crate, the gateway's `src/` under 10,000
-//! lines).
+//! and the console, no product function over 100 lines anywhere but those
+//! `LONG_FUNCTIONS_LEFT` names, no cycle between the files of a crate or of xtask, the gateway's
+//! `src/` under 10,000 lines).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -368,37 +369,94 @@ fn each_binary_is_its_flags_and_wiring() {
     );
 }
 
-/// The functions of a rustfmt-formatted file with their length in lines: from the `fn` line to
-/// the closing brace at the same indentation.
+/// The name of the function a rustfmt-formatted line declares, when it declares one: any
+/// visibility (`pub`, `pub(crate)`, `pub(super)`, `pub(in …)`), then any of `const`, `async`,
+/// `unsafe`, `extern "…"`, then `fn`.
+fn declared_function(code: &str) -> Option<String> {
+    let mut rest = code;
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = match after.strip_prefix('(') {
+            Some(inner) => inner.split_once(')')?.1.strip_prefix(' ')?,
+            None => after.strip_prefix(' ')?,
+        };
+    }
+    loop {
+        if let Some(after) = ["const ", "async ", "unsafe ", "default "]
+            .iter()
+            .find_map(|qualifier| rest.strip_prefix(qualifier))
+        {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("extern ") {
+            rest = match after.strip_prefix('"') {
+                Some(abi) => abi.split_once('"')?.1.strip_prefix(' ')?,
+                None => after,
+            };
+        } else {
+            break;
+        }
+    }
+    let name: String = rest
+        .strip_prefix("fn ")?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The line ranges of a file's `#[cfg(test)]` items (a module, a function, a `mod x;`).
+fn test_ranges(lines: &[&str]) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        if line.trim() != "#[cfg(test)]" {
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let item = (at + 1..lines.len())
+            .find(|&i| {
+                !lines[i].trim_start().starts_with("#[") && !lines[i].trim_start().starts_with("//")
+            })
+            .unwrap_or(at);
+        if lines[item].trim_end().ends_with(';') {
+            ranges.push((at, item));
+            continue;
+        }
+        let closing = format!("{indent}}}");
+        let end = (item..lines.len())
+            .find(|&i| lines[i] == closing)
+            .unwrap_or(lines.len());
+        ranges.push((at, end));
+    }
+    ranges
+}
+
+/// The functions of a rustfmt-formatted file outside its `#[cfg(test)]` items, with their
+/// length in lines: from the `fn` line to the closing brace at the same indentation.
+/// Declarations without a body (a trait's) and one-line functions are not counted.
 fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
     let lines: Vec<&str> = text.lines().collect();
+    let tests = test_ranges(&lines);
     let mut found = Vec::new();
     for (start, line) in lines.iter().enumerate() {
         let code = line.trim_start();
         let indent = &line[..line.len() - code.len()];
-        let signature = [
-            "fn ",
-            "pub fn ",
-            "pub(crate) fn ",
-            "async fn ",
-            "pub async fn ",
-            "pub(crate) async fn ",
-        ]
-        .iter()
-        .find_map(|prefix| code.strip_prefix(prefix));
-        let Some(rest) = signature else {
+        let Some(name) = declared_function(code) else {
             continue;
         };
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        // A declaration without a body (a trait's required method) ends at its `;`.
-        let body = lines[start..]
-            .iter()
-            .flat_map(|l| l.chars())
-            .find(|c| *c == '{' || *c == ';');
-        if body == Some(';') {
+        if tests.iter().any(|&(from, to)| (from..=to).contains(&start)) {
+            continue;
+        }
+        // The signature ends with the body's `{`, or with `;` for a declaration.
+        let opens = lines[start..].iter().find_map(|l| {
+            let l = l.trim_end();
+            if l.ends_with('{') {
+                Some(true)
+            } else if l.ends_with(';') || l.ends_with('}') {
+                Some(false)
+            } else {
+                None
+            }
+        });
+        if opens != Some(true) {
             continue;
         }
         let closing = format!("{indent}}}");
@@ -427,6 +485,87 @@ fn no_function_in_the_gateway_the_view_or_the_mcp_frontend_is_longer_than_80_lin
         }
     }
     assert!(long.is_empty(), "functions longer than 80 lines: {long:#?}");
+}
+
+/// The files of `files` that only tests compile: declared `#[cfg(test)] mod name;` by their
+/// parent module (`lib.rs`, `main.rs`, `mod.rs` declare modules beside them, `x.rs` in `x/`).
+fn test_only_files(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut test_only = Vec::new();
+    for file in files {
+        let text = fs::read_to_string(file).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+        let dir = file.parent().unwrap_or(file);
+        let children = if ["lib", "main", "mod"].contains(&stem.as_ref()) {
+            dir.to_path_buf()
+        } else {
+            dir.join(stem.as_ref())
+        };
+        for (_, item) in test_ranges(&lines) {
+            let declared = lines[item].trim();
+            let Some(name) = declared
+                .strip_suffix(';')
+                .and_then(|d| d.rsplit_once("mod "))
+                .map(|(_, name)| name)
+            else {
+                continue;
+            };
+            let module = [children.join(format!("{name}.rs")), children.join(name)];
+            test_only.extend(
+                files
+                    .iter()
+                    .filter(|f| **f == module[0] || f.starts_with(&module[1]))
+                    .cloned(),
+            );
+        }
+    }
+    test_only
+}
+
+/// Product functions still over 100 lines, as `path function`: the list only shrinks (a name
+/// no longer over fails the test until it is taken off). Empty since issue 40 split the last
+/// ones into steps; a function that cannot be split at once is named here, never left unsaid.
+const LONG_FUNCTIONS_LEFT: &[&str] = &[];
+
+#[test]
+fn no_product_function_is_longer_than_100_lines() {
+    let root = workspace_root();
+    let mut long = Vec::new();
+    for dir in crate_dirs(&root) {
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        let test_only = test_only_files(&files);
+        for file in files.iter().filter(|f| !test_only.contains(f)) {
+            let text = fs::read_to_string(file).unwrap_or_default();
+            let path = file
+                .strip_prefix(&root)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            for (name, line, length) in function_lengths(&text) {
+                if length > 100 {
+                    long.push((format!("{path} {name}"), line, length));
+                }
+            }
+        }
+    }
+    let unlisted: Vec<String> = long
+        .iter()
+        .filter(|(named, _, _)| !LONG_FUNCTIONS_LEFT.contains(&named.as_str()))
+        .map(|(named, line, length)| format!("{named} (line {line}): {length} lines"))
+        .collect();
+    let stale: Vec<&&str> = LONG_FUNCTIONS_LEFT
+        .iter()
+        .filter(|listed| !long.iter().any(|(named, _, _)| named == *listed))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "product functions longer than 100 lines (split them into steps): {unlisted:#?}"
+    );
+    assert!(
+        stale.is_empty(),
+        "no longer over 100 lines or gone: take them off LONG_FUNCTIONS_LEFT: {stale:#?}"
+    );
 }
 
 /// The modules of a crate's `src/` (a file, or a directory with `mod.rs`) and the modules each
@@ -591,6 +730,32 @@ fn the_checks_can_fail() {
     // vacuous.
     let long = format!("fn long() {{\n{}}}\n", "    step();\n".repeat(90));
     assert_eq!(function_lengths(&long), vec![("long".to_owned(), 1, 92)]);
+    // Every visibility and qualifier is seen; a test's function and a declaration are not.
+    for signature in [
+        "pub(super) fn",
+        "const fn",
+        "pub const unsafe fn",
+        "async fn",
+        "pub(crate) async fn",
+        "unsafe extern \"C\" fn",
+    ] {
+        let text = format!("{signature} long() {{\n{}}}\n", "    step();\n".repeat(90));
+        assert_eq!(
+            function_lengths(&text),
+            vec![("long".to_owned(), 1, 92)],
+            "{signature}"
+        );
+    }
+    let tested = format!(
+        "#[cfg(test)]\nmod tests {{\n    {}}}\n",
+        long.replace('\n', "\n    ")
+    );
+    assert!(function_lengths(&tested).is_empty(), "{tested}");
+    let declared = format!(
+        "trait T {{\n    fn f(&self);\n}}\nimpl T for () {{\n    fn f(&self) {{\n{}    }}\n}}\n",
+        "        step();\n".repeat(90)
+    );
+    assert_eq!(function_lengths(&declared), vec![("f".to_owned(), 5, 92)]);
     let dir = std::env::temp_dir().join(format!("tidy-cycle-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap_or_default();
     fs::write(dir.join("lib.rs"), "//! x\nmod a;\nmod b;\n").unwrap_or_default();

@@ -326,32 +326,13 @@ fn parse_manifest(data: &[u8]) -> Result<ApkInfo, Error> {
                     .ok_or_else(|| malformed(format!("unreadable attributes on <{element}>")))?;
                 let find = |id: u32, name: &str| attributes.iter().find(|a| a.is(id, name));
                 match (path.last().map(String::as_str), element.as_str()) {
-                    (None, "manifest") => {
-                        info.package = attributes
-                            .iter()
-                            .find(|a| a.name == "package" && a.resource_id.is_none())
-                            .and_then(|a| a.string(&strings))
-                            .unwrap_or_default();
-                        if let Some(code) =
-                            find(ATTR_VERSION_CODE, "versionCode").and_then(Attribute::number)
-                        {
-                            info.version_code = u64::from(code);
-                        }
-                        info.version_name =
-                            find(ATTR_VERSION_NAME, "versionName").and_then(|a| a.string(&strings));
-                    }
+                    (None, "manifest") => read_manifest(&mut info, &attributes, &strings),
                     (Some("manifest"), "uses-sdk") => {
                         info.target_sdk =
                             find(ATTR_TARGET_SDK, "targetSdkVersion").and_then(Attribute::number);
                     }
                     (Some("manifest"), "application") => {
-                        info.debuggable = find(ATTR_DEBUGGABLE, "debuggable").is_some_and(|a| {
-                            if a.data_type == TYPE_INT_BOOLEAN {
-                                a.data != 0
-                            } else {
-                                a.raw.as_deref() == Some("true")
-                            }
-                        });
+                        info.debuggable = find(ATTR_DEBUGGABLE, "debuggable").is_some_and(is_true);
                     }
                     (Some("application"), "activity" | "activity-alias") => {
                         activity = find(ATTR_NAME, "name").and_then(|a| a.string(&strings));
@@ -388,6 +369,29 @@ fn parse_manifest(data: &[u8]) -> Result<ApkInfo, Error> {
         return Err(malformed("<manifest> has no package attribute"));
     }
     Ok(info)
+}
+
+/// What `<manifest>` says: the package, and its version code and name.
+fn read_manifest(info: &mut ApkInfo, attributes: &[Attribute], strings: &[String]) {
+    let find = |id: u32, name: &str| attributes.iter().find(|a| a.is(id, name));
+    info.package = attributes
+        .iter()
+        .find(|a| a.name == "package" && a.resource_id.is_none())
+        .and_then(|a| a.string(strings))
+        .unwrap_or_default();
+    if let Some(code) = find(ATTR_VERSION_CODE, "versionCode").and_then(Attribute::number) {
+        info.version_code = u64::from(code);
+    }
+    info.version_name = find(ATTR_VERSION_NAME, "versionName").and_then(|a| a.string(strings));
+}
+
+/// A boolean attribute that is true: typed `true`, or the string `"true"`.
+fn is_true(attribute: &Attribute) -> bool {
+    if attribute.data_type == TYPE_INT_BOOLEAN {
+        attribute.data != 0
+    } else {
+        attribute.raw.as_deref() == Some("true")
+    }
 }
 
 /// The attributes of the start element whose `ResXMLTree_attrExt` starts at `ext`.

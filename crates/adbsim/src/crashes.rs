@@ -163,7 +163,6 @@ impl SimPhone {
                     format::date_time_ms(now, state.profile.utc_offset_minutes)
                 ),
             );
-            let _ = body.len();
             body.push_str(&format::anr_process_section(
                 &state.profile,
                 &process,

@@ -221,18 +221,7 @@ pub fn dropbox_dump(
             }
             out.push('\n');
         } else {
-            // `Entry.getText(70)`: the first 70 bytes, decoded by ART, which puts one U+FFFD
-            // for each maximal ill-formed part as `from_utf8_lossy` does; ` ...` when that is
-            // 70 UTF-16 units; Java's `trim` (testdata/README.md).
-            let bytes = entry.text.as_bytes();
-            let preview = String::from_utf8_lossy(bytes.get(..70).unwrap_or(bytes));
-            let truncated = preview.encode_utf16().count() == 70;
-            out.push_str("    ");
-            out.push_str(&preview.trim_matches(|c: char| c <= ' ').replace('\n', "/"));
-            if truncated {
-                out.push_str(" ...");
-            }
-            out.push('\n');
+            push_preview(&mut out, &entry.text);
         }
     }
     if found == 0 {
@@ -243,6 +232,22 @@ pub fn dropbox_dump(
         out.push_str("Usage: dumpsys dropbox [--print|--file] [YYYY-mm-dd] [HH:MM:SS] [tag]\n");
     }
     (out, String::new())
+}
+
+/// The preview `dumpsys dropbox` lists a text entry with, on its own line.
+fn push_preview(out: &mut String, text: &str) {
+    // `Entry.getText(70)`: the first 70 bytes, decoded by ART, which puts one U+FFFD
+    // for each maximal ill-formed part as `from_utf8_lossy` does; ` ...` when that is
+    // 70 UTF-16 units; Java's `trim` (testdata/README.md).
+    let bytes = text.as_bytes();
+    let preview = String::from_utf8_lossy(bytes.get(..70).unwrap_or(bytes));
+    let truncated = preview.encode_utf16().count() == 70;
+    out.push_str("    ");
+    out.push_str(&preview.trim_matches(|c: char| c <= ' ').replace('\n', "/"));
+    if truncated {
+        out.push_str(" ...");
+    }
+    out.push('\n');
 }
 
 /// The `Key: value` header lines of a `data_app_*` drop box entry (§2), ending in a blank line.
@@ -503,6 +508,13 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
             "Abort message: 'crashtest: deliberate abort from native code'"
         );
     }
+    push_registers(&mut out);
+    push_backtrace(&mut out, android, process);
+    out
+}
+
+/// A tombstone's registers, as debuggerd prints them for arm64.
+fn push_registers(out: &mut String) {
     for row in 0..7 {
         let mut line = String::from("   ");
         for column in 0..4 {
@@ -521,6 +533,10 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
         out,
         "    lr  0000007a1c2b3d48  sp  0000007fd3b1c2d0  pc  0000007a1c2b3d5c  pst 0000000060001000"
     );
+}
+
+/// A tombstone's backtrace: the app's native library, then the runtime's frames.
+fn push_backtrace(out: &mut String, android: AndroidVersion, process: &Process) {
     let indent = if android == AndroidVersion::Android10 {
         "    "
     } else {
@@ -546,7 +562,6 @@ pub fn tombstone(profile: &Profile, process: &Process, signal: u32, now_ns: i128
             0x1d5c + index as u64 * 0x2a4f0
         );
     }
-    out
 }
 
 /// A thread's kernel name (`comm`): an app's main thread carries the process name's last 15
@@ -706,37 +721,10 @@ pub fn dumpsys_package(profile: &Profile, package: &Package, installed_ns: i128)
     } else {
         "PRIVATE_FLAG_ACTIVITIES_RESIZE_MODE_RESIZEABLE_VIA_SDK_VERSION ALLOW_AUDIO_PLAYBACK_CAPTURE PRIVATE_FLAG_ALLOW_NATIVE_HEAP_POINTER_TAGGING"
     };
-    let code_path = if package.system {
-        format!(
-            "/system/priv-app/{}",
-            name.rsplit('.').next().unwrap_or(name)
-        )
-    } else if android == AndroidVersion::Android10 {
-        format!("/data/app/{name}-{:08x}==", hash)
-    } else {
-        format!(
-            "/data/app/~~{:08x}Xq1w2e3r==/{name}-{:08x}a1B2c3==",
-            hash,
-            hash.rotate_left(7)
-        )
-    };
+    let code_path = code_path(android, package, hash);
     let installed = date_time(installed_ns, profile.utc_offset_minutes);
     let mut out = String::new();
-    out.push_str(
-        "Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n",
-    );
-    let _ = writeln!(
-        out,
-        "        {:07x} {name}/{} filter {:07x}",
-        hash & 0x0fff_ffff,
-        package.main_activity,
-        hash.rotate_left(3) & 0x0fff_ffff
-    );
-    out.push_str("          Action: \"android.intent.action.MAIN\"\n");
-    out.push_str("          Category: \"android.intent.category.LAUNCHER\"\n\n");
-    out.push_str("Key Set Manager:\n");
-    let _ = writeln!(out, "  [{name}]");
-    out.push_str("      Signing KeySets: 57\n\n");
+    push_resolver_and_key_sets(&mut out, package, hash);
     out.push_str("Packages:\n");
     let _ = writeln!(
         out,
@@ -812,4 +800,44 @@ pub fn dumpsys_package(profile: &Profile, package: &Package, installed_ns: i128)
         out.push_str("      gids=[3003]\n      runtime permissions:\n");
     }
     out
+}
+
+/// Where `dumpsys package` says the package's code is: `/system/priv-app/…` for a system app,
+/// `/data/app/…` in the layout of the release.
+fn code_path(android: AndroidVersion, package: &Package, hash: u32) -> String {
+    if package.system {
+        format!(
+            "/system/priv-app/{}",
+            package.name.rsplit('.').next().unwrap_or(&package.name)
+        )
+    } else if android == AndroidVersion::Android10 {
+        format!("/data/app/{}-{:08x}==", package.name, hash)
+    } else {
+        format!(
+            "/data/app/~~{:08x}Xq1w2e3r==/{}-{:08x}a1B2c3==",
+            hash,
+            package.name,
+            hash.rotate_left(7)
+        )
+    }
+}
+
+/// The resolver table's launcher entry and the key set of a package's `dumpsys package`.
+fn push_resolver_and_key_sets(out: &mut String, package: &Package, hash: u32) {
+    let name = &package.name;
+    out.push_str(
+        "Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n",
+    );
+    let _ = writeln!(
+        out,
+        "        {:07x} {name}/{} filter {:07x}",
+        hash & 0x0fff_ffff,
+        package.main_activity,
+        hash.rotate_left(3) & 0x0fff_ffff
+    );
+    out.push_str("          Action: \"android.intent.action.MAIN\"\n");
+    out.push_str("          Category: \"android.intent.category.LAUNCHER\"\n\n");
+    out.push_str("Key Set Manager:\n");
+    let _ = writeln!(out, "  [{name}]");
+    out.push_str("      Signing KeySets: 57\n\n");
 }

@@ -114,6 +114,47 @@ fn device_line(phone: &SimPhone, long: bool) -> String {
     }
 }
 
+/// A host request without its device prefix: `host-serial:<serial>:<rest>` (the serial named)
+/// and `host-transport-id:<id>:<rest>` name the device first, `host:<rest>` none.
+fn host_request(request: &str) -> (Option<&str>, &str) {
+    let mut request = request;
+    let mut named_serial: Option<&str> = None;
+    if let Some(rest) = request.strip_prefix("host-serial:") {
+        // A serial may itself contain ':' (`127.0.0.1:5555`), so split at the last one.
+        if let Some((wanted, tail)) = rest.rsplit_once(':') {
+            named_serial = Some(wanted);
+            request = tail;
+        }
+    } else if let Some(rest) = request.strip_prefix("host-transport-id:") {
+        if let Some((_, tail)) = rest.split_once(':') {
+            request = tail;
+        }
+    } else if let Some(rest) = request.strip_prefix("host:") {
+        request = rest;
+    }
+    (named_serial, request)
+}
+
+/// A request to switch to the device's transport: the serial it names (or none for any device),
+/// and whether the answer carries a transport id (`tport:`).
+fn transport_request(other: &str) -> Option<(Option<&str>, bool)> {
+    other
+        .strip_prefix("transport:")
+        .map(|wanted| (Some(wanted), false))
+        .or_else(|| {
+            other
+                .strip_prefix("tport:serial:")
+                .map(|wanted| (Some(wanted), true))
+        })
+        .or(match other {
+            "transport-any" | "transport-usb" | "transport-local" => Some((None, false)),
+            "tport:any" | "tport:usb" | "tport:local" => Some((None, true)),
+            _ => None,
+        })
+        .or_else(|| other.strip_prefix("transport-id:").map(|_| (None, false)))
+        .or_else(|| other.strip_prefix("tport:id:").map(|_| (None, true)))
+}
+
 async fn serve(
     mut socket: TcpStream,
     phone: SimPhone,
@@ -126,22 +167,7 @@ async fn serve(
         if transport_selected {
             return serve_device_service(socket, &phone, &request, &mut stop).await;
         }
-        // `host-serial:<serial>:<rest>` and `host-transport-id:<id>:<rest>` name the device first.
-        let mut request = request.as_str();
-        let mut named_serial: Option<&str> = None;
-        if let Some(rest) = request.strip_prefix("host-serial:") {
-            // A serial may itself contain ':' (`127.0.0.1:5555`), so split at the last one.
-            if let Some((wanted, tail)) = rest.rsplit_once(':') {
-                named_serial = Some(wanted);
-                request = tail;
-            }
-        } else if let Some(rest) = request.strip_prefix("host-transport-id:") {
-            if let Some((_, tail)) = rest.split_once(':') {
-                request = tail;
-            }
-        } else if let Some(rest) = request.strip_prefix("host:") {
-            request = rest;
-        }
+        let (named_serial, request) = host_request(&request);
         if let Some(wanted) = named_serial
             && wanted != serial
         {
@@ -184,23 +210,7 @@ async fn serve(
                 }
             }
             other => {
-                let transport = other
-                    .strip_prefix("transport:")
-                    .map(|wanted| (Some(wanted), false))
-                    .or_else(|| {
-                        other
-                            .strip_prefix("tport:serial:")
-                            .map(|wanted| (Some(wanted), true))
-                    })
-                    .or(match other {
-                        "transport-any" | "transport-usb" | "transport-local" => {
-                            Some((None, false))
-                        }
-                        "tport:any" | "tport:usb" | "tport:local" => Some((None, true)),
-                        _ => None,
-                    })
-                    .or_else(|| other.strip_prefix("transport-id:").map(|_| (None, false)))
-                    .or_else(|| other.strip_prefix("tport:id:").map(|_| (None, true)));
+                let transport = transport_request(other);
                 match transport {
                     Some((wanted, with_id)) => {
                         if wanted.is_some_and(|wanted| wanted != serial) {

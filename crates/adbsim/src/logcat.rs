@@ -132,50 +132,8 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
             } else {
                 String::new()
             };
-            match name.as_str() {
-                "uid" => {
-                    let mut uids = Vec::new();
-                    for part in value.split(LIST_DELIMITERS).filter(|part| !part.is_empty()) {
-                        match part.parse::<u32>() {
-                            Ok(uid) => uids.push(uid),
-                            Err(_) => return fail(format!("Unable to parse UID '{part}'")),
-                        }
-                    }
-                    options.uids.get_or_insert_with(Vec::new).extend(uids);
-                }
-                "pid" => {
-                    if options.pid.is_some() {
-                        return fail("Only one --pid argument can be provided.".to_string());
-                    }
-                    match value.parse::<u32>() {
-                        Ok(pid) if pid >= 1 => options.pid = Some(pid),
-                        _ => return fail(format!("pid '{value}' out of range.")),
-                    }
-                }
-                "dump" => options.dump = true,
-                "clear" => options.clear = true,
-                "dividers" => options.dividers = true,
-                "buffer" => {
-                    if let Err(message) = add_buffers(&mut options, &value) {
-                        return fail(message);
-                    }
-                }
-                "format" => {
-                    if let Err(message) = set_formats(&mut options.format, &value) {
-                        return fail(message);
-                    }
-                }
-                "tail" => {
-                    got_t = true;
-                    options.dump = true;
-                    if let Err(message) = set_tail(&mut options, &value, 't', phone) {
-                        return fail(message);
-                    }
-                }
-                _ => match value.parse::<usize>() {
-                    Ok(count) if count >= 1 => options.max_count = Some(count),
-                    _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
-                },
+            if let Err(message) = apply_long(&name, &value, &mut options, &mut got_t, phone) {
+                return fail(message);
             }
         } else if arg.starts_with('-') && arg.len() >= 2 {
             let flag = arg.chars().nth(1).unwrap_or('-');
@@ -194,71 +152,14 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
             } else {
                 String::new()
             };
-            match flag {
-                'd' => options.dump = true,
-                'c' => options.clear = true,
-                'g' => options.get_size = true,
-                'D' => options.dividers = true,
-                's' => options.silent_default = true,
-                'G' => match parse_size(&value) {
-                    Some(size) if size >= 1 => options.set_size = Some(size),
-                    _ => return fail("-G must be specified as <num><multiplier>.".to_string()),
-                },
-                'b' => {
-                    if let Err(message) = add_buffers(&mut options, &value) {
-                        return fail(message);
-                    }
-                }
-                'v' => {
-                    if let Err(message) = set_formats(&mut options.format, &value) {
-                        return fail(message);
-                    }
-                }
-                't' | 'T' => {
-                    if flag == 't' {
-                        got_t = true;
-                        options.dump = true;
-                    }
-                    if let Err(message) = set_tail(&mut options, &value, flag, phone) {
-                        return fail(message);
-                    }
-                }
-                'm' => match value.parse::<usize>() {
-                    Ok(count) if count >= 1 => options.max_count = Some(count),
-                    _ => return fail(format!("-m '{value}' isn't an integer greater than zero.")),
-                },
-                'e' | 'f' | 'r' | 'n' | 'P' => {
-                    return fail(format!(
-                        "Option '-{flag}' is not modelled by the simulator."
-                    ));
-                }
-                _ if android10 => {
-                    return LogcatParse::Fail(
-                        ANDROID10_UNRECOGNIZED.replace('\0', &flag.to_string()),
-                        1,
-                    );
-                }
-                _ => return fail(format!("Unknown option '{arg}'.")),
+            if let Err(failed) = apply_short(flag, &value, &arg, &mut options, &mut got_t, phone) {
+                return *failed;
             }
         } else {
-            // A filterspec: TAG[:PRIORITY].
-            let (tag, level) = match arg.rsplit_once(':') {
-                Some((tag, level)) => (tag.to_string(), level.to_string()),
-                None => (arg.clone(), "V".to_string()),
-            };
-            let mut letters = level.chars();
-            let priority = match (
-                letters.next().map(|c| c.to_ascii_uppercase()),
-                letters.next(),
-            ) {
-                (Some('S'), None) => None,
-                (Some(letter), None) => match Priority::from_letter(letter) {
-                    Some(priority) => Some(priority),
-                    None => return fail(format!("Invalid filter expression '{arg}'.")),
-                },
-                _ => return fail(format!("Invalid filter expression '{arg}'.")),
-            };
-            options.filters.push((tag, priority));
+            match filterspec(&arg) {
+                Ok(filter) => options.filters.push(filter),
+                Err(message) => return fail(message),
+            }
         }
         index += 1;
     }
@@ -269,6 +170,144 @@ fn parse_logcat(phone: &SimPhone, args: &[String]) -> LogcatParse {
         return fail("Cannot use -m (--max-count) and -t together.".to_string());
     }
     LogcatParse::Options(options)
+}
+
+/// Applies one short option (`-d`, `-b main`, `-t N`, …) with its value: the failure is
+/// logcat's message and exit code.
+fn apply_short(
+    flag: char,
+    value: &str,
+    arg: &str,
+    options: &mut LogcatOptions,
+    got_t: &mut bool,
+    phone: &SimPhone,
+) -> Result<(), Box<LogcatParse>> {
+    let android10 = phone.profile().android == AndroidVersion::Android10;
+    match flag {
+        'd' => options.dump = true,
+        'c' => options.clear = true,
+        'g' => options.get_size = true,
+        'D' => options.dividers = true,
+        's' => options.silent_default = true,
+        'G' => match parse_size(value) {
+            Some(size) if size >= 1 => options.set_size = Some(size),
+            _ => {
+                return Err(Box::new(failure(
+                    "-G must be specified as <num><multiplier>.".to_string(),
+                )));
+            }
+        },
+        'b' => add_buffers(options, value).map_err(|message| Box::new(failure(message)))?,
+        'v' => {
+            set_formats(&mut options.format, value).map_err(|message| Box::new(failure(message)))?
+        }
+        't' | 'T' => {
+            if flag == 't' {
+                *got_t = true;
+                options.dump = true;
+            }
+            set_tail(options, value, flag, phone).map_err(|message| Box::new(failure(message)))?;
+        }
+        'm' => match value.parse::<usize>() {
+            Ok(count) if count >= 1 => options.max_count = Some(count),
+            _ => {
+                return Err(Box::new(failure(format!(
+                    "-m '{value}' isn't an integer greater than zero."
+                ))));
+            }
+        },
+        'e' | 'f' | 'r' | 'n' | 'P' => {
+            return Err(Box::new(failure(format!(
+                "Option '-{flag}' is not modelled by the simulator."
+            ))));
+        }
+        _ if android10 => {
+            return Err(Box::new(LogcatParse::Fail(
+                ANDROID10_UNRECOGNIZED.replace('\0', &flag.to_string()),
+                1,
+            )));
+        }
+        _ => return Err(Box::new(failure(format!("Unknown option '{arg}'.")))),
+    }
+    Ok(())
+}
+
+/// A failure as AOSP logcat's `error(EXIT_FAILURE, 0, …)` prints it: "logcat: " + text, exit 1.
+fn failure(message: String) -> LogcatParse {
+    LogcatParse::Fail(format!("logcat: {message}\n"), 1)
+}
+
+/// Applies one long option (`--uid=…`, `--pid`, `--buffer`, …) with its value; the error is
+/// logcat's message without its `logcat: ` prefix.
+fn apply_long(
+    name: &str,
+    value: &str,
+    options: &mut LogcatOptions,
+    got_t: &mut bool,
+    phone: &SimPhone,
+) -> Result<(), String> {
+    match name {
+        "uid" => {
+            let mut uids = Vec::new();
+            for part in value.split(LIST_DELIMITERS).filter(|part| !part.is_empty()) {
+                match part.parse::<u32>() {
+                    Ok(uid) => uids.push(uid),
+                    Err(_) => return Err(format!("Unable to parse UID '{part}'")),
+                }
+            }
+            options.uids.get_or_insert_with(Vec::new).extend(uids);
+        }
+        "pid" => {
+            if options.pid.is_some() {
+                return Err("Only one --pid argument can be provided.".to_string());
+            }
+            match value.parse::<u32>() {
+                Ok(pid) if pid >= 1 => options.pid = Some(pid),
+                _ => return Err(format!("pid '{value}' out of range.")),
+            }
+        }
+        "dump" => options.dump = true,
+        "clear" => options.clear = true,
+        "dividers" => options.dividers = true,
+        "buffer" => {
+            add_buffers(options, value)?;
+        }
+        "format" => {
+            set_formats(&mut options.format, value)?;
+        }
+        "tail" => {
+            *got_t = true;
+            options.dump = true;
+            set_tail(options, value, 't', phone)?;
+        }
+        _ => match value.parse::<usize>() {
+            Ok(count) if count >= 1 => options.max_count = Some(count),
+            _ => return Err(format!("-m '{value}' isn't an integer greater than zero.")),
+        },
+    }
+    Ok(())
+}
+
+/// A filterspec `TAG[:PRIORITY]` (`S` silences the tag); the error is logcat's message
+/// without its `logcat: ` prefix.
+fn filterspec(arg: &str) -> Result<(String, Option<Priority>), String> {
+    let (tag, level) = match arg.rsplit_once(':') {
+        Some((tag, level)) => (tag.to_string(), level.to_string()),
+        None => (arg.to_string(), "V".to_string()),
+    };
+    let mut letters = level.chars();
+    let priority = match (
+        letters.next().map(|c| c.to_ascii_uppercase()),
+        letters.next(),
+    ) {
+        (Some('S'), None) => None,
+        (Some(letter), None) => match Priority::from_letter(letter) {
+            Some(priority) => Some(priority),
+            None => return Err(format!("Invalid filter expression '{arg}'.")),
+        },
+        _ => return Err(format!("Invalid filter expression '{arg}'.")),
+    };
+    Ok((tag, priority))
 }
 
 /// Applies `-t`/`-T`: a count, or a time.
@@ -424,6 +463,35 @@ fn select_entries(
         .collect()
 }
 
+/// `logcat -c` and `-G`: the buffers asked for cleared or resized.
+fn clear_or_resize(phone: &SimPhone, options: &LogcatOptions) {
+    let mut state = phone.lock();
+    for buffer in &options.buffers {
+        if options.clear {
+            state.clear_buffer(*buffer);
+        }
+        if let Some(size) = options.set_size {
+            state.set_capacity(*buffer, size);
+        }
+    }
+}
+
+/// What `logcat -g` prints for the buffers asked for.
+fn ring_sizes(phone: &SimPhone, options: &LogcatOptions) -> String {
+    let mut out = String::new();
+    let state = phone.lock();
+    for buffer in &options.buffers {
+        let capacity = state.buffer_capacity[buffer.index()] / 1024;
+        let used = state.buffer_used(*buffer) / 1024;
+        let _ = writeln!(
+            out,
+            "{}: ring buffer is {capacity} KiB ({used} KiB consumed), max entry is 5120 B, max payload is 4068 B",
+            buffer.name()
+        );
+    }
+    out
+}
+
 /// How often a follower with nothing new looks again anyway: the phone's background traffic is
 /// written lazily, when someone reads (`phone.rs`), so this tick is what makes it appear in a
 /// follower that nothing else wakes. New lines from the model wake followers at once.
@@ -440,31 +508,11 @@ pub(crate) async fn logcat(phone: &SimPhone, args: &[String], sink: &Sink) -> Re
         }
     };
     if options.clear || options.set_size.is_some() {
-        let mut state = phone.lock();
-        for buffer in &options.buffers {
-            if options.clear {
-                state.clear_buffer(*buffer);
-            }
-            if let Some(size) = options.set_size {
-                state.set_capacity(*buffer, size);
-            }
-        }
+        clear_or_resize(phone, &options);
         return Ok(0);
     }
     if options.get_size {
-        let mut out = String::new();
-        {
-            let state = phone.lock();
-            for buffer in &options.buffers {
-                let capacity = state.buffer_capacity[buffer.index()] / 1024;
-                let used = state.buffer_used(*buffer) / 1024;
-                let _ = writeln!(
-                    out,
-                    "{}: ring buffer is {capacity} KiB ({used} KiB consumed), max entry is 5120 B, max payload is 4068 B",
-                    buffer.name()
-                );
-            }
-        }
+        let out = ring_sizes(phone, &options);
         sink.out(out).await?;
         return Ok(0);
     }

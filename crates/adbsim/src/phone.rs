@@ -574,11 +574,9 @@ impl SimPhone {
         Self::with_profile(Profile::for_android(android))
     }
 
-    /// The default phone: the Crash Test app (debuggable, running), a store app, a bank, a
-    /// password manager, system apps, two packages sharing a uid, an app cloned into user 10,
-    /// Appium's server, and a few minutes of log traffic from several uids and the system.
-    pub fn with_profile(profile: Profile) -> Self {
-        let phone = Self::empty(profile);
+    /// The packages of the standard phone: the system's own, Crash Test (debuggable), store
+    /// apps (one installed for two users), two apps sharing a uid, and Appium's server.
+    fn standard_packages() -> Vec<Package> {
         let system = |name: &str, app_id: u32, shared: Option<&str>| {
             let mut package = Package::new(name, app_id);
             package.system = true;
@@ -636,6 +634,15 @@ impl SimPhone {
             appium,
             appium_test,
         ]);
+        packages
+    }
+
+    /// The default phone: the Crash Test app (debuggable, running), a store app, a bank, a
+    /// password manager, system apps, two packages sharing a uid, an app cloned into user 10,
+    /// Appium's server, and a few minutes of log traffic from several uids and the system.
+    pub fn with_profile(profile: Profile) -> Self {
+        let phone = Self::empty(profile);
+        let packages = Self::standard_packages();
         {
             let mut state = phone.lock();
             state.packages = packages;

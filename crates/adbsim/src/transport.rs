@@ -146,34 +146,13 @@ async fn serve_connection(
     phone: SimPhone,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), Error> {
-    let (mut reader, mut writer) = socket.into_split();
-    let (out_sender, mut out_receiver) = mpsc::channel::<Outgoing>(64);
+    let (mut reader, writer) = socket.into_split();
+    let (out_sender, out_receiver) = mpsc::channel::<Outgoing>(64);
     let (dead_sender, mut dead) = watch::channel(false);
-    let writer_task = tokio::spawn(async move {
-        while let Some(outgoing) = out_receiver.recv().await {
-            match outgoing {
-                Outgoing::Message(message) => {
-                    tracing::trace!(
-                        command = message.command_name(),
-                        arg0 = message.arg0,
-                        arg1 = message.arg1,
-                        len = message.data.len(),
-                        "adbsim send"
-                    );
-                    if writer.write_all(&message.encode()).await.is_err() {
-                        break;
-                    }
-                }
-                Outgoing::Drop => break,
-            }
-        }
-        let _ = writer.shutdown().await;
-        dead_sender.send_replace(true);
-    });
+    let writer_task = tokio::spawn(write_out(writer, out_receiver, dead_sender));
     let mut offline = phone.watch_offline();
     let mut max_payload = MAX_PAYLOAD;
     let mut connected = false;
-    let mut auth_tokens_sent = 0u32;
     let mut streams: HashMap<u32, mpsc::UnboundedSender<StreamEvent>> = HashMap::new();
     let mut next_local_id: u32 = 1;
     let result = loop {
@@ -203,108 +182,33 @@ async fn serve_connection(
             async move { sender.send(Outgoing::Message(message)).await.is_ok() }
         };
         match message.command {
-            A_CNXN => {
-                max_payload = message.arg1.clamp(256, MAX_PAYLOAD);
-                let version = message.arg0.min(A_VERSION);
-                let profile = phone.profile();
-                let banner = format!(
-                    "device::ro.product.name={};ro.product.model={};ro.product.device={};features=shell_v2,cmd",
-                    profile.product, profile.model, profile.device
-                );
-                match profile.auth {
-                    AuthMode::Off => {
-                        connected = true;
-                        send(Message::new(
-                            A_CNXN,
-                            version,
-                            max_payload,
-                            banner.into_bytes(),
-                        ))
-                        .await;
+            A_CNXN | A_AUTH => {
+                let answer = if message.command == A_CNXN {
+                    max_payload = message.arg1.clamp(256, MAX_PAYLOAD);
+                    Some(connect_answer(&phone, message.arg0, max_payload))
+                } else {
+                    match auth_answer(&phone, &message, max_payload, &mut stop).await {
+                        AuthStep::Answer(answer) => Some(answer),
+                        AuthStep::Nothing => None,
+                        AuthStep::Stop => break Ok(()),
                     }
-                    AuthMode::TrustAnyKey | AuthMode::AskUser => {
-                        auth_tokens_sent += 1;
-                        send(Message::new(A_AUTH, AUTH_TOKEN, 0, random_token())).await;
-                    }
+                };
+                if let Some(answer) = answer {
+                    connected |= answer.command == A_CNXN;
+                    send(answer).await;
                 }
-            }
-            A_AUTH => {
-                let profile = phone.profile();
-                let banner = format!(
-                    "device::ro.product.name={};ro.product.model={};ro.product.device={};features=shell_v2,cmd",
-                    profile.product, profile.model, profile.device
-                );
-                match (message.arg0, profile.auth) {
-                    (AUTH_SIGNATURE, AuthMode::TrustAnyKey) => {
-                        connected = true;
-                        send(Message::new(
-                            A_CNXN,
-                            A_VERSION,
-                            max_payload,
-                            banner.into_bytes(),
-                        ))
-                        .await;
-                    }
-                    (AUTH_SIGNATURE, _) => {
-                        // The key is unknown: ask again, so the host sends its public key.
-                        auth_tokens_sent += 1;
-                        send(Message::new(A_AUTH, AUTH_TOKEN, 0, random_token())).await;
-                    }
-                    (AUTH_RSAPUBLICKEY, _) => {
-                        let key = String::from_utf8_lossy(&message.data)
-                            .trim_end_matches('\0')
-                            .to_string();
-                        tracing::info!(%key, "adbsim: host offers its public key; waiting for Allow USB debugging");
-                        let mut allowed = phone.watch_usb_debugging();
-                        let approved = if profile.auth == AuthMode::AskUser {
-                            tokio::select! {
-                                result = allowed.wait_for(|allowed| *allowed) => result.is_ok(),
-                                _ = stop.changed() => false,
-                            }
-                        } else {
-                            true
-                        };
-                        if !approved {
-                            break Ok(());
-                        }
-                        connected = true;
-                        send(Message::new(
-                            A_CNXN,
-                            A_VERSION,
-                            max_payload,
-                            banner.into_bytes(),
-                        ))
-                        .await;
-                    }
-                    _ => {}
-                }
-                let _ = auth_tokens_sent;
             }
             A_OPEN if connected => {
-                let remote_id = message.arg0;
-                let name = String::from_utf8_lossy(&message.data)
-                    .trim_end_matches('\0')
-                    .to_string();
-                phone.record(Request::Service(name.clone()));
-                match service::parse(&name) {
-                    Some(service) => {
-                        let local_id = next_local_id;
-                        next_local_id = next_local_id.wrapping_add(1).max(1);
-                        let (event_sender, events) = mpsc::unbounded_channel();
-                        streams.insert(local_id, event_sender);
-                        let stream = StreamTask {
-                            phone: phone.clone(),
-                            out: out_sender.clone(),
-                            local_id,
-                            remote_id,
-                            max_payload: max_payload as usize,
-                        };
-                        tokio::spawn(stream.run(service, events));
-                    }
-                    None => {
-                        tracing::debug!(%name, "adbsim: unknown service");
-                        send(Message::new(A_CLSE, 0, remote_id, Vec::new())).await;
-                    }
+                let stream = StreamTask {
+                    phone: phone.clone(),
+                    out: out_sender.clone(),
+                    local_id: next_local_id,
+                    remote_id: message.arg0,
+                    max_payload: max_payload as usize,
+                };
+                if let Some(events) = stream.open(&message.data).await {
+                    streams.insert(next_local_id, events);
+                    next_local_id = next_local_id.wrapping_add(1).max(1);
                 }
             }
             A_OKAY => {
@@ -333,6 +237,105 @@ async fn serve_connection(
     drop(out_sender);
     writer_task.abort();
     result
+}
+
+/// Writes what the connection sends until the channel closes or a fault drops the socket, then
+/// shuts the socket and says the connection is dead.
+async fn write_out(
+    mut writer: tokio::net::tcp::OwnedWriteHalf,
+    mut out_receiver: mpsc::Receiver<Outgoing>,
+    dead_sender: watch::Sender<bool>,
+) {
+    while let Some(outgoing) = out_receiver.recv().await {
+        match outgoing {
+            Outgoing::Message(message) => {
+                tracing::trace!(
+                    command = message.command_name(),
+                    arg0 = message.arg0,
+                    arg1 = message.arg1,
+                    len = message.data.len(),
+                    "adbsim send"
+                );
+                if writer.write_all(&message.encode()).await.is_err() {
+                    break;
+                }
+            }
+            Outgoing::Drop => break,
+        }
+    }
+    let _ = writer.shutdown().await;
+    dead_sender.send_replace(true);
+}
+
+/// The phone's `CNXN` banner.
+fn banner(phone: &SimPhone) -> Vec<u8> {
+    let profile = phone.profile();
+    format!(
+        "device::ro.product.name={};ro.product.model={};ro.product.device={};features=shell_v2,cmd",
+        profile.product, profile.model, profile.device
+    )
+    .into_bytes()
+}
+
+/// The answer to the host's `CNXN`: the phone's own `CNXN` when it needs no key, else an
+/// `AUTH` token to sign.
+fn connect_answer(phone: &SimPhone, version: u32, max_payload: u32) -> Message {
+    match phone.profile().auth {
+        AuthMode::Off => Message::new(A_CNXN, version.min(A_VERSION), max_payload, banner(phone)),
+        AuthMode::TrustAnyKey | AuthMode::AskUser => {
+            Message::new(A_AUTH, AUTH_TOKEN, 0, random_token())
+        }
+    }
+}
+
+/// What the phone does on the host's `AUTH`.
+enum AuthStep {
+    /// Sends this.
+    Answer(Message),
+    /// Nothing (an `AUTH` it does not know).
+    Nothing,
+    /// Ends the connection: it stopped while the person was asked.
+    Stop,
+}
+
+/// The answer to the host's `AUTH`: `CNXN` for a signature the phone trusts or a public key
+/// the person allowed, another token for an unknown key's signature.
+async fn auth_answer(
+    phone: &SimPhone,
+    message: &Message,
+    max_payload: u32,
+    stop: &mut watch::Receiver<bool>,
+) -> AuthStep {
+    let auth = phone.profile().auth;
+    let connect = || Message::new(A_CNXN, A_VERSION, max_payload, banner(phone));
+    match (message.arg0, auth) {
+        (AUTH_SIGNATURE, AuthMode::TrustAnyKey) => AuthStep::Answer(connect()),
+        // The key is unknown: ask again, so the host sends its public key.
+        (AUTH_SIGNATURE, _) => {
+            AuthStep::Answer(Message::new(A_AUTH, AUTH_TOKEN, 0, random_token()))
+        }
+        (AUTH_RSAPUBLICKEY, _) => {
+            let key = String::from_utf8_lossy(&message.data)
+                .trim_end_matches('\0')
+                .to_string();
+            tracing::info!(%key, "adbsim: host offers its public key; waiting for Allow USB debugging");
+            let mut allowed = phone.watch_usb_debugging();
+            let approved = if auth == AuthMode::AskUser {
+                tokio::select! {
+                    result = allowed.wait_for(|allowed| *allowed) => result.is_ok(),
+                    _ = stop.changed() => false,
+                }
+            } else {
+                true
+            };
+            if approved {
+                AuthStep::Answer(connect())
+            } else {
+                AuthStep::Stop
+            }
+        }
+        _ => AuthStep::Nothing,
+    }
 }
 
 struct StreamTask {
@@ -401,6 +404,52 @@ impl StreamTask {
         Some(bytes)
     }
 
+    /// Opens the stream the host asked for (`OPEN`'s service name): for a service the phone
+    /// knows, its task started and the sender of its events; for another, `CLSE` and `None`.
+    async fn open(self, data: &[u8]) -> Option<mpsc::UnboundedSender<StreamEvent>> {
+        let name = String::from_utf8_lossy(data)
+            .trim_end_matches('\0')
+            .to_string();
+        self.phone.record(Request::Service(name.clone()));
+        match service::parse(&name) {
+            Some(service) => {
+                let (event_sender, events) = mpsc::unbounded_channel();
+                tokio::spawn(self.run(service, events));
+                Some(event_sender)
+            }
+            None => {
+                tracing::debug!(%name, "adbsim: unknown service");
+                let close = Message::new(A_CLSE, 0, self.remote_id, Vec::new());
+                let _ = self.out.send(Outgoing::Message(close)).await;
+                None
+            }
+        }
+    }
+
+    /// A stalled stream (`Fault::Stall`): nothing is sent for `duration` (for ever without one),
+    /// while the host is still answered. False when the stream ended meanwhile.
+    async fn stall(
+        &self,
+        events: &mut mpsc::UnboundedReceiver<StreamEvent>,
+        duration: Option<Duration>,
+    ) -> bool {
+        let wait = async {
+            match duration {
+                Some(duration) => tokio::time::sleep(duration).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                () = &mut wait => return true,
+                event = events.recv() => {
+                    if let Flow::Stop = self.handle(event).await.0 { return false; }
+                }
+            }
+        }
+    }
+
     async fn run(self, service: Service, mut events: mpsc::UnboundedReceiver<StreamEvent>) {
         if !self.send(A_OKAY, Vec::new()).await {
             return;
@@ -444,32 +493,12 @@ impl StreamTask {
                     break;
                 }
             }
-            let mut payloads: Vec<Vec<u8>> = Vec::new();
-            for packet in packets.drain(..) {
-                match payloads.last_mut() {
-                    Some(last) if last.len() + packet.len() <= self.max_payload => {
-                        last.extend_from_slice(&packet)
-                    }
-                    _ => payloads.push(packet),
-                }
-            }
+            let payloads = coalesce(&mut packets, self.max_payload);
             for payload in payloads {
                 if !stalled && let Some(Fault::Stall(duration)) = fault {
                     stalled = true;
-                    let wait = async {
-                        match duration {
-                            Some(duration) => tokio::time::sleep(duration).await,
-                            None => std::future::pending::<()>().await,
-                        }
-                    };
-                    tokio::pin!(wait);
-                    loop {
-                        tokio::select! {
-                            () = &mut wait => break,
-                            event = events.recv() => {
-                                if let Flow::Stop = self.handle(event).await.0 { return; }
-                            }
-                        }
+                    if !self.stall(&mut events, duration).await {
+                        return;
                     }
                 }
                 let mut payload = payload;
@@ -504,4 +533,18 @@ impl StreamTask {
         }
         let _ = self.send(A_CLSE, Vec::new()).await;
     }
+}
+
+/// Framed packets joined into as few payloads as fit `max_payload` each, in order.
+fn coalesce(packets: &mut Vec<Vec<u8>>, max_payload: usize) -> Vec<Vec<u8>> {
+    let mut payloads: Vec<Vec<u8>> = Vec::new();
+    for packet in packets.drain(..) {
+        match payloads.last_mut() {
+            Some(last) if last.len() + packet.len() <= max_payload => {
+                last.extend_from_slice(&packet)
+            }
+            _ => payloads.push(packet),
+        }
+    }
+    payloads
 }

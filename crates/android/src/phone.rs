@@ -576,30 +576,7 @@ impl AdbPhone {
     ) -> Result<Attempt<CrashResult>> {
         let (device_facts, facts) = self.facts_to_read(device, app, expected).await?;
         let marker = new_marker();
-        let mut commands = vec![
-            // The phone's offset, read in the same shell as the dumps whose local times it
-            // turns into instants.
-            "date +%z".to_owned(),
-            format!("pm list packages -U {}", quote(app.as_str())),
-        ];
-        // For each tag, its drop box listing, then its entries (see `dropbox_commands`).
-        commands.extend(crate::logs::dropbox_commands());
-        commands.push(crash_buffer_command(&[facts.uid], device_facts.uid_option));
-        // The flags again, in the same round trip (see `app_logs`).
-        commands.push(format!("dumpsys package {}", quote(app.as_str())));
-        if facts.other_users {
-            // Another user has the app too: a drop box entry without `UID:` could be that
-            // copy's, and the lines its pid logged around its time tell whose it is.
-            // Checked: a `since` at the `time` crate's limit must not panic.
-            let from = since
-                .checked_sub(crate::logs::EVIDENCE_WINDOW)
-                .unwrap_or(since);
-            commands.push(logcat_command(
-                &[facts.uid],
-                &LogQuery::since(from, 1),
-                device_facts.uid_option,
-            ));
-        }
+        let commands = crashes_commands(app, &facts, device_facts.uid_option, since);
         let output = self.shell(device, &script(&commands, &marker)).await?;
         let sections = expect_sections(&output, &marker, commands.len())?;
         // Sections: 0 date, 1 pm, 2..8 each tag's drop box listing then its entries, 8 the
@@ -1142,6 +1119,41 @@ fn own_exit_records(
         records.push(entry.record);
     }
     (records, left_out)
+}
+
+/// The commands of one `app_crashes` read, in one script (see `crashes_once` for the sections
+/// they print).
+fn crashes_commands(
+    app: &AppId,
+    facts: &AppFacts,
+    uid_option: bool,
+    since: OffsetDateTime,
+) -> Vec<String> {
+    let mut commands = vec![
+        // The phone's offset, read in the same shell as the dumps whose local times it
+        // turns into instants.
+        "date +%z".to_owned(),
+        format!("pm list packages -U {}", quote(app.as_str())),
+    ];
+    // For each tag, its drop box listing, then its entries (see `dropbox_commands`).
+    commands.extend(crate::logs::dropbox_commands());
+    commands.push(crash_buffer_command(&[facts.uid], uid_option));
+    // The flags again, in the same round trip (see `app_logs`).
+    commands.push(format!("dumpsys package {}", quote(app.as_str())));
+    if facts.other_users {
+        // Another user has the app too: a drop box entry without `UID:` could be that
+        // copy's, and the lines its pid logged around its time tell whose it is.
+        // Checked: a `since` at the `time` crate's limit must not panic.
+        let from = since
+            .checked_sub(crate::logs::EVIDENCE_WINDOW)
+            .unwrap_or(since);
+        commands.push(logcat_command(
+            &[facts.uid],
+            &LogQuery::since(from, 1),
+            uid_option,
+        ));
+    }
+    commands
 }
 
 /// The process name in `/proc/<pid>/cmdline`: the first NUL-separated word, when it is text.

@@ -128,6 +128,17 @@ pub fn parse_crash_buffer(text: &str, clock: &PhoneClock) -> Vec<Report> {
         }
     }
 
+    finish(order, java, native)
+}
+
+/// The reports in the order they were started (`order`: is it a Java one, its index), each
+/// with its summary: a Java crash without an exception line is warned about, a native crash's
+/// is its signal and abort message.
+fn finish(
+    order: Vec<(bool, usize)>,
+    java: Vec<JavaDraft>,
+    native: Vec<NativeDraft>,
+) -> Vec<Report> {
     let mut reports = Vec::with_capacity(order.len());
     let mut java = java.into_iter().map(Some).collect::<Vec<_>>();
     let mut native = native.into_iter().map(Some).collect::<Vec<_>>();

@@ -565,6 +565,50 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
     let watchdog = termination.is_some_and(is_watchdog_termination);
 
     let mut out = String::new();
+    write_identity(&mut out, header, body, &process, pid);
+    out.push('\n');
+    write_exception(&mut out, exception, termination, &mut warnings);
+    if let Some(reason) = exception_reason(body) {
+        let _ = writeln!(out, "Exception Reason:    {reason}");
+    }
+    let asi = asi_lines(body);
+    if !asi.is_empty() {
+        out.push_str("\nApplication Specific Information:\n");
+        for (image, line) in &asi {
+            let _ = writeln!(out, "{image}: {line}");
+        }
+    }
+    if let Some(Value::Array(frames)) = body.get("lastExceptionBacktrace") {
+        out.push_str("\nLast Exception Backtrace:\n");
+        push_frames(&mut out, frames, &images, EXCEPTION_BACKTRACE_FRAMES);
+    }
+    write_crashed_thread(&mut out, body, &images, &mut warnings);
+    write_own_images(&mut out, header, body, &images, &process);
+    Report {
+        kind: if watchdog {
+            CrashKind::Watchdog
+        } else {
+            CrashKind::Crash
+        },
+        time,
+        pid,
+        process,
+        summary: json_summary(body),
+        text: cut_text(&out, MAX_CUT_BYTES, CUT_MARKER),
+        warnings,
+    }
+}
+
+/// The report's identity lines, as Apple's text report prints them: process, path,
+/// identifier, version, OS and date.
+fn write_identity(
+    out: &mut String,
+    header: &IpsHeader,
+    body: &Value,
+    process: &str,
+    pid: Option<u32>,
+) {
+    use std::fmt::Write as _;
     let _ = writeln!(
         out,
         "Process:             {process} [{}]",
@@ -608,7 +652,16 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
     if let Some(capture) = str_at(body, "captureTime").or(header.timestamp.as_deref()) {
         let _ = writeln!(out, "Date/Time:           {capture}");
     }
-    out.push('\n');
+}
+
+/// The exception and termination lines; a report without `exception` is warned about.
+fn write_exception(
+    out: &mut String,
+    exception: Option<&Value>,
+    termination: Option<&Value>,
+    warnings: &mut Vec<String>,
+) {
+    use std::fmt::Write as _;
     match exception {
         Some(exception) => {
             if let Some(kind) = exception_type(exception) {
@@ -646,20 +699,17 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
             let _ = writeln!(out, "Terminating Process: {by}{by_pid}");
         }
     }
-    if let Some(reason) = exception_reason(body) {
-        let _ = writeln!(out, "Exception Reason:    {reason}");
-    }
-    let asi = asi_lines(body);
-    if !asi.is_empty() {
-        out.push_str("\nApplication Specific Information:\n");
-        for (image, line) in &asi {
-            let _ = writeln!(out, "{image}: {line}");
-        }
-    }
-    if let Some(Value::Array(frames)) = body.get("lastExceptionBacktrace") {
-        out.push_str("\nLast Exception Backtrace:\n");
-        push_frames(&mut out, frames, &images, EXCEPTION_BACKTRACE_FRAMES);
-    }
+}
+
+/// The crashed thread (`faultingThread`, else the one `triggered`) with its frames; a report
+/// without one is warned about.
+fn write_crashed_thread(
+    out: &mut String,
+    body: &Value,
+    images: &[Image<'_>],
+    warnings: &mut Vec<String>,
+) {
+    use std::fmt::Write as _;
     let threads = match body.get("threads") {
         Some(Value::Array(threads)) => threads.as_slice(),
         _ => &[],
@@ -686,10 +736,21 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
                 Some(Value::Array(frames)) => frames.as_slice(),
                 _ => &[],
             };
-            push_frames(&mut out, frames, &images, CRASHED_THREAD_FRAMES);
+            push_frames(out, frames, images, CRASHED_THREAD_FRAMES);
         }
         None => warnings.push("no crashed thread in the report".to_owned()),
     }
+}
+
+/// The app's own binary images: those inside its bundle, else the one with its UUID.
+fn write_own_images(
+    out: &mut String,
+    header: &IpsHeader,
+    body: &Value,
+    images: &[Image<'_>],
+    process: &str,
+) {
+    use std::fmt::Write as _;
     // The app's own binary images: those inside its bundle, else the one with its UUID.
     let own_dir = str_at(body, "procPath").and_then(bundle_dir);
     let own: Vec<&Image<'_>> =
@@ -718,19 +779,6 @@ fn json_report(header: &IpsHeader, body: &Value) -> Report {
             );
         }
     }
-    Report {
-        kind: if watchdog {
-            CrashKind::Watchdog
-        } else {
-            CrashKind::Crash
-        },
-        time,
-        pid,
-        process,
-        summary: json_summary(body),
-        text: cut_text(&out, MAX_CUT_BYTES, CUT_MARKER),
-        warnings,
-    }
 }
 
 /// Reads a text field `Name:   value` of a 109 report.
@@ -741,9 +789,9 @@ fn text_field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-fn text_report(header: &IpsHeader, body: &str) -> Report {
-    let mut warnings = Vec::new();
-    let (process, pid) = match text_field(body, "Process") {
+/// The process name and pid of a 109 report's `Process:` line (`Name [pid]`).
+fn text_process(header: &IpsHeader, body: &str) -> (String, Option<u32>) {
+    match text_field(body, "Process") {
         Some(value) => match value.rsplit_once(" [") {
             Some((name, pid)) => (
                 name.trim().to_owned(),
@@ -752,22 +800,18 @@ fn text_report(header: &IpsHeader, body: &str) -> Report {
             None => (value.to_owned(), None),
         },
         None => (header.name.clone().unwrap_or_default(), None),
-    };
-    let time = text_field(body, "Date/Time").and_then(parse_ips_time);
-    let termination = text_field(body, "Termination Reason");
-    let codes = text_field(body, "Exception Codes");
-    let watchdog = [termination, codes]
-        .into_iter()
-        .flatten()
-        .any(|value| value.to_ascii_lowercase().contains("8badf00d"));
+    }
+}
 
-    // Keep the head (to the first thread), the crashed thread's first frames and the app's
-    // own binary images.
-    let crashed_thread = text_field(body, "Triggered by Thread")
-        .or_else(|| text_field(body, "Crashed Thread"))
-        .and_then(|value| value.split_whitespace().next())
-        .and_then(|value| value.parse::<u32>().ok());
-    let own_dir = text_field(body, "Path").and_then(bundle_dir);
+/// A 109 report cut: the head (to the first thread), the crashed thread's first frames (with
+/// its name line) and the app's own binary images; and its Application Specific Information
+/// lines.
+fn text_cut<'b>(
+    body: &'b str,
+    crashed_thread: Option<u32>,
+    own_dir: Option<&str>,
+    process: &str,
+) -> (String, Vec<&'b str>) {
     let mut out = String::new();
     let mut asi: Vec<&str> = Vec::new();
     let mut in_asi = false;
@@ -852,6 +896,28 @@ fn text_report(header: &IpsHeader, body: &str) -> Report {
     if frames_left > 0 {
         out.push_str(&format!("… {frames_left} more frames\n"));
     }
+    (out, asi)
+}
+
+fn text_report(header: &IpsHeader, body: &str) -> Report {
+    let mut warnings = Vec::new();
+    let (process, pid) = text_process(header, body);
+    let time = text_field(body, "Date/Time").and_then(parse_ips_time);
+    let termination = text_field(body, "Termination Reason");
+    let codes = text_field(body, "Exception Codes");
+    let watchdog = [termination, codes]
+        .into_iter()
+        .flatten()
+        .any(|value| value.to_ascii_lowercase().contains("8badf00d"));
+
+    // Keep the head (to the first thread), the crashed thread's first frames and the app's
+    // own binary images.
+    let crashed_thread = text_field(body, "Triggered by Thread")
+        .or_else(|| text_field(body, "Crashed Thread"))
+        .and_then(|value| value.split_whitespace().next())
+        .and_then(|value| value.parse::<u32>().ok());
+    let own_dir = text_field(body, "Path").and_then(bundle_dir);
+    let (out, asi) = text_cut(body, crashed_thread, own_dir, &process);
     let summary = asi
         .iter()
         .find(|line| line.contains("reason:"))

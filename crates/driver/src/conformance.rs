@@ -91,118 +91,8 @@ impl Scenario {
         let start = start.replace_nanosecond(0).unwrap_or(start);
         let (app_uid, app_pid) = (10_123, 4_242);
         let (other_uid, other_pid) = (10_200, 5_151);
-        let app_text = |s: &str| format!("{APP_MARKER} {s}");
-        let app = ScenarioApp {
-            app: AppId::new("dev.phonelogs.crashtest"),
-            label: "Crash Test".into(),
-            uid: app_uid,
-            pid: app_pid,
-            system: false,
-            dev_build: true,
-            lines: vec![
-                line(
-                    start,
-                    1_000,
-                    LogLevel::Info,
-                    "CrashTest",
-                    &app_text("started"),
-                    app_pid,
-                    app_uid,
-                ),
-                line(
-                    start,
-                    2_100,
-                    LogLevel::Debug,
-                    "CrashTest",
-                    &app_text("loading config"),
-                    app_pid,
-                    app_uid,
-                ),
-                line(
-                    start,
-                    3_200,
-                    LogLevel::Warn,
-                    "Net",
-                    &app_text("slow response"),
-                    app_pid,
-                    app_uid,
-                ),
-                line(
-                    start,
-                    4_300,
-                    LogLevel::Error,
-                    "CrashTest",
-                    &app_text("failed to save"),
-                    app_pid,
-                    app_uid,
-                ),
-                line(
-                    start,
-                    5_400,
-                    LogLevel::Error,
-                    "AndroidRuntime",
-                    &app_text("FATAL EXCEPTION: main"),
-                    app_pid,
-                    app_uid,
-                ),
-            ],
-            crashes: vec![
-                CrashReport {
-                    kind: CrashKind::JavaCrash,
-                    time: start + Duration::seconds(6),
-                    pid: Some(app_pid),
-                    process: "dev.phonelogs.crashtest".into(),
-                    summary: "java.lang.IllegalStateException: Crash button tapped".into(),
-                    text: format!(
-                        "java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n{APP_MARKER}\n"
-                    ),
-                },
-                CrashReport {
-                    kind: CrashKind::Anr,
-                    time: start + Duration::seconds(20),
-                    pid: Some(app_pid + 1),
-                    process: "dev.phonelogs.crashtest".into(),
-                    summary: "Input dispatching timed out".into(),
-                    text: format!("Subject: Input dispatching timed out\n{APP_MARKER}\n"),
-                },
-            ],
-        };
-        let other_app = ScenarioApp {
-            app: AppId::new("com.example.store"),
-            label: "Store App".into(),
-            uid: other_uid,
-            pid: other_pid,
-            system: false,
-            dev_build: false,
-            lines: vec![
-                line(
-                    start,
-                    1_500,
-                    LogLevel::Info,
-                    "Store",
-                    &format!("{OTHER_MARKER} user=alice"),
-                    other_pid,
-                    other_uid,
-                ),
-                line(
-                    start,
-                    3_700,
-                    LogLevel::Error,
-                    "CrashTest",
-                    &format!("{OTHER_MARKER} token=abc"),
-                    other_pid,
-                    other_uid,
-                ),
-            ],
-            crashes: vec![CrashReport {
-                kind: CrashKind::JavaCrash,
-                time: start + Duration::seconds(7),
-                pid: Some(other_pid),
-                process: "com.example.store".into(),
-                summary: format!("java.lang.RuntimeException: {OTHER_MARKER}"),
-                text: format!("java.lang.RuntimeException: {OTHER_MARKER}\n"),
-            }],
-        };
+        let app = crash_test_app(start, app_uid, app_pid);
+        let other_app = store_app(start, other_uid, other_pid);
         let system_app = ScenarioApp {
             app: AppId::new("com.android.settings"),
             label: "Settings".into(),
@@ -231,6 +121,128 @@ impl Scenario {
             system_lines,
             missing_app: AppId::new("com.example.notinstalled"),
         }
+    }
+}
+
+/// Crash Test of the standard scenario: a debuggable build that logs five lines of rising
+/// severity and crashes twice (a Java crash, then an ANR).
+fn crash_test_app(start: OffsetDateTime, app_uid: u32, app_pid: u32) -> ScenarioApp {
+    let app_text = |s: &str| format!("{APP_MARKER} {s}");
+    ScenarioApp {
+        app: AppId::new("dev.phonelogs.crashtest"),
+        label: "Crash Test".into(),
+        uid: app_uid,
+        pid: app_pid,
+        system: false,
+        dev_build: true,
+        lines: vec![
+            line(
+                start,
+                1_000,
+                LogLevel::Info,
+                "CrashTest",
+                &app_text("started"),
+                app_pid,
+                app_uid,
+            ),
+            line(
+                start,
+                2_100,
+                LogLevel::Debug,
+                "CrashTest",
+                &app_text("loading config"),
+                app_pid,
+                app_uid,
+            ),
+            line(
+                start,
+                3_200,
+                LogLevel::Warn,
+                "Net",
+                &app_text("slow response"),
+                app_pid,
+                app_uid,
+            ),
+            line(
+                start,
+                4_300,
+                LogLevel::Error,
+                "CrashTest",
+                &app_text("failed to save"),
+                app_pid,
+                app_uid,
+            ),
+            line(
+                start,
+                5_400,
+                LogLevel::Error,
+                "AndroidRuntime",
+                &app_text("FATAL EXCEPTION: main"),
+                app_pid,
+                app_uid,
+            ),
+        ],
+        crashes: vec![
+            CrashReport {
+                kind: CrashKind::JavaCrash,
+                time: start + Duration::seconds(6),
+                pid: Some(app_pid),
+                process: "dev.phonelogs.crashtest".into(),
+                summary: "java.lang.IllegalStateException: Crash button tapped".into(),
+                text: format!(
+                    "java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n{APP_MARKER}\n"
+                ),
+            },
+            CrashReport {
+                kind: CrashKind::Anr,
+                time: start + Duration::seconds(20),
+                pid: Some(app_pid + 1),
+                process: "dev.phonelogs.crashtest".into(),
+                summary: "Input dispatching timed out".into(),
+                text: format!("Subject: Input dispatching timed out\n{APP_MARKER}\n"),
+            },
+        ],
+    }
+}
+
+/// The store app of the standard scenario: it logs in between Crash Test's lines (once under
+/// Crash Test's tag) and crashes once.
+fn store_app(start: OffsetDateTime, other_uid: u32, other_pid: u32) -> ScenarioApp {
+    ScenarioApp {
+        app: AppId::new("com.example.store"),
+        label: "Store App".into(),
+        uid: other_uid,
+        pid: other_pid,
+        system: false,
+        dev_build: false,
+        lines: vec![
+            line(
+                start,
+                1_500,
+                LogLevel::Info,
+                "Store",
+                &format!("{OTHER_MARKER} user=alice"),
+                other_pid,
+                other_uid,
+            ),
+            line(
+                start,
+                3_700,
+                LogLevel::Error,
+                "CrashTest",
+                &format!("{OTHER_MARKER} token=abc"),
+                other_pid,
+                other_uid,
+            ),
+        ],
+        crashes: vec![CrashReport {
+            kind: CrashKind::JavaCrash,
+            time: start + Duration::seconds(7),
+            pid: Some(other_pid),
+            process: "com.example.store".into(),
+            summary: format!("java.lang.RuntimeException: {OTHER_MARKER}"),
+            text: format!("java.lang.RuntimeException: {OTHER_MARKER}\n"),
+        }],
     }
 }
 
@@ -775,9 +787,10 @@ pub async fn check_debugger(logger: &dyn AppLogger, scenario: &Scenario) -> Chec
     check_debugger_on(debugger, scenario).await
 }
 
-async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> CheckResult {
+/// The aids that take a pid: 0 and -1 are refused as arguments, and a pid no process has
+/// never names an owner.
+async fn check_pids(debugger: &dyn AppDebugger, device: &DeviceId) -> CheckResult {
     const CHECK: &str = "debugger";
-    let device = &scenario.device;
     for pid in [0, -1] {
         match debugger.native_backtrace(device, pid).await {
             Err(e) => ensure!(
@@ -826,6 +839,13 @@ async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> C
         owners.is_empty(),
         "owners of pids with no process: {owners:?}"
     );
+    Ok(())
+}
+
+async fn check_debugger_on(debugger: &dyn AppDebugger, scenario: &Scenario) -> CheckResult {
+    const CHECK: &str = "debugger";
+    let device = &scenario.device;
+    check_pids(debugger, device).await?;
     match debugger
         .process_exit_history(device, &AppId::new(" "))
         .await

@@ -16,7 +16,7 @@ use phonelogs_driver::{
 use time::OffsetDateTime;
 
 use phonelogs_view::lines::{newlines, one_line, one_line_error, one_line_field, one_line_notice};
-use phonelogs_view::render::own_lines;
+use phonelogs_view::render::{own_lines, report_is_the_apps};
 
 /// How long a driver call may take by default before it is abandoned.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -228,21 +228,6 @@ fn refuse_shared_uid(info: &AppInfo) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Whether a report is the app's own: where reports name the app's process by its package
-/// (Android), the package itself or one of its `package:name` processes; otherwise (an iPhone
-/// report names the executable) the driver's own match by the bundle id in the header stands.
-fn report_is_the_apps(report: &CrashReport, info: &AppInfo, capabilities: Capabilities) -> bool {
-    if !capabilities.reports_name_package {
-        return true;
-    }
-    let app = info.app.as_str();
-    report.process == app
-        || report
-            .process
-            .strip_prefix(app)
-            .is_some_and(|rest| rest.starts_with(':'))
 }
 
 #[async_trait]

@@ -15,10 +15,11 @@ use phonelogs_view::held::Held;
 use phonelogs_view::mask::Masker;
 use phonelogs_view::masked::{MaskedRead, Piece, ShownLine};
 use phonelogs_view::place::Position;
+use phonelogs_view::place::whole_ms;
 use phonelogs_view::render::{LineView, RenderedLines, lay_out_lines};
 use phonelogs_view::rows::RowOptions;
 use phonelogs_view::select::Selection;
-use phonelogs_view::select::first_holding;
+use phonelogs_view::select::awaited_at;
 use phonelogs_view::since::{SincePlace, parse_since, since_place};
 
 /// The default and largest `limit` for lines.
@@ -266,7 +267,7 @@ impl Session {
         // An awaited line already read ends the wait at once (the lines after it are left for
         // the next call).
         let wait = call.wait.as_ref();
-        let found = wait.and_then(|wait| awaited_at(&pieces, wait));
+        let found = wait.and_then(|wait| awaited_at(&pieces, &wait.text));
         if let Some(at) = found {
             pieces.truncate(at + 1);
         }
@@ -602,15 +603,6 @@ struct ReadLines<'a> {
     masker: Option<&'a Masker>,
 }
 
-/// Which of the lines read is the awaited one: the first holding the text as the agent would
-/// see it (masked, as a filter matches), or, waiting for any line (an empty text), the last.
-fn awaited_at(pieces: &[Piece<'_>], wait: &Wait) -> Option<usize> {
-    match wait.text.is_empty() {
-        true => pieces.len().checked_sub(1),
-        false => first_holding(pieces, &wait.text),
-    }
-}
-
 /// The level a request names (`None` for none), or why it names none.
 fn level_of(request: &LogsRequest) -> Result<Option<LogLevel>, String> {
     match request.level.as_deref().map(str::trim) {
@@ -713,13 +705,6 @@ fn wait_of(request: &LogsRequest) -> Result<Option<Wait>, String> {
         text: text.to_owned(),
         seconds,
     }))
-}
-
-/// `time` down to its whole millisecond.
-fn whole_ms(time: OffsetDateTime) -> OffsetDateTime {
-    let nanos = time.nanosecond();
-    time.replace_nanosecond(nanos - nanos % 1_000_000)
-        .unwrap_or(time)
 }
 
 /// What the history keeps for a value the agent gave that was not a valid one: a fixed mark,

@@ -31,6 +31,10 @@
 //!   would lose every approval before its retry); anything else is the 2025-11-25 session wire
 //!   as above, and a request outside a session that is not `initialize` gets 400.
 //!
+//! What it serves is a [`Handler`]: the shipped server serves [`PhoneLogsServer`] ([`serve`]);
+//! the conformance build (`examples/conformance_fixtures.rs`) serves the official suite's
+//! fixture tools, prompts and resources through the same front end ([`serve_with`]).
+//!
 //! The binary parses [`HttpArgs`] (flattened into its own flags), checks them into
 //! [`HttpSettings`] and hands them with a [`Serve`] to [`serve`]:
 //!
@@ -67,9 +71,10 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use phonelogs_gateway::{Gateway, TaskSpec};
+use phonelogs_gateway::{Gateway, Session, TaskSpec};
 use phonelogs_mcp_frontend::{ClientSeat, PhoneLogsServer, ServerOptions};
 use phonelogs_policy::{Agent, Policy};
+use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -295,34 +300,63 @@ impl TokenLine {
     }
 }
 
+/// The MCP server the front end serves: made once per 2025-11-25 session and once per token's
+/// task on the stateless wire, each on its own gateway task, which the front end ends when the
+/// session does (or the token's task is idle). [`PhoneLogsServer`] is the shipped one.
+pub trait Handler: ServerHandler + Clone + Send + Sync + 'static {
+    /// The server of a new task of `task`'s agent, for a client in `options.client`'s seat.
+    fn make(
+        gateway: &Gateway,
+        task: &TaskSpec,
+        options: &ServerOptions,
+    ) -> Result<Self, phonelogs_mcp_frontend::Error>;
+
+    /// The gateway task it serves.
+    fn session(&self) -> &Session;
+}
+
+impl Handler for PhoneLogsServer {
+    fn make(
+        gateway: &Gateway,
+        task: &TaskSpec,
+        options: &ServerOptions,
+    ) -> Result<Self, phonelogs_mcp_frontend::Error> {
+        PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone())
+    }
+
+    fn session(&self) -> &Session {
+        PhoneLogsServer::session(self)
+    }
+}
+
 /// The word that marks a token line's client as one a person sits at.
 pub const PERSON_MARK: &str = "person";
 
 /// A token, the agent service (an index into [`Server::agents`]) it stands for, and its task on
 /// the stateless wire with the rmcp service that serves it.
-struct Token {
+struct Token<H: Handler> {
     secret: String,
     agent: usize,
-    stateless: Service,
+    stateless: Service<H>,
     /// The token's share of the connection slots ([`fair_share`]).
     slots: Arc<tokio::sync::Semaphore>,
 }
 
-type Service = StreamableHttpService<HttpSession, LocalSessionManager>;
+type Service<H> = StreamableHttpService<HttpSession<H>, LocalSessionManager>;
 
 /// One agent's service for one seat: its sessions are its own.
-struct AgentService {
+struct AgentService<H: Handler> {
     name: String,
     seat: ClientSeat,
     /// What each of its tasks is started with.
     task: TaskSpec,
-    service: Service,
+    service: Service<H>,
     sessions: Arc<LocalSessionManager>,
 }
 
-struct Server {
-    tokens: Vec<Token>,
-    agents: Vec<AgentService>,
+struct Server<H: Handler> {
+    tokens: Vec<Token<H>>,
+    agents: Vec<AgentService<H>>,
     max_sessions: usize,
     max_sessions_per_agent: usize,
     read_timeout: Duration,
@@ -349,10 +383,17 @@ pub struct Serve {
     pub options: ServerOptions,
 }
 
-/// Binds, prints the endpoint (and a made token's file) on stderr, and serves until the
-/// process is told to stop (SIGINT or SIGTERM), when a token file it made is removed: the
-/// token dies with the server, and no stale secret is left in the state directory.
+/// Binds, prints the endpoint (and a made token's file) on stderr, and serves
+/// [`PhoneLogsServer`] until the process is told to stop (SIGINT or SIGTERM), when a token file
+/// it made is removed: the token dies with the server, and no stale secret is left in the state
+/// directory.
 pub async fn serve(serve: Serve, settings: HttpSettings) -> Result<(), Error> {
+    serve_with::<PhoneLogsServer>(serve, settings).await
+}
+
+/// [`serve`] with another [`Handler`] behind the same front end (tokens, seats, sessions and
+/// their caps, both wires, connection slots).
+pub async fn serve_with<H: Handler>(serve: Serve, settings: HttpSettings) -> Result<(), Error> {
     // The tokens first: a token file that may not be used stops the server before it listens.
     let mut made = None;
     let lines = match &settings.token_file {
@@ -377,7 +418,7 @@ pub async fn serve(serve: Serve, settings: HttpSettings) -> Result<(), Error> {
     let bound = listener
         .local_addr()
         .map_err(io("the bound address".to_owned()))?;
-    let server = Arc::new(build(&serve, &settings, bound, lines));
+    let server = Arc::new(build::<H>(&serve, &settings, bound, lines));
     let names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
     eprintln!("phonelogs-mcp: serving MCP on http://{bound}{ENDPOINT}");
@@ -428,13 +469,13 @@ async fn stop_signal() -> &'static str {
 }
 
 /// The agents of the token file, each with its own service per seat.
-fn build(
+fn build<H: Handler>(
     serve: &Serve,
     settings: &HttpSettings,
     bound: SocketAddr,
     lines: Vec<TokenLine>,
-) -> Server {
-    let mut agents: Vec<AgentService> = Vec::new();
+) -> Server<H> {
+    let mut agents: Vec<AgentService<H>> = Vec::new();
     let mut tokens = Vec::new();
     let mut tasks = Vec::new();
     let config = rmcp_config(settings, bound);
@@ -485,14 +526,17 @@ fn build(
 }
 
 /// A token's task on the stateless wire: the agent's, with the seat of its service.
-fn token_task(serve: &Serve, agent: &AgentService, settings: &HttpSettings) -> Arc<TokenTask> {
+fn token_task<H: Handler>(
+    serve: &Serve,
+    agent: &AgentService<H>,
+    settings: &HttpSettings,
+) -> Arc<TokenTask<H>> {
     let (gateway, task) = (serve.gateway.clone(), agent.task.clone());
     let options = ServerOptions {
         client: agent.seat,
         ..serve.options.clone()
     };
-    let make =
-        Box::new(move || PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone()));
+    let make = Box::new(move || H::make(&gateway, &task, &options));
     TokenTask::new(make, settings.idle_timeout)
 }
 
@@ -506,13 +550,13 @@ fn agent_named(name: &str, default: &Agent, policy: &Policy) -> Agent {
     })
 }
 
-fn agent_service(
+fn agent_service<H: Handler>(
     serve: &Serve,
     agent: Agent,
     seat: ClientSeat,
     settings: &HttpSettings,
     config: StreamableHttpServerConfig,
-) -> AgentService {
+) -> AgentService<H> {
     let name = agent.name.clone();
     let task = TaskSpec {
         agent,
@@ -526,7 +570,7 @@ fn agent_service(
     };
     let spec = task.clone();
     let factory = move || {
-        PhoneLogsServer::new(gateway.clone(), task.clone(), options.clone())
+        H::make(&gateway, &task, &options)
             .map(HttpSession::new)
             .map_err(std::io::Error::other)
     };
@@ -571,9 +615,9 @@ fn fair_share(connections: usize, tokens: usize) -> usize {
         .min(connections)
 }
 
-async fn accept(
+async fn accept<H: Handler>(
     listener: tokio::net::TcpListener,
-    server: Arc<Server>,
+    server: Arc<Server<H>>,
     connections: usize,
     read_timeout: Duration,
 ) -> Result<(), Error> {
@@ -675,7 +719,7 @@ struct Connection {
     entry: Entry,
 }
 
-impl Server {
+impl<H: Handler> Server<H> {
     async fn handle(&self, request: Request<Incoming>, connection: &Connection) -> Response<Body> {
         let token = match self.admit(request.headers(), connection) {
             Ok(token) => token,
@@ -834,7 +878,7 @@ impl Server {
     }
 }
 
-impl AgentService {
+impl<H: Handler> AgentService<H> {
     /// Whether the request names one of this agent's sessions.
     async fn knows(&self, headers: &hyper::HeaderMap) -> bool {
         let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {

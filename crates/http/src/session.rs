@@ -1,9 +1,9 @@
-//! One MCP session over HTTP: the [`PhoneLogsServer`] of its task, and the end of that task when
+//! One MCP session over HTTP: the server ([`Handler`]) of its task, and the end of that task when
 //! rmcp drops the session (the client sent DELETE, or it was idle past the timeout).
 //!
 //! rmcp's Streamable HTTP service makes one server value per session and drops it when the
 //! session ends; dropping a [`PhoneLogsServer`] does not end its gateway task (stdio ends it in
-//! `PhoneLogsServer::serve`), so [`HttpSession`] carries a guard that does. It implements
+//! `PhoneLogsServer::serve`; a [`Handler`] is ended the same way), so [`HttpSession`] carries a guard that does. It implements
 //! [`ServerHandler`] by handing every method to the server. The list is rmcp 3.11.0's own
 //! delegation for `Arc<T>` (`impl_server_handler_for_wrapper!` in `src/handler/server.rs`, not
 //! exported), copied so that every method the server overrides, now or later, is reached: a
@@ -12,19 +12,20 @@
 use std::borrow::Cow;
 
 use phonelogs_gateway::Session;
-use phonelogs_mcp_frontend::PhoneLogsServer;
 use rmcp::model::*;
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
 };
 use rmcp::{ErrorData as McpError, ServerHandler};
 
+use super::Handler;
+
 /// Ends a task when dropped.
 pub(super) struct EndsTask(Session);
 
 impl EndsTask {
     /// The guard of `server`'s task.
-    pub(super) fn of(server: &PhoneLogsServer) -> EndsTask {
+    pub(super) fn of<H: Handler>(server: &H) -> EndsTask {
         EndsTask(server.session().clone())
     }
 }
@@ -58,14 +59,14 @@ enum Keeps {
 
 /// The server of one HTTP session, or of one stateless request; a session's task ends when rmcp
 /// drops it.
-pub struct HttpSession {
-    server: PhoneLogsServer,
+pub struct HttpSession<H> {
+    server: H,
     _keeps: Keeps,
 }
 
-impl HttpSession {
+impl<H: Handler> HttpSession<H> {
     /// Wraps the server of a new session.
-    pub fn new(server: PhoneLogsServer) -> HttpSession {
+    pub fn new(server: H) -> HttpSession<H> {
         let ends = EndsTask::of(&server);
         HttpSession {
             server,
@@ -74,7 +75,7 @@ impl HttpSession {
     }
 
     /// Wraps the server of a token's stateless task for one request.
-    pub(super) fn request(server: PhoneLogsServer, in_use: super::stateless::InUse) -> HttpSession {
+    pub(super) fn request(server: H, in_use: super::stateless::InUse) -> HttpSession<H> {
         HttpSession {
             server,
             _keeps: Keeps::Request(in_use),
@@ -85,7 +86,7 @@ impl HttpSession {
 // The deprecated methods (logging, legacy subscriptions) are handed on too: a client of an older
 // revision may still call them.
 #[allow(deprecated)]
-impl ServerHandler for HttpSession {
+impl<H: Handler> ServerHandler for HttpSession<H> {
     fn ping(
         &self,
         context: RequestContext<RoleServer>,

@@ -14,24 +14,24 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use phonelogs_mcp_frontend::PhoneLogsServer;
 use tokio::time::Instant;
 
+use super::Handler;
 use super::session::{EndsTask, HttpSession};
 
 /// Makes a new task's server.
-type Make = Box<dyn Fn() -> Result<PhoneLogsServer, phonelogs_mcp_frontend::Error> + Send + Sync>;
+type Make<H> = Box<dyn Fn() -> Result<H, phonelogs_mcp_frontend::Error> + Send + Sync>;
 
 /// One token's task on the stateless wire.
-pub struct TokenTask {
-    make: Make,
+pub struct TokenTask<H> {
+    make: Make<H>,
     idle: Duration,
-    current: Mutex<Option<Current>>,
+    current: Mutex<Option<Current<H>>>,
 }
 
 /// The task being served, and its use.
-struct Current {
-    server: PhoneLogsServer,
+struct Current<H> {
+    server: H,
     lease: Arc<Lease>,
 }
 
@@ -67,9 +67,9 @@ impl Drop for InUse {
     }
 }
 
-impl TokenTask {
+impl<H: Handler> TokenTask<H> {
     /// A token's task, made by `make` when first needed, ended after `idle` without requests.
-    pub fn new(make: Make, idle: Duration) -> Arc<TokenTask> {
+    pub fn new(make: Make<H>, idle: Duration) -> Arc<TokenTask<H>> {
         Arc::new(TokenTask {
             make,
             idle,
@@ -79,7 +79,7 @@ impl TokenTask {
 
     /// The server of the token's task for one request: the running task unless it is idle
     /// past the timeout (then a new one; the old one ends once its last request has).
-    pub fn serve_request(&self) -> Result<HttpSession, std::io::Error> {
+    pub fn serve_request(&self) -> Result<HttpSession<H>, std::io::Error> {
         let mut current = self
             .current
             .lock()
@@ -107,7 +107,7 @@ impl TokenTask {
     }
 
     /// A task is over when no request of it is in flight and none was for `idle`.
-    fn expired(&self, current: &Current) -> bool {
+    fn expired(&self, current: &Current<H>) -> bool {
         Arc::strong_count(&current.lease) == 1 && current.lease.idle_for() >= self.idle
     }
 
@@ -132,7 +132,7 @@ impl TokenTask {
     }
 
     /// Reaps idle tasks every so often until the process ends.
-    pub fn spawn_reaper(tasks: Vec<Arc<TokenTask>>, every: Duration) {
+    pub fn spawn_reaper(tasks: Vec<Arc<TokenTask<H>>>, every: Duration) {
         if tasks.is_empty() {
             return;
         }
@@ -153,19 +153,19 @@ impl TokenTask {
 mod tests {
     use super::*;
     use phonelogs_gateway::{Gateway, TaskSpec};
-    use phonelogs_mcp_frontend::ServerOptions;
+    use phonelogs_mcp_frontend::{PhoneLogsServer, ServerOptions};
     use phonelogs_policy::{Agent, Mode};
 
     const IDLE: Duration = Duration::from_secs(300);
 
-    fn token_task(dir: &std::path::Path) -> Arc<TokenTask> {
+    fn token_task(dir: &std::path::Path) -> Arc<TokenTask<PhoneLogsServer>> {
         let gateway = Gateway::builder().state_dir(dir).build().unwrap();
         let spec = TaskSpec {
             agent: Agent::new("ci-agent", Mode::Full),
             apps: None,
             devices: None,
         };
-        let make: Make = Box::new(move || {
+        let make: Make<PhoneLogsServer> = Box::new(move || {
             PhoneLogsServer::new(gateway.clone(), spec.clone(), ServerOptions::default())
         });
         TokenTask::new(make, IDLE)

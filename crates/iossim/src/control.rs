@@ -58,11 +58,7 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
     match verb {
         "sign" => {
             let bundle = next("a bundle id")?;
-            let signing = match next("development or store")?.as_str() {
-                "development" => Signing::Development,
-                "store" => Signing::Store,
-                other => return Err(format!("{other:?} is not development or store")),
-            };
+            let signing = signing(&next("development or store")?)?;
             // A new build replaces the old one: its processes end and its container moves, as
             // an install does.
             phone
@@ -70,17 +66,7 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
                 .ok_or_else(|| format!("{bundle} is not installed"))?;
             Ok("ok".into())
         }
-        "reinstall" => {
-            let bundle = next("a bundle id")?;
-            let signing = phone
-                .app(&bundle)
-                .ok_or_else(|| format!("{bundle} is not installed"))?
-                .signing;
-            let app = phone
-                .reinstall(&bundle, signing)
-                .ok_or_else(|| format!("{bundle} is not installed"))?;
-            Ok(format!("path {}", app.path))
-        }
+        "reinstall" => reinstall(phone, &next("a bundle id")?),
         "launch" => {
             let bundle = next("a bundle id")?;
             let pid = phone
@@ -98,14 +84,7 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
         }
         "log" => {
             let pid = pid(&next("a pid")?)?;
-            let level = match next("a level")?.as_str() {
-                "default" => Level::Default,
-                "info" => Level::Info,
-                "debug" => Level::Debug,
-                "error" => Level::Error,
-                "fault" => Level::Fault,
-                other => return Err(format!("{other:?} is not an os_log level")),
-            };
+            let level = level(&next("a level")?)?;
             let subsystem = next("a subsystem")?;
             let category = next("a category")?;
             let text = rest(line, 5).ok_or("log needs a text")?;
@@ -117,16 +96,7 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
             let pid = pid(&next("a pid")?)?;
             let kind = next("a kind")?;
             let text = rest(line, 3).unwrap_or_default().to_owned();
-            let kind = match kind.as_str() {
-                "exception" => CrashKind::Exception(text),
-                "watchdog" => CrashKind::Watchdog(text),
-                "swift-trap" => CrashKind::SwiftTrap(text),
-                other => {
-                    return Err(format!(
-                        "{other:?} is not exception, watchdog or swift-trap"
-                    ));
-                }
-            };
+            let kind = crash_kind(&kind, text)?;
             let path = phone
                 .crash(pid, kind)
                 .ok_or_else(|| format!("no process {pid}"))?;
@@ -145,39 +115,14 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
         }
         "udid" => Ok(format!("udid {}", phone.profile().udid)),
         "version" => Ok(format!("version {}", phone.profile().ios)),
-        "ddi" => match next("mount or unmount").ok().as_deref() {
-            None => Ok(if phone.ddi_mounted() {
-                "ddi mounted"
-            } else {
-                "ddi unmounted"
-            }
-            .into()),
-            Some("mount") => phone
-                .mount_ddi()
-                .map(|()| "ok".into())
-                .map_err(|refusal| refusal.to_string()),
-            Some("unmount") => {
-                phone.unmount_ddi();
-                Ok("ok".into())
-            }
-            Some(other) => Err(format!("{other:?} is not mount or unmount")),
-        },
+        "ddi" => ddi(phone, next("mount or unmount").ok().as_deref()),
         "developer-mode" => {
-            let on = match next("on or off")?.as_str() {
-                "on" => true,
-                "off" => false,
-                other => return Err(format!("{other:?} is not on or off")),
-            };
+            let on = on_off(&next("on or off")?)?;
             phone.set_developer_mode(on);
             Ok("ok".into())
         }
         "trust" => {
-            let trust = match next("trusted, locked or not-paired")?.as_str() {
-                "trusted" => Trust::Trusted,
-                "locked" => Trust::Locked,
-                "not-paired" => Trust::NotPaired,
-                other => return Err(format!("{other:?} is not trusted, locked or not-paired")),
-            };
+            let trust = trust(&next("trusted, locked or not-paired")?)?;
             phone.set_trust(trust);
             Ok("ok".into())
         }
@@ -193,6 +138,91 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
             other => Err(format!("{other:?} is not silent-os-trace or none")),
         },
         other => Err(format!("unknown command {other:?}")),
+    }
+}
+
+/// `reinstall BUNDLE`: the same build installed again, in a new container (its path).
+fn reinstall(phone: &SimPhone, bundle: &str) -> Result<String, String> {
+    let signing = phone
+        .app(bundle)
+        .ok_or_else(|| format!("{bundle} is not installed"))?
+        .signing;
+    let app = phone
+        .reinstall(bundle, signing)
+        .ok_or_else(|| format!("{bundle} is not installed"))?;
+    Ok(format!("path {}", app.path))
+}
+
+/// `development` or `store`.
+fn signing(word: &str) -> Result<Signing, String> {
+    match word {
+        "development" => Ok(Signing::Development),
+        "store" => Ok(Signing::Store),
+        other => Err(format!("{other:?} is not development or store")),
+    }
+}
+
+/// An os_log level's name.
+fn level(word: &str) -> Result<Level, String> {
+    match word {
+        "default" => Ok(Level::Default),
+        "info" => Ok(Level::Info),
+        "debug" => Ok(Level::Debug),
+        "error" => Ok(Level::Error),
+        "fault" => Ok(Level::Fault),
+        other => Err(format!("{other:?} is not an os_log level")),
+    }
+}
+
+/// A crash's kind (`exception`, `watchdog`, `swift-trap`) with its text.
+fn crash_kind(word: &str, text: String) -> Result<CrashKind, String> {
+    match word {
+        "exception" => Ok(CrashKind::Exception(text)),
+        "watchdog" => Ok(CrashKind::Watchdog(text)),
+        "swift-trap" => Ok(CrashKind::SwiftTrap(text)),
+        other => Err(format!(
+            "{other:?} is not exception, watchdog or swift-trap"
+        )),
+    }
+}
+
+/// `ddi`: whether the disk image is mounted, or `mount` / `unmount` it.
+fn ddi(phone: &SimPhone, word: Option<&str>) -> Result<String, String> {
+    match word {
+        None => Ok(if phone.ddi_mounted() {
+            "ddi mounted"
+        } else {
+            "ddi unmounted"
+        }
+        .into()),
+        Some("mount") => phone
+            .mount_ddi()
+            .map(|()| "ok".into())
+            .map_err(|refusal| refusal.to_string()),
+        Some("unmount") => {
+            phone.unmount_ddi();
+            Ok("ok".into())
+        }
+        Some(other) => Err(format!("{other:?} is not mount or unmount")),
+    }
+}
+
+/// `on` or `off`.
+fn on_off(word: &str) -> Result<bool, String> {
+    match word {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("{other:?} is not on or off")),
+    }
+}
+
+/// `trusted`, `locked` or `not-paired`.
+fn trust(word: &str) -> Result<Trust, String> {
+    match word {
+        "trusted" => Ok(Trust::Trusted),
+        "locked" => Ok(Trust::Locked),
+        "not-paired" => Ok(Trust::NotPaired),
+        other => Err(format!("{other:?} is not trusted, locked or not-paired")),
     }
 }
 

@@ -265,17 +265,7 @@ pub(crate) fn json_309(report: &Report<'_>) -> Vec<u8> {
         "threads",
         json!([{"triggered":true,"id":80001,"queue":"com.apple.main-thread","frames":frames(report.kind)}]),
     ));
-    body.push((
-        "usedImages",
-        json!([
-            {"source":"P","arch":"arm64","base":4_301_586_432u64,"size":65536,"uuid":slice.to_lowercase(),"path":report.process.executable,"name":name},
-            {"source":"P","arch":"arm64e","base":7_690_119_168u64,"size":229_376,"uuid":"c1c1c1c1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/system/libsystem_kernel.dylib","name":"libsystem_kernel.dylib"},
-            {"source":"P","arch":"arm64e","base":6_822_039_552u64,"size":520_192,"uuid":"e1e1e1e1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/system/libsystem_c.dylib","name":"libsystem_c.dylib"},
-            {"source":"P","arch":"arm64e","base":6_900_000_768u64,"size":4_194_304,"uuid":"a1a1a1a1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/swift/libswiftCore.dylib","name":"libswiftCore.dylib"},
-            {"source":"P","arch":"arm64e","base":6_700_000_256u64,"size":5_242_880,"uuid":"b1b1b1b1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation","name":"CoreFoundation"},
-            {"source":"P","arch":"arm64e","base":6_600_000_512u64,"size":262_144,"uuid":"d1d1d1d1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/libobjc.A.dylib","name":"libobjc.A.dylib"}
-        ]),
-    ));
+    body.push(("usedImages", used_images(report, &slice, &name)));
     body.push((
         "sharedCache",
         json!({"base":6_442_450_944u64,"size":3_221_225_472u64,"uuid":"f1f1f1f1-b2b2-c3c3-d4d4-e5e5e5e5e5e5"}),
@@ -286,6 +276,25 @@ pub(crate) fn json_309(report: &Report<'_>) -> Vec<u8> {
     ));
     let mut text = header(report, "309", &incident, &slice);
     text.push_str("\n{\n");
+    push_body(&mut text, &body);
+    text.into_bytes()
+}
+
+/// A 309 report's `usedImages`: the app's executable, then the system libraries its frames
+/// name.
+fn used_images(report: &Report<'_>, slice: &str, name: &str) -> Value {
+    json!([
+        {"source":"P","arch":"arm64","base":4_301_586_432u64,"size":65536,"uuid":slice.to_lowercase(),"path":report.process.executable,"name":name},
+        {"source":"P","arch":"arm64e","base":7_690_119_168u64,"size":229_376,"uuid":"c1c1c1c1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/system/libsystem_kernel.dylib","name":"libsystem_kernel.dylib"},
+        {"source":"P","arch":"arm64e","base":6_822_039_552u64,"size":520_192,"uuid":"e1e1e1e1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/system/libsystem_c.dylib","name":"libsystem_c.dylib"},
+        {"source":"P","arch":"arm64e","base":6_900_000_768u64,"size":4_194_304,"uuid":"a1a1a1a1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/swift/libswiftCore.dylib","name":"libswiftCore.dylib"},
+        {"source":"P","arch":"arm64e","base":6_700_000_256u64,"size":5_242_880,"uuid":"b1b1b1b1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/System/Library/Frameworks/CoreFoundation.framework/CoreFoundation","name":"CoreFoundation"},
+        {"source":"P","arch":"arm64e","base":6_600_000_512u64,"size":262_144,"uuid":"d1d1d1d1-b2b2-c3c3-d4d4-e5e5e5e5e5e5","path":"/usr/lib/libobjc.A.dylib","name":"libobjc.A.dylib"}
+    ])
+}
+
+/// A 309 report's body as Apple writes it: one `"key" : value` a line, slashes escaped.
+fn push_body(text: &mut String, body: &[(&str, Value)]) {
     let last = body.len().saturating_sub(1);
     for (i, (key, value)) in body.iter().enumerate() {
         text.push_str(&format!(
@@ -295,7 +304,6 @@ pub(crate) fn json_309(report: &Report<'_>) -> Vec<u8> {
         ));
     }
     text.push('}');
-    text.into_bytes()
 }
 
 /// A 109 report: the JSON header over the classic text report.
@@ -305,32 +313,7 @@ pub(crate) fn text_109(report: &Report<'_>) -> Vec<u8> {
     let (name, bundle, version, build) = names(report);
     let pid = report.process.pid;
     let profile = report.profile;
-    let (exception_type, codes, specific) = match report.kind {
-        CrashKind::Exception(reason) => (
-            "EXC_CRASH (SIGABRT)",
-            "0x0000000000000000, 0x0000000000000000".to_owned(),
-            format!(
-                "*** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '{reason}'\nabort() called"
-            ),
-        ),
-        CrashKind::BadAccess(address) => (
-            "EXC_BAD_ACCESS (SIGSEGV)",
-            format!("KERN_INVALID_ADDRESS at 0x{address:016x}"),
-            String::new(),
-        ),
-        CrashKind::SwiftTrap(message) => (
-            "EXC_BREAKPOINT (SIGTRAP)",
-            "0x0000000000000001, 0x0000000100f4d2c4".to_owned(),
-            format!("{name}/ViewController.swift:42: Fatal error: {message}"),
-        ),
-        CrashKind::Watchdog(explanation) => (
-            "EXC_CRASH (SIGKILL)",
-            "0x0000000000000000, 0x0000000000000000".to_owned(),
-            format!(
-                "<RBSTerminateContext| domain:10 code:0x8BADF00D explanation:{explanation} app<{bundle}({pid})>:{pid} exhausted real (wall clock) time allowance of 10.00 seconds"
-            ),
-        ),
-    };
+    let (exception_type, codes, specific) = text_exception(report.kind, &name, &bundle, pid);
     let termination = match report.kind {
         CrashKind::Watchdog(_) => "Termination Reason: FRONTBOARD 2343432205 \n\n".to_owned(),
         _ => String::new(),
@@ -402,6 +385,41 @@ EOF\n",
         slice_hex = slice.replace('-', "").to_lowercase(),
     ));
     text.into_bytes()
+}
+
+/// A 109 report's exception type, codes and Application Specific Information for `kind`.
+fn text_exception(
+    kind: &CrashKind,
+    name: &str,
+    bundle: &str,
+    pid: u32,
+) -> (&'static str, String, String) {
+    match kind {
+        CrashKind::Exception(reason) => (
+            "EXC_CRASH (SIGABRT)",
+            "0x0000000000000000, 0x0000000000000000".to_owned(),
+            format!(
+                "*** Terminating app due to uncaught exception 'NSInternalInconsistencyException', reason: '{reason}'\nabort() called"
+            ),
+        ),
+        CrashKind::BadAccess(address) => (
+            "EXC_BAD_ACCESS (SIGSEGV)",
+            format!("KERN_INVALID_ADDRESS at 0x{address:016x}"),
+            String::new(),
+        ),
+        CrashKind::SwiftTrap(message) => (
+            "EXC_BREAKPOINT (SIGTRAP)",
+            "0x0000000000000001, 0x0000000100f4d2c4".to_owned(),
+            format!("{name}/ViewController.swift:42: Fatal error: {message}"),
+        ),
+        CrashKind::Watchdog(explanation) => (
+            "EXC_CRASH (SIGKILL)",
+            "0x0000000000000000, 0x0000000000000000".to_owned(),
+            format!(
+                "<RBSTerminateContext| domain:10 code:0x8BADF00D explanation:{explanation} app<{bundle}({pid})>:{pid} exhausted real (wall clock) time allowance of 10.00 seconds"
+            ),
+        ),
+    }
 }
 /// ReportCrash: a process that crashes leaves the model's process list, and its report is
 /// written here, over the model, in the form the phone's profile says.

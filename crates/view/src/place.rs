@@ -282,6 +282,13 @@ impl After {
     }
 }
 
+/// `time` down to its whole millisecond.
+pub fn whole_ms(time: OffsetDateTime) -> OffsetDateTime {
+    let nanos = time.nanosecond();
+    time.replace_nanosecond(nanos - nanos % 1_000_000)
+        .unwrap_or(time)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! `structuredContent`, so their structured copies ([`heading_cost`]) are taken from the same
 //! budget. What the cap leaves out is counted, so the message's counts are true.
 
-use phonelogs_driver::{AppInfo, CrashReport, LogLine, NativeBacktrace};
+use phonelogs_driver::{AppInfo, Capabilities, CrashReport, LogLine, NativeBacktrace};
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
@@ -130,6 +130,25 @@ fn cut_marked(text: &str, max: usize) -> (String, bool) {
     let mut out = cut_utf8(text, max.saturating_sub(CUT_MARK.len())).to_owned();
     out.push_str(CUT_MARK);
     (out, true)
+}
+
+/// Whether a report is the app's own: where reports name the app's process by its package
+/// (Android), the package itself or one of its `package:name` processes; otherwise (an iPhone
+/// report names the executable) the driver's own match by the bundle id in the header stands.
+pub fn report_is_the_apps(
+    report: &CrashReport,
+    info: &AppInfo,
+    capabilities: Capabilities,
+) -> bool {
+    if !capabilities.reports_name_package {
+        return true;
+    }
+    let app = info.app.as_str();
+    report.process == app
+        || report
+            .process
+            .strip_prefix(app)
+            .is_some_and(|rest| rest.starts_with(':'))
 }
 
 /// Keeps only the lines that are `info`'s own, and returns them with how many lines of other

@@ -182,6 +182,15 @@ pub fn first_holding(pieces: &[Piece<'_>], text: &str) -> Option<usize> {
         .position(|piece| holds(piece.tag(), piece.text(), text))
 }
 
+/// Which of the lines read is the awaited one: the first holding the text as the agent would
+/// see it (masked, as a filter matches), or, waiting for any line (an empty text), the last.
+pub fn awaited_at(pieces: &[Piece<'_>], text: &str) -> Option<usize> {
+    match text.is_empty() {
+        true => pieces.len().checked_sub(1),
+        false => first_holding(pieces, text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -205,93 +205,32 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
                     .is_some() =>
             {
                 // A whole length smaller than the header's: a lying length.
-                let mut out = Vec::new();
-                for word in [MAGIC, HEADER - 8, HEADER, n, op::DATA] {
-                    out.extend_from_slice(&word.to_le_bytes());
-                }
-                stream.write_all(&out).await?;
+                stream.write_all(&lying_header(n)).await?;
                 stream.flush().await?;
             }
             op::READ_DIR => match components(&packet.header).and_then(|p| lookup(phone, &p)) {
                 Some(Node::Dir(children)) => {
-                    let mut names = vec![".".to_owned(), "..".to_owned()];
-                    names.extend(children);
-                    let mut payload = Vec::new();
-                    for name in names {
-                        payload.extend_from_slice(name.as_bytes());
-                        payload.push(0);
-                    }
-                    send(&mut stream, n, op::DATA, &[], &payload).await?;
+                    send(&mut stream, n, op::DATA, &[], &dir_listing(children)).await?;
                 }
                 Some(Node::File(_)) => send_status(&mut stream, n, status::INVALID_ARG).await?,
                 None => send_status(&mut stream, n, status::OBJECT_NOT_FOUND).await?,
             },
             op::GET_FILE_INFO => match components(&packet.header).and_then(|p| lookup(phone, &p)) {
                 Some(node) => {
-                    let (size, kind, written) = match &node {
-                        Node::Dir(children) => (64 + 32 * children.len() as u64, "S_IFDIR", None),
-                        Node::File(f) => (
-                            phone.claimed_file_size().unwrap_or(f.bytes.len() as u64),
-                            "S_IFREG",
-                            Some(f.written),
-                        ),
-                    };
-                    let nanos = written
-                        .unwrap_or(UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000))
-                        .duration_since(UNIX_EPOCH)
-                        .unwrap_or_default()
-                        .as_nanos()
-                        .to_string();
-                    let payload = kv(&[
-                        ("st_size", size.to_string()),
-                        ("st_blocks", size.div_ceil(512).to_string()),
-                        ("st_nlink", if kind == "S_IFDIR" { "2" } else { "1" }.into()),
-                        ("st_ifmt", kind.into()),
-                        ("st_mtime", nanos.clone()),
-                        ("st_birthtime", nanos),
-                    ]);
-                    send(&mut stream, n, op::DATA, &[], &payload).await?;
+                    send(&mut stream, n, op::DATA, &[], &file_info(phone, &node)).await?;
                 }
                 None => send_status(&mut stream, n, status::OBJECT_NOT_FOUND).await?,
             },
-            op::FILE_OPEN => {
-                let mode = u64_at(&packet.header, 0).unwrap_or(0);
-                let node = packet
-                    .header
-                    .get(8..)
-                    .and_then(components)
-                    .and_then(|p| lookup(phone, &p));
-                match (mode, node) {
-                    (1, Some(Node::File(file))) => {
-                        phone.record_open(&format!("afc:open:{}", file.path), None);
-                        let fd = next_fd;
-                        next_fd += 1;
-                        files.insert(
-                            fd,
-                            OpenFile {
-                                bytes: file.bytes.clone(),
-                                position: 0,
-                            },
-                        );
-                        send(&mut stream, n, op::FILE_OPEN_RES, &fd.to_le_bytes(), &[]).await?;
-                    }
-                    (1, Some(Node::Dir(_))) => {
-                        send_status(&mut stream, n, status::OBJECT_IS_DIR).await?
-                    }
-                    (1, None) => send_status(&mut stream, n, status::OBJECT_NOT_FOUND).await?,
-                    _ => send_status(&mut stream, n, status::PERM_DENIED).await?,
-                }
-            }
+            op::FILE_OPEN => match open(phone, &packet.header, &mut files, &mut next_fd) {
+                Ok(fd) => send(&mut stream, n, op::FILE_OPEN_RES, &fd.to_le_bytes(), &[]).await?,
+                Err(code) => send_status(&mut stream, n, code).await?,
+            },
             op::READ => {
                 let fd = u64_at(&packet.header, 0).unwrap_or(0);
                 let want = u64_at(&packet.header, 8).unwrap_or(0) as usize;
                 match files.get_mut(&fd) {
                     Some(file) => {
-                        let start = file.position.min(file.bytes.len());
-                        let end = (start + want.min(1 << 20)).min(file.bytes.len());
-                        file.position = end;
-                        let chunk = file.bytes[start..end].to_vec();
-                        send(&mut stream, n, op::DATA, &[], &chunk).await?;
+                        send(&mut stream, n, op::DATA, &[], &file.read(want)).await?;
                     }
                     None => send_status(&mut stream, n, status::INVALID_ARG).await?,
                 }
@@ -309,12 +248,7 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
                 let offset = u64_at(&packet.header, 16).unwrap_or(0) as i64;
                 match files.get_mut(&fd) {
                     Some(file) => {
-                        let base = match whence {
-                            1 => file.position as i64,
-                            2 => file.bytes.len() as i64,
-                            _ => 0,
-                        };
-                        file.position = (base + offset).max(0) as usize;
+                        file.seek(whence, offset);
                         send_status(&mut stream, n, status::SUCCESS).await?;
                     }
                     None => send_status(&mut stream, n, status::INVALID_ARG).await?,
@@ -339,13 +273,7 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
                 send_status(&mut stream, n, code).await?;
             }
             op::GET_DEV_INFO => {
-                let payload = kv(&[
-                    ("Model", phone.profile().product_type),
-                    ("FSTotalBytes", "127989493760".into()),
-                    ("FSFreeBytes", "63994746880".into()),
-                    ("FSBlockSize", "4096".into()),
-                ]);
-                send(&mut stream, n, op::DATA, &[], &payload).await?;
+                send(&mut stream, n, op::DATA, &[], &dev_info(phone)).await?;
             }
             other => {
                 tracing::debug!(operation = other, "AFC: unsupported operation");
@@ -354,4 +282,113 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
         }
     }
     Ok(())
+}
+
+/// An AFC header whose whole length is smaller than the header itself: a lying length.
+fn lying_header(number: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for word in [MAGIC, HEADER - 8, HEADER, number, op::DATA] {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out
+}
+
+/// A directory's names as `READ_DIR` answers: `.`, `..`, then its children, each ended by NUL.
+fn dir_listing(children: BTreeSet<String>) -> Vec<u8> {
+    let mut names = vec![".".to_owned(), "..".to_owned()];
+    names.extend(children);
+    let mut payload = Vec::new();
+    for name in names {
+        payload.extend_from_slice(name.as_bytes());
+        payload.push(0);
+    }
+    payload
+}
+
+/// `GET_FILE_INFO`'s answer for a node: size, blocks, links, type and times.
+fn file_info(phone: &SimPhone, node: &Node) -> Vec<u8> {
+    let (size, kind, written) = match node {
+        Node::Dir(children) => (64 + 32 * children.len() as u64, "S_IFDIR", None),
+        Node::File(f) => (
+            phone.claimed_file_size().unwrap_or(f.bytes.len() as u64),
+            "S_IFREG",
+            Some(f.written),
+        ),
+    };
+    let nanos = written
+        .unwrap_or(UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000))
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos()
+        .to_string();
+    kv(&[
+        ("st_size", size.to_string()),
+        ("st_blocks", size.div_ceil(512).to_string()),
+        ("st_nlink", if kind == "S_IFDIR" { "2" } else { "1" }.into()),
+        ("st_ifmt", kind.into()),
+        ("st_mtime", nanos.clone()),
+        ("st_birthtime", nanos),
+    ])
+}
+
+/// `FILE_OPEN` for reading (mode 1): the new descriptor, or the status refusing it.
+fn open(
+    phone: &SimPhone,
+    header: &[u8],
+    files: &mut HashMap<u64, OpenFile>,
+    next_fd: &mut u64,
+) -> Result<u64, u64> {
+    let mode = u64_at(header, 0).unwrap_or(0);
+    let node = header
+        .get(8..)
+        .and_then(components)
+        .and_then(|p| lookup(phone, &p));
+    match (mode, node) {
+        (1, Some(Node::File(file))) => {
+            phone.record_open(&format!("afc:open:{}", file.path), None);
+            let fd = *next_fd;
+            *next_fd += 1;
+            files.insert(
+                fd,
+                OpenFile {
+                    bytes: file.bytes.clone(),
+                    position: 0,
+                },
+            );
+            Ok(fd)
+        }
+        (1, Some(Node::Dir(_))) => Err(status::OBJECT_IS_DIR),
+        (1, None) => Err(status::OBJECT_NOT_FOUND),
+        _ => Err(status::PERM_DENIED),
+    }
+}
+
+/// `GET_DEV_INFO`'s answer: the model and the file system's sizes.
+fn dev_info(phone: &SimPhone) -> Vec<u8> {
+    kv(&[
+        ("Model", phone.profile().product_type),
+        ("FSTotalBytes", "127989493760".into()),
+        ("FSFreeBytes", "63994746880".into()),
+        ("FSBlockSize", "4096".into()),
+    ])
+}
+
+impl OpenFile {
+    /// Up to `want` bytes (at most 1 MiB) from the position, which moves past them.
+    fn read(&mut self, want: usize) -> Vec<u8> {
+        let start = self.position.min(self.bytes.len());
+        let end = (start + want.min(1 << 20)).min(self.bytes.len());
+        self.position = end;
+        self.bytes[start..end].to_vec()
+    }
+
+    /// Moves the position: from the start (`whence` 0), the position (1) or the end (2).
+    fn seek(&mut self, whence: u64, offset: i64) {
+        let base = match whence {
+            1 => self.position as i64,
+            2 => self.bytes.len() as i64,
+            _ => 0,
+        };
+        self.position = (base + offset).max(0) as usize;
+    }
 }

@@ -281,27 +281,7 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
         stream.flush().await?;
     }
     // The server announces its capabilities first, as the phone does.
-    let mut capabilities = plist::Dictionary::new();
-    capabilities.insert(DEVICE_INFO.into(), Value::from(1u64));
-    capabilities.insert(
-        "com.apple.private.DTXBlockCompression".into(),
-        Value::from(0u64),
-    );
-    capabilities.insert("com.apple.private.DTXConnection".into(), Value::from(1u64));
-    let mut own_id = 1u32;
-    write_message(
-        &mut stream,
-        own_id,
-        0,
-        0,
-        false,
-        TYPE_INVOKE,
-        &[Aux::Bytes(archive(Value::Dictionary(capabilities)))],
-        Some(Value::from("_notifyOfPublishedCapabilities:")),
-    )
-    .await?;
-    own_id += 1;
-    let _ = own_id;
+    announce_capabilities(&mut stream).await?;
     let mut channels: std::collections::HashMap<i32, String> = std::collections::HashMap::new();
     for _ in 0..MAX_REQUESTS {
         let Some(message) = read_message(&mut stream).await? else {
@@ -377,5 +357,29 @@ pub(crate) async fn serve(phone: &SimPhone, mut stream: BoxStream) -> std::io::R
             .await?;
         }
     }
+    Ok(())
+}
+
+/// `_notifyOfPublishedCapabilities:`, the first message a DTX server sends (its own message 1):
+/// the device-info channel, uncompressed.
+async fn announce_capabilities(stream: &mut BoxStream) -> std::io::Result<()> {
+    let mut capabilities = plist::Dictionary::new();
+    capabilities.insert(DEVICE_INFO.into(), Value::from(1u64));
+    capabilities.insert(
+        "com.apple.private.DTXBlockCompression".into(),
+        Value::from(0u64),
+    );
+    capabilities.insert("com.apple.private.DTXConnection".into(), Value::from(1u64));
+    write_message(
+        stream,
+        1,
+        0,
+        0,
+        false,
+        TYPE_INVOKE,
+        &[Aux::Bytes(archive(Value::Dictionary(capabilities)))],
+        Some(Value::from("_notifyOfPublishedCapabilities:")),
+    )
+    .await?;
     Ok(())
 }

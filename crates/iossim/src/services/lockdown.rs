@@ -112,18 +112,7 @@ pub(crate) async fn serve(device: &Device, stream: BoxStream) -> std::io::Result
             }
             "SetValue" => write_plist(conn.io(), &error(&name, "SetProhibited")).await?,
             "ValidatePair" | "Pair" => {
-                let host = request
-                    .get("PairRecord")
-                    .and_then(Value::as_dictionary)
-                    .and_then(|r| text(r, "HostID"));
-                let reply = match device.phone.trust() {
-                    Trust::NotPaired if name == "Pair" => {
-                        error(&name, "PairingDialogResponsePending")
-                    }
-                    Trust::NotPaired => error(&name, "InvalidHostID"),
-                    _ if host == Some(device.pairing.host_id.as_str()) => answer(&name),
-                    _ => error(&name, "InvalidHostID"),
-                };
+                let reply = pair_reply(device, &request, &name);
                 write_plist(conn.io(), &reply).await?;
             }
             "StartSession" => {
@@ -164,28 +153,7 @@ pub(crate) async fn serve(device: &Device, stream: BoxStream) -> std::io::Result
                 };
             }
             "StartService" => {
-                let service = text(&request, "Service").unwrap_or("").to_owned();
-                let reply = if session.is_none() {
-                    error(&name, "InvalidConnection")
-                } else if device.phone.trust() == Trust::Locked {
-                    error(&name, "PasswordProtected")
-                } else if let Some(refusal) = device.phone.refusal(&service) {
-                    let mut d = error(&name, &refusal);
-                    d.insert("Service".into(), Value::from(service));
-                    d
-                } else if !lockdown_starts(&device.phone, &service) {
-                    // As a phone refuses (jkcoxson/idevice#3): the request, the error and the
-                    // service's name.
-                    let mut d = error(&name, "InvalidService");
-                    d.insert("Service".into(), Value::from(service));
-                    d
-                } else {
-                    let port = device.start_service(&service);
-                    let mut d = answer(&name);
-                    d.insert("Service".into(), Value::from(service));
-                    d.insert("Port".into(), Value::from(u64::from(port)));
-                    d
-                };
+                let reply = start_service_reply(device, &request, &name, session.is_some());
                 write_plist(conn.io(), &reply).await?;
             }
             "Goodbye" => {
@@ -198,6 +166,53 @@ pub(crate) async fn serve(device: &Device, stream: BoxStream) -> std::io::Result
         }
     }
     Ok(())
+}
+
+/// The answer to `ValidatePair` and `Pair`: the pairing record's host must be the phone's
+/// paired host; an unpaired phone asks the person first (`Pair`).
+fn pair_reply(device: &Device, request: &Dictionary, name: &str) -> Dictionary {
+    let host = request
+        .get("PairRecord")
+        .and_then(Value::as_dictionary)
+        .and_then(|r| text(r, "HostID"));
+    match device.phone.trust() {
+        Trust::NotPaired if name == "Pair" => error(name, "PairingDialogResponsePending"),
+        Trust::NotPaired => error(name, "InvalidHostID"),
+        _ if host == Some(device.pairing.host_id.as_str()) => answer(name),
+        _ => error(name, "InvalidHostID"),
+    }
+}
+
+/// The answer to `StartService`: refused outside a session, on a locked phone, for a service
+/// the phone refuses or lockdown does not start; else the service's port.
+fn start_service_reply(
+    device: &Device,
+    request: &Dictionary,
+    name: &str,
+    in_session: bool,
+) -> Dictionary {
+    let service = text(request, "Service").unwrap_or("").to_owned();
+    if !in_session {
+        error(name, "InvalidConnection")
+    } else if device.phone.trust() == Trust::Locked {
+        error(name, "PasswordProtected")
+    } else if let Some(refusal) = device.phone.refusal(&service) {
+        let mut d = error(name, &refusal);
+        d.insert("Service".into(), Value::from(service));
+        d
+    } else if !lockdown_starts(&device.phone, &service) {
+        // As a phone refuses (jkcoxson/idevice#3): the request, the error and the
+        // service's name.
+        let mut d = error(name, "InvalidService");
+        d.insert("Service".into(), Value::from(service));
+        d
+    } else {
+        let port = device.start_service(&service);
+        let mut d = answer(name);
+        d.insert("Service".into(), Value::from(service));
+        d.insert("Port".into(), Value::from(u64::from(port)));
+        d
+    }
 }
 
 fn get_value(device: &Device, request: &Dictionary, name: &str) -> Dictionary {
