@@ -153,6 +153,12 @@ async fn a_dtx_message_with_lying_lengths_is_an_error() {
     .await
     .expect("an answer, not a hang");
     assert!(refused.is_err(), "{refused:?}");
+    // The connection's reader has exited now: a request made after that is an error at once
+    // (it used to register a reply slot no one would fill, and wait for ever).
+    let again = tokio::time::timeout(GUARD, DeviceInfoClient::new(&mut client))
+        .await
+        .expect("an answer on a closed connection, not a hang");
+    assert!(again.is_err());
     let mut client = Instruments::connect(&provider).await.unwrap();
     let mut info = DeviceInfoClient::new(&mut client).await.unwrap();
     assert!(!info.running_processes().await.unwrap().is_empty());

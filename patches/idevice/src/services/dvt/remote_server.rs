@@ -225,7 +225,7 @@ impl<W> std::fmt::Debug for RemoteServerShared<W> {
                 &self.current_message.load(Ordering::Relaxed),
             )
             .field("new_channel", &self.new_channel.load(Ordering::Relaxed))
-            .field("closed", &self.closed.load(Ordering::Relaxed))
+            .field("closed", &self.closed.load(Ordering::SeqCst))
             .finish_non_exhaustive()
     }
 }
@@ -305,10 +305,12 @@ impl<R: ReadWrite> RemoteServerClient<R> {
     {
         let shared = self.shared.clone();
         async move {
-            if shared.closed.load(Ordering::Relaxed) {
+            // Made before the flag is read, so a close between the two is not missed.
+            let closed = shared.closed_notify.notified();
+            if shared.closed.load(Ordering::SeqCst) {
                 return;
             }
-            shared.closed_notify.notified().await;
+            closed.await;
         }
     }
 
@@ -327,6 +329,10 @@ impl<R: ReadWrite> RemoteServerClient<R> {
     ) -> Result<Dictionary, IdeviceError> {
         crate::time::timeout(timeout, async {
             loop {
+                // Made before the state is read: a `notify_waiters` between the read and the
+                // `select!` would otherwise be lost and the wait would never end.
+                let changed = self.shared.handshake_notify.notified();
+                let closed = self.shared.closed_notify.notified();
                 match &*self.shared.supported_identifiers.lock().await {
                     CapabilityHandshakeState::Received(dict) => return Ok(dict.clone()),
                     CapabilityHandshakeState::Skipped => {
@@ -337,13 +343,13 @@ impl<R: ReadWrite> RemoteServerClient<R> {
                     CapabilityHandshakeState::Pending => {}
                 }
 
-                if self.shared.closed.load(Ordering::Relaxed) {
+                if self.shared.closed.load(Ordering::SeqCst) {
                     return Err(Self::closed_error());
                 }
 
                 tokio::select! {
-                    _ = self.shared.handshake_notify.notified() => {}
-                    _ = self.shared.closed_notify.notified() => return Err(Self::closed_error()),
+                    _ = changed => {}
+                    _ = closed => return Err(Self::closed_error()),
                 }
             }
         })
@@ -389,19 +395,23 @@ impl<R: ReadWrite> RemoteServerClient<R> {
 
         crate::time::timeout(timeout, async {
             loop {
+                // Made before the state is read: a `notify_waiters` between the read and the
+                // `select!` would otherwise be lost and the wait would never end.
+                let changed = self.shared.handshake_notify.notified();
+                let closed = self.shared.closed_notify.notified();
                 match &*self.shared.supported_identifiers.lock().await {
                     CapabilityHandshakeState::Received(dict) => return Ok(Some(dict.clone())),
                     CapabilityHandshakeState::Skipped => return Ok(None),
                     CapabilityHandshakeState::Pending => {}
                 }
 
-                if self.shared.closed.load(Ordering::Relaxed) {
+                if self.shared.closed.load(Ordering::SeqCst) {
                     return Err(Self::closed_error());
                 }
 
                 tokio::select! {
-                    _ = self.shared.handshake_notify.notified() => {}
-                    _ = self.shared.closed_notify.notified() => return Err(Self::closed_error()),
+                    _ = changed => {}
+                    _ = closed => return Err(Self::closed_error()),
                 }
             }
         })
@@ -568,17 +578,21 @@ impl<R: ReadWrite> RemoteServerClient<R> {
     ) -> Result<i32, IdeviceError> {
         let wait_future = async {
             loop {
+                // Made before the state is read: a `notify_waiters` between the read and the
+                // `select!` would otherwise be lost and the wait would never end.
+                let changed = self.shared.registry_notify.notified();
+                let closed = self.shared.closed_notify.notified();
                 if let Some(code) = self.find_registered_channel_code(identifiers, remote).await {
                     return Ok(code);
                 }
 
-                if self.shared.closed.load(Ordering::Relaxed) {
+                if self.shared.closed.load(Ordering::SeqCst) {
                     return Err(Self::closed_error());
                 }
 
                 tokio::select! {
-                    _ = self.shared.registry_notify.notified() => {}
-                    _ = self.shared.closed_notify.notified() => return Err(Self::closed_error()),
+                    _ = changed => {}
+                    _ = closed => return Err(Self::closed_error()),
                 }
             }
         };
@@ -611,6 +625,10 @@ impl<R: ReadWrite> RemoteServerClient<R> {
     ) -> Result<i32, IdeviceError> {
         let wait_future = async {
             loop {
+                // Made before the state is read: a `notify_waiters` between the read and the
+                // `select!` would otherwise be lost and the wait would never end.
+                let changed = self.shared.registry_notify.notified();
+                let closed = self.shared.closed_notify.notified();
                 if let Some(code) = self
                     .find_registered_proxied_channel_code(
                         identifiers,
@@ -622,13 +640,13 @@ impl<R: ReadWrite> RemoteServerClient<R> {
                     return Ok(code);
                 }
 
-                if self.shared.closed.load(Ordering::Relaxed) {
+                if self.shared.closed.load(Ordering::SeqCst) {
                     return Err(Self::closed_error());
                 }
 
                 tokio::select! {
-                    _ = self.shared.registry_notify.notified() => {}
-                    _ = self.shared.closed_notify.notified() => return Err(Self::closed_error()),
+                    _ = changed => {}
+                    _ = closed => return Err(Self::closed_error()),
                 }
             }
         };
@@ -728,11 +746,14 @@ impl<R: ReadWrite> RemoteServerClient<R> {
 
         let receiver = if correlate_reply {
             let (sender, receiver) = oneshot::channel();
-            self.shared
-                .pending_replies
-                .lock()
-                .await
-                .insert(identifier, sender);
+            let mut pending = self.shared.pending_replies.lock().await;
+            // The reader sets `closed` before it drops the pending replies, under this lock:
+            // once it has exited no reply can come, and a sender kept here would make
+            // `wait_for_reply` wait for ever.
+            if self.shared.closed.load(Ordering::SeqCst) {
+                return Err(Self::closed_error());
+            }
+            pending.insert(identifier, sender);
             Some(receiver)
         } else {
             None
@@ -756,7 +777,7 @@ impl<R: ReadWrite> RemoteServerClient<R> {
             Ok(message) => Ok(message),
             Err(_) => {
                 self.shared.pending_replies.lock().await.remove(&identifier);
-                if self.shared.closed.load(Ordering::Relaxed) {
+                if self.shared.closed.load(Ordering::SeqCst) {
                     Err(Self::closed_error())
                 } else {
                     Err(IdeviceError::UnexpectedResponse(
@@ -831,6 +852,10 @@ impl<R: ReadWrite> RemoteServerClient<R> {
                 .get_channel_queue(channel)
                 .await
                 .ok_or_else(|| DvtError::UnknownChannel(channel.unsigned_abs()))?;
+            // Made before the state is read: a `notify_waiters` between the read and the
+            // `select!` would otherwise be lost and the wait would never end.
+            let changed = queue.notify.notified();
+            let closed = self.shared.closed_notify.notified();
 
             {
                 let mut messages = queue.messages.lock().await;
@@ -839,13 +864,13 @@ impl<R: ReadWrite> RemoteServerClient<R> {
                 }
             }
 
-            if self.shared.closed.load(Ordering::Relaxed) {
+            if self.shared.closed.load(Ordering::SeqCst) {
                 return Err(Self::closed_error());
             }
 
             tokio::select! {
-                _ = queue.notify.notified() => {}
-                _ = self.shared.closed_notify.notified() => return Err(Self::closed_error()),
+                _ = changed => {}
+                _ = closed => return Err(Self::closed_error()),
             }
         }
     }
@@ -876,8 +901,10 @@ impl<R: ReadWrite> RemoteServerClient<R> {
                     }
                     Err(e) => {
                         warn!("[{}] RemoteServer reader exiting: {} ({:?})", label, e, e);
+                        // Closed before the pending replies are dropped: a request registered
+                        // after the drop sees the flag (see `send_method`).
+                        shared.closed.store(true, Ordering::SeqCst);
                         Self::fail_pending_replies(&shared).await;
-                        shared.closed.store(true, Ordering::Relaxed);
                         shared.closed_notify.notify_waiters();
                         break;
                     }
@@ -1027,7 +1054,7 @@ impl<R: ReadWrite> RemoteServerClient<R> {
             .await
         {
             warn!("Failed to acknowledge incoming channel request: {}", e);
-            shared.closed.store(true, Ordering::Relaxed);
+            shared.closed.store(true, Ordering::SeqCst);
             shared.closed_notify.notify_waiters();
         }
 
@@ -1362,6 +1389,10 @@ impl<R: ReadWrite + 'static> OwnedChannel<R> {
                 RemoteServerClient::<R>::get_channel_queue_shared(&self.shared, self.channel)
                     .await
                     .ok_or_else(|| DvtError::UnknownChannel(self.channel.unsigned_abs()))?;
+            // Made before the state is read: a `notify_waiters` between the read and the
+            // `select!` would otherwise be lost and the wait would never end.
+            let changed = queue.notify.notified();
+            let closed = self.shared.closed_notify.notified();
 
             {
                 let mut messages = queue.messages.lock().await;
@@ -1370,13 +1401,13 @@ impl<R: ReadWrite + 'static> OwnedChannel<R> {
                 }
             }
 
-            if self.shared.closed.load(Ordering::Relaxed) {
+            if self.shared.closed.load(Ordering::SeqCst) {
                 return Err(RemoteServerClient::<R>::closed_error());
             }
 
             tokio::select! {
-                _ = queue.notify.notified() => {}
-                _ = self.shared.closed_notify.notified() => {
+                _ = changed => {}
+                _ = closed => {
                     return Err(RemoteServerClient::<R>::closed_error())
                 }
             }
@@ -1428,11 +1459,14 @@ impl<R: ReadWrite + 'static> OwnedChannel<R> {
         debug!("[{}] Sending message: {message:#?}", self.label);
 
         let (sender, receiver) = oneshot::channel::<Message>();
-        self.shared
-            .pending_replies
-            .lock()
-            .await
-            .insert(identifier, sender);
+        {
+            let mut pending = self.shared.pending_replies.lock().await;
+            // As in `RemoteServerClient::send_method`: no reply can come once the reader is gone.
+            if self.shared.closed.load(Ordering::SeqCst) {
+                return Err(RemoteServerClient::<R>::closed_error());
+            }
+            pending.insert(identifier, sender);
+        }
 
         let write_result = self.shared.write_all(&message.serialize()).await;
         if write_result.is_err() {
@@ -1444,7 +1478,7 @@ impl<R: ReadWrite + 'static> OwnedChannel<R> {
             Ok(message) => Ok(message),
             Err(_) => {
                 self.shared.pending_replies.lock().await.remove(&identifier);
-                if self.shared.closed.load(Ordering::Relaxed) {
+                if self.shared.closed.load(Ordering::SeqCst) {
                     Err(RemoteServerClient::<R>::closed_error())
                 } else {
                     Err(IdeviceError::UnexpectedResponse(
