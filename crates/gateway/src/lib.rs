@@ -90,6 +90,7 @@ mod live;
 mod logs;
 mod owner;
 mod permission;
+pub mod secret_file;
 mod session;
 pub mod store;
 mod symbols;
