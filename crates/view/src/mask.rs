@@ -377,12 +377,14 @@ impl Masker {
 
     /// [`Masker::lines`] for lines that follow others: the writers in `open` were inside a
     /// block when these lines start. A writer whose first line here looks like a block's body
-    /// (a long run of base64 alone) is taken to be inside one that began before too, until a
-    /// line that is not.
+    /// (a long run of base64 alone, or a block's shorter last line: see
+    /// [`looks_like_a_last_body_line`]) is taken to be inside one that began before too, until
+    /// a line that is not.
     pub fn lines_after<'a>(&self, items: &[(u64, &'a str)], open: &[u64]) -> Vec<Masked<'a>> {
         let mut out: Vec<Masked<'a>> = Vec::with_capacity(items.len());
         let mut open: Vec<u64> = open.to_vec();
         let mut guessed: Vec<u64> = Vec::new();
+        let mut tails: Vec<u64> = Vec::new();
         let mut seen: Vec<u64> = Vec::new();
         for &(writer, text) in items {
             let (begins, ends) = pem_marks(text);
@@ -392,6 +394,18 @@ impl Masker {
                 if !open.contains(&writer) && !begins && looks_like_a_body_line(text) {
                     guessed.push(writer);
                     first_guess = true;
+                } else if !open.contains(&writer) && !begins && looks_like_a_last_body_line(text) {
+                    // Only the block's end may follow it.
+                    tails.push(writer);
+                    out.push(block_line(true));
+                    continue;
+                }
+            }
+            if let Some(at) = tails.iter().position(|w| *w == writer) {
+                tails.swap_remove(at);
+                if ends && !begins {
+                    out.push(block_line(false));
+                    continue;
                 }
             }
             if guessed.contains(&writer) {
@@ -630,6 +644,31 @@ fn looks_like_a_body_line(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+}
+
+/// A line that is surely the shorter last line of a key block's body, when a read starts on
+/// it with its `-----END` not yet logged and nothing remembered of the block (issue 37, item
+/// 5): base64 alone, a whole number of 4-character groups (PEM pads its base64) and at most
+/// one line (64), and either ending in `=` padding (`…==`: no word does) or holding both
+/// upper and lower case letters (a tail of random base64 of 8 or more characters almost
+/// always does: one in 32 misses it at 8 characters, one in 130,000 at 24, the tail of a
+/// 2,048-bit RSA key). Over-masks rather than leaks: a single camel-case word of 8, 12, 16…
+/// letters that is its writer's first line in a read (`onCreate`) is masked too. A 4-letter
+/// unpadded tail (`AQAB`) is not told from a word (`Done`), nor is a tail of one case only.
+fn looks_like_a_last_body_line(text: &str) -> bool {
+    let text = text.trim();
+    let body = text.trim_end_matches('=');
+    let padding = text.len() - body.len();
+    let base64 = body
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/'));
+    if !base64 || body.is_empty() || padding > 2 || !text.len().is_multiple_of(4) || text.len() > 64
+    {
+        return false;
+    }
+    let mixed_case = body.bytes().any(|b| b.is_ascii_uppercase())
+        && body.bytes().any(|b| b.is_ascii_lowercase());
+    padding > 0 || (text.len() >= 8 && mixed_case)
 }
 
 /// Where a PEM private key block starts in a line, when it does.
