@@ -126,7 +126,9 @@ fn judge_file(
     if uid != 0 && uid != me {
         return Err((
             "owner",
-            format!("it belongs to another user (uid {uid}), not root nor this server's user (uid {me})"),
+            format!(
+                "it belongs to another user (uid {uid}), not root nor this server's user (uid {me})"
+            ),
         ));
     }
     if mode & 0o022 != 0 {
@@ -218,9 +220,20 @@ mod tests {
         assert_eq!(file(ME, 0o644, ME, true), Ok(()));
         // Root's file read by a server that is not root.
         assert_eq!(file(ROOT, 0o644, ME, false), Ok(()));
-        let (_, why) = judge_file(Path::new("/s/t"), Owned { uid: ME, mode: 0o644 }, ME, false)
-            .unwrap_err();
-        assert!(why.contains("chmod 600 /s/t") && why.contains("chmod 444 /s/t"), "{why}");
+        let (_, why) = judge_file(
+            Path::new("/s/t"),
+            Owned {
+                uid: ME,
+                mode: 0o644,
+            },
+            ME,
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            why.contains("chmod 600 /s/t") && why.contains("chmod 444 /s/t"),
+            "{why}"
+        );
     }
 
     #[test]
