@@ -22,6 +22,11 @@ use phonelogs_view::select::Selection;
 use phonelogs_view::select::awaited_at;
 use phonelogs_view::since::{SincePlace, parse_since, since_place};
 
+/// The precision of the times a build floor is compared with: lines print to the
+/// millisecond, reports to the second ([`Session::build_window`]).
+const MS: time::Duration = time::Duration::MILLISECOND;
+const SECOND: time::Duration = time::Duration::SECOND;
+
 /// The default and largest `limit` for lines.
 pub const LOG_LIMITS: (u32, u32) = (200, 500);
 /// The default and largest `limit` for crash reports.
@@ -248,7 +253,7 @@ impl Session {
         let since = start
             .as_ref()
             .map_or(whole_ms(call.since), |place| place.time);
-        let (since, built) = self.build_window(target, Action::Logs, since, "Lines");
+        let (since, built) = self.build_window(target, Action::Logs, since, ("Lines", MS));
         let query = query_of(call, since);
         let driver = self.driver(target.driver_index);
         let mut result = driver
@@ -491,7 +496,8 @@ impl Session {
         hooks: &LiveHooks,
     ) -> Result<LogsResponse, phonelogs_driver::Error> {
         let driver = self.driver(target.driver_index);
-        let (since, built) = self.build_window(target, Action::Logs, call.since, "Reports");
+        let (since, built) =
+            self.build_window(target, Action::Logs, call.since, ("Reports", SECOND));
         let result = driver
             .own_crash_result(&target.device, &target.info, since, call.limit)
             .await?;

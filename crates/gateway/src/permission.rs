@@ -298,18 +298,27 @@ impl Session {
 
     /// The window of a read from `since`, after [`Session::build_floor`]: its start, and the
     /// sentence that says what was left out (`what`: "Lines", "Reports") when anything was.
+    /// The floor is moved up to `resolution`, the precision of the times it is compared with
+    /// (whole seconds for reports, milliseconds for lines): a report of the earlier build
+    /// printed at 21 s, from 21.4 s, must not pass a floor at 21.9 s compared at the second.
     pub(crate) fn build_window(
         &self,
         target: &Target,
         action: Action,
         since: time::OffsetDateTime,
-        what: &str,
+        (what, resolution): (&str, time::Duration),
     ) -> (time::OffsetDateTime, Option<String>) {
         match self.build_floor(target, action, since) {
-            Some(floor) => (
-                since.max(floor.at),
-                Some(self.build_said(target, floor, what)),
-            ),
+            Some(floor) => {
+                let floor = BuildFloor {
+                    at: round_up(floor.at, resolution),
+                    ..floor
+                };
+                (
+                    since.max(floor.at),
+                    Some(self.build_said(target, floor, what)),
+                )
+            }
             None => (since, None),
         }
     }
@@ -508,6 +517,17 @@ pub(crate) fn pending(approval_id: &str, question: &str) -> LogsResponse {
     response.approval_id = Some(approval_id.to_owned());
     response.rule = Some(catalog::names::APP_LOGS.to_owned());
     response
+}
+
+/// `at` moved up to the next multiple of `resolution` (at most a second) within its second.
+fn round_up(at: time::OffsetDateTime, resolution: time::Duration) -> time::OffsetDateTime {
+    let step = resolution.whole_nanoseconds().clamp(1, 1_000_000_000);
+    let past = i128::from(at.nanosecond()) % step;
+    if past == 0 {
+        return at;
+    }
+    at.checked_add(time::Duration::nanoseconds_i128(step - past))
+        .unwrap_or(at)
 }
 
 /// Where a development build's pass begins ([`Session::build_floor`]).

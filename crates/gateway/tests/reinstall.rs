@@ -418,3 +418,30 @@ mod seen {
         }
     }
 }
+
+/// A release build's report printed to the second, written in the second the development build
+/// was installed but before it (at 10 s; installed at 10.5 s), is not shown: the floor is moved
+/// up to the reports' precision, not down (the iPhone test caught it comparing at the second).
+#[tokio::test]
+async fn a_report_of_the_earlier_build_in_the_installs_own_second_is_left_out() {
+    let phone = phone_with(FakePhone::new());
+    phone.add_app(&device(), release());
+    let app = AppId::new(APP);
+    let crash = "java.lang.Error: RELEASE-BUILD-CRASH";
+    phone.add_crash(
+        &device(),
+        &app,
+        report(10, APP, "RELEASE-BUILD-CRASH", crash),
+    );
+    let installed = START + Duration::milliseconds(10_500);
+    phone.add_app(&device(), development(0).installed_at(installed));
+    let gateway = gateway(&phone);
+    let read = task(&gateway, "agent").logs(early(crashes(APP))).await;
+    assert_eq!(read.status, Status::Ok, "{}", read.message);
+    assert!(!format!("{read:?}").contains("RELEASE-BUILD"), "{read:?}");
+    assert!(
+        read.message.contains("Reports from before 11:00:11.000"),
+        "{}",
+        read.message
+    );
+}
