@@ -90,7 +90,6 @@ mod live;
 mod logs;
 mod owner;
 mod permission;
-pub mod secret_file;
 mod session;
 pub mod store;
 mod symbols;

@@ -101,10 +101,10 @@ pub enum Error {
     /// The `--http` flags do not go together (the text names them and what to pass).
     #[error("{0}")]
     Flags(String),
-    /// A token file the secret-file rule refuses (`phonelogs_gateway::secret_file`): the
+    /// A token file the secret-file rule refuses (`phonelogs_secret_file`): the
     /// refusal names the rule and how to fix it.
     #[error(transparent)]
-    Unsafe(#[from] phonelogs_gateway::secret_file::Refused),
+    Unsafe(#[from] phonelogs_secret_file::Refused),
     /// A token file that cannot be read, or holds no valid tokens.
     #[error("reading the token file {}", path.display())]
     TokenFile {
@@ -952,7 +952,7 @@ fn same(given: &str, secret: &str) -> bool {
 /// The tokens of a token file: one a line (`TOKEN`, `TOKEN AGENT` or `TOKEN AGENT person`);
 /// blank lines and lines starting with `#` are skipped.
 ///
-/// The file is read under the secret-file rule ([`phonelogs_gateway::secret_file`]): refused
+/// The file is read under the secret-file rule ([`phonelogs_secret_file`]): refused
 /// when others may write to it (they could add a token of their own), or read it (with a token
 /// they could call as its agent, from this host as from another, or answer questions as the
 /// person) unless it is a read-only mount (0444, a read-only filesystem, root's).
@@ -964,7 +964,7 @@ pub fn read_token_file(path: &Path) -> Result<Vec<TokenLine>, Error> {
     // Every local user can reach a loopback port as well as a remote host can reach
     // --allow-remote's: whoever reads a token calls as its agent, so the rule applies wherever
     // the server listens.
-    let text = phonelogs_gateway::secret_file::read(path, "the token file")?;
+    let text = phonelogs_secret_file::read(path, "the token file")?;
     let tokens = parse_tokens(&text).map_err(failed)?;
     Ok(tokens)
 }

@@ -49,7 +49,7 @@ mod schema;
 pub mod testing;
 mod tls;
 
-pub use phonelogs_gateway::secret_file;
+pub use phonelogs_secret_file as secret_file;
 
 pub use conn::{BadConnectionString, CONNECT_TIMEOUT, TCP_USER_TIMEOUT, is_postgres};
 pub use schema::SCHEMA_VERSION;

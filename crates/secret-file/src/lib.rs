@@ -22,10 +22,10 @@
 //! # #[cfg(unix)] {
 //! use std::os::unix::fs::PermissionsExt as _;
 //! std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-//! let refused = phonelogs_gateway::secret_file::read(&path, "the token file").unwrap_err();
+//! let refused = phonelogs_secret_file::read(&path, "the token file").unwrap_err();
 //! assert_eq!(refused.rule, "readable-by-others");
 //! std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-//! assert!(phonelogs_gateway::secret_file::read(&path, "the token file").is_ok());
+//! assert!(phonelogs_secret_file::read(&path, "the token file").is_ok());
 //! # }
 //! ```
 
