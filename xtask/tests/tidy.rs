@@ -273,6 +273,7 @@ fn dependencies_point_one_way() {
                 "phonelogs-ios",
                 "phonelogs-iossim",
                 "phonelogs-phones",
+                "phonelogs-store-pg",
                 "phonelogs-symbols",
             ],
         ),
