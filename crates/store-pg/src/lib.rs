@@ -45,10 +45,11 @@ mod conn;
 mod listen;
 mod ops;
 mod schema;
-pub mod secret_file;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;
+
+pub use phonelogs_secret_file as secret_file;
 
 pub use conn::{BadConnectionString, CONNECT_TIMEOUT, TCP_USER_TIMEOUT, is_postgres};
 pub use schema::SCHEMA_VERSION;
