@@ -222,6 +222,8 @@ fn dependencies_point_one_way() {
         ("phonelogs-ios", &["phonelogs-driver", "phonelogs-crash"]),
         ("phonelogs-symbols", &["phonelogs-crash"]),
         ("phonelogs-view", &["phonelogs-driver"]),
+        // The one rule for secret files, used by the HTTP transport and the PostgreSQL store.
+        ("phonelogs-secret-file", &[]),
         (
             "phonelogs-gateway",
             &[
@@ -238,7 +240,12 @@ fn dependencies_point_one_way() {
         // The PostgreSQL store implements the gateway's store contract.
         (
             "phonelogs-store-pg",
-            &["phonelogs-driver", "phonelogs-policy", "phonelogs-gateway"],
+            &[
+                "phonelogs-driver",
+                "phonelogs-policy",
+                "phonelogs-gateway",
+                "phonelogs-secret-file",
+            ],
         ),
         // Builds the drivers from flags, config and environment, as the demo phones do.
         (
@@ -266,6 +273,7 @@ fn dependencies_point_one_way() {
                 "phonelogs-ios",
                 "phonelogs-iossim",
                 "phonelogs-phones",
+                "phonelogs-store-pg",
                 "phonelogs-symbols",
             ],
         ),
@@ -277,6 +285,7 @@ fn dependencies_point_one_way() {
                 "phonelogs-gateway",
                 "phonelogs-mcp-frontend",
                 "phonelogs-policy",
+                "phonelogs-secret-file",
             ],
         ),
         // The demo phones sit above the backends, as the binaries do.

@@ -9,6 +9,7 @@ use clap::Parser;
 use phonelogs_driver::AppId;
 use phonelogs_phones::{DemoKind, PhoneFlags, PhoneSources};
 use phonelogs_policy::{Agent, Mode, Policy};
+use phonelogs_store_pg::ConnectionString;
 use serde::Deserialize;
 
 /// The environment variable the source document names for the tombstone root.
@@ -37,7 +38,7 @@ pub struct Args {
     /// (`postgres://user@host/db?sslmode=verify-full`, see docs/farms.md). Default:
     /// $PHONELOGS_STORE.
     #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
+    pub store: Option<ConnectionString>,
     /// A file holding the `--store` connection string (a secret file: see docs/farms.md).
     #[arg(long, value_name = "FILE")]
     pub store_file: Option<PathBuf>,
@@ -106,6 +107,13 @@ pub enum QuestionsTo {
     Person,
 }
 
+/// The config file's `store`, kept as a [`ConnectionString`] (its `Debug` hides the password).
+fn connection_string<'de, D: serde::Deserializer<'de>>(
+    text: D,
+) -> Result<Option<ConnectionString>, D::Error> {
+    Ok(Option::<String>::deserialize(text)?.map(ConnectionString::from))
+}
+
 /// The keys of a `--config` file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,7 +121,8 @@ pub struct FileConfig {
     /// As `--state-dir`.
     pub state_dir: Option<PathBuf>,
     /// As `--store`.
-    pub store: Option<String>,
+    #[serde(default, deserialize_with = "connection_string")]
+    pub store: Option<ConnectionString>,
     /// As `--store-file`.
     pub store_file: Option<PathBuf>,
     /// As `--agent`.
@@ -151,8 +160,9 @@ pub struct Settings {
     pub demo: Option<DemoKind>,
     /// The state directory.
     pub state_dir: PathBuf,
-    /// The shared store's connection string, when one was given (else SQLite in `state_dir`).
-    pub store: Option<String>,
+    /// The shared store's connection string, when one was given (else SQLite in `state_dir`);
+    /// its `Debug` shows the store's host, port and database only.
+    pub store: Option<ConnectionString>,
     /// Apply the shared store's migrations at start.
     pub migrate: bool,
     /// The agent.
@@ -225,7 +235,9 @@ impl Settings {
                 format!("no state directory: pass --state-dir or set {STATE_DIR_ENV}")
             })?,
         };
-        let store_env = env(phonelogs_store_pg::STORE_ENV).and_then(|v| v.into_string().ok());
+        let store_env = env(phonelogs_store_pg::STORE_ENV)
+            .and_then(|v| v.into_string().ok())
+            .map(ConnectionString::from);
         let store = phonelogs_store_pg::chosen(
             args.store.or(file.store).or(store_env),
             args.store_file.or(file.store_file).as_deref(),
@@ -518,5 +530,32 @@ mod tests {
         .unwrap_or_default();
         assert!(err.contains("at least 4096"), "{err}");
         assert!(Args::try_parse_from(["phonelogs-mcp", "--result-cap", "lots"]).is_err());
+    }
+
+    #[test]
+    fn the_settings_never_show_the_stores_password() {
+        let flag = "postgres://lab:hunter2@db.example:6543/flag";
+        let file: FileConfig =
+            toml::from_str(r#"store = "postgres://lab:hunter2@db.example:6543/file""#).unwrap();
+        let from_env = "host=db.example port=6543 dbname=env user=lab password=hunter2";
+        let vars = [(phonelogs_store_pg::STORE_ENV, from_env)];
+        let shown = format!("{file:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        for (list, file, expected) in [
+            (vec!["--store", flag], FileConfig::default(), flag),
+            (vec![], file, "postgres://lab:hunter2@db.example:6543/file"),
+            (vec![], FileConfig::default(), from_env),
+        ] {
+            let args = args(&[list.as_slice(), &["--state-dir", "/s"]].concat());
+            let shown = format!("{args:?}");
+            assert!(!shown.contains("hunter2"), "{shown}");
+            let settings = Settings::merge(args, file, env(&vars)).unwrap();
+            let store = settings.store.clone().unwrap();
+            // Given whole to the store, shown as its host, port and database only.
+            assert_eq!(store.expose(), expected);
+            let shown = format!("{settings:?}");
+            assert!(shown.contains("PostgreSQL db.example:6543/"), "{shown}");
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
     }
 }

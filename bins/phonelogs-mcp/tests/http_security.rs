@@ -479,8 +479,32 @@ async fn a_token_file_others_can_read_is_refused_on_loopback_and_for_remote_serv
         );
         assert!(!stderr.contains("serving MCP"), "{listen:?}: {stderr}");
         assert!(
-            stderr.contains("can be read by other users") && stderr.contains("chmod 600"),
+            stderr.contains("rule `readable-by-others`")
+                && stderr.contains("chmod 600")
+                && stderr.contains("chmod 444"),
             "{listen:?}: {stderr}"
         );
     }
+}
+
+/// Issue 41, item 8: a token file as Docker mounts a secret (0444: readable by all, writable by
+/// no one) is served under the secret-file rule, while a 0644 one stays refused (above).
+#[cfg(unix)]
+#[tokio::test]
+async fn a_read_only_token_file_as_docker_mounts_it_is_served() {
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let file = token_file(state.path(), &[(ALICE, "alice")]);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let args = [
+        "--demo=fake",
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        file.to_str().unwrap(),
+    ];
+    let server = start(state.path(), &args, &[]).await;
+    let mut alice = Mcp::new(server.addr, ALICE);
+    alice.initialize().await.unwrap();
+    assert!(alice.request("tools/list", json!({})).await.is_ok());
 }

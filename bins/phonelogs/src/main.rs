@@ -78,8 +78,13 @@ struct StateArgs {
     state_dir: Option<PathBuf>,
     /// A PostgreSQL store shared by many servers instead of the state directory's SQLite
     /// (`postgres://user@host/db?sslmode=verify-full`, see docs/farms.md).
-    #[arg(long, value_name = "URL", env = "PHONELOGS_STORE")]
-    store: Option<String>,
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PHONELOGS_STORE",
+        hide_env_values = true
+    )]
+    store: Option<phonelogs_store_pg::ConnectionString>,
     /// A file holding the `--store` connection string (a secret file: see docs/farms.md).
     #[arg(long, value_name = "FILE")]
     store_file: Option<PathBuf>,
@@ -379,7 +384,7 @@ fn shared_store(state: &StateArgs) -> phonelogs_console::Result<Option<phonelogs
 fn store_migrate(state: &StateArgs) -> anyhow::Result<()> {
     let url = phonelogs_store_pg::chosen(state.store.clone(), state.store_file.as_deref())?
         .context("no shared store: pass --store URL (or --store-file, PHONELOGS_STORE)")?;
-    let version = phonelogs_store_pg::PgStore::migrate(&url)?;
+    let version = phonelogs_store_pg::PgStore::migrate(url.expose())?;
     println!("the shared store is at schema version {version}");
     Ok(())
 }
@@ -403,7 +408,11 @@ fn doctor(
         None => phones.symbols_dir()?,
     };
     let phones = phones.sources()?.phones()?;
-    Ok(runtime()?.block_on(doctor::run(state.state_dir, symbols, json, &phones))?)
+    let store = doctor::SharedStore {
+        url: state.store,
+        file: state.store_file,
+    };
+    Ok(runtime()?.block_on(doctor::run(state.state_dir, store, symbols, json, &phones))?)
 }
 
 /// `phonelogs sim --ios`: the simulated iPhone until stopped (Ctrl-C, SIGTERM, or with

@@ -793,3 +793,104 @@ fn devices_lists_the_iphones_of_two_usbmuxd_by_address() {
     );
     drop(sim_b.0.stdin.take());
 }
+
+/// `phonelogs doctor` with no phone tools reachable, on `state` and the shared store `url`:
+/// its findings (JSON, or text) and everything it printed.
+fn doctor_on(state: &Path, url: &str, json: bool) -> (serde_json::Value, String) {
+    let empty_path = tempfile::tempdir().expect("tempdir");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_phonelogs"));
+    command.arg("doctor");
+    if json {
+        command.arg("--json");
+    }
+    let out = command
+        .arg("--state-dir")
+        .arg(state)
+        .args(["--store", url])
+        .env("PATH", empty_path.path())
+        .env("ANDROID_ADB_SERVER_PORT", free_port().to_string())
+        .env_remove("ADB_SERVER_SOCKET")
+        .env_remove("PHONELOGS_STORE")
+        .env(
+            "USBMUXD_SOCKET_ADDRESS",
+            format!("127.0.0.1:{}", free_port()),
+        )
+        .output()
+        .expect("runs");
+    let printed = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let findings = if json {
+        serde_json::from_slice(&out.stdout).expect("json")
+    } else {
+        serde_json::Value::Null
+    };
+    (findings, printed)
+}
+
+#[test]
+fn doctor_shows_the_shared_store_and_never_its_password() {
+    let Some(pg) = phonelogs_store_pg::testing::TempPostgres::start() else {
+        return;
+    };
+    pg.create_database("lab");
+    let url = format!(
+        "postgres://postgres:hunter2@127.0.0.1:{}/lab?sslmode=disable",
+        pg.port
+    );
+    let name = format!("PostgreSQL 127.0.0.1:{}/lab", pg.port);
+    let state = tempfile::tempdir().expect("tempdir");
+    let store_finding = |findings: &serde_json::Value| {
+        findings
+            .as_array()
+            .and_then(|all| all.iter().find(|f| f["check"] == "shared store"))
+            .cloned()
+            .unwrap_or_else(|| panic!("no shared store finding in {findings}"))
+    };
+
+    // Reached, without this build's schema: the command that migrates it.
+    let (findings, printed) = doctor_on(state.path(), &url, true);
+    assert!(!printed.contains("hunter2"), "{printed}");
+    let store = store_finding(&findings);
+    assert_eq!(store["ok"], false, "{store}");
+    assert_eq!(
+        store["detail"],
+        format!("{name} has schema version 0; this build needs 1")
+    );
+    assert!(
+        store["fix"]
+            .as_str()
+            .is_some_and(|fix| fix.contains("phonelogs store migrate")),
+        "{store}"
+    );
+
+    // Migrated: host, port, database and schema version.
+    let migrated = phonelogs(&["store", "migrate", "--store", &url]);
+    assert!(migrated.status.success(), "{migrated:?}");
+    let (findings, printed) = doctor_on(state.path(), &url, true);
+    assert!(!printed.contains("hunter2"), "{printed}");
+    let store = store_finding(&findings);
+    assert_eq!(store["ok"], true, "{store}");
+    assert_eq!(store["detail"], format!("{name} (schema version 1)"));
+    let (_, printed) = doctor_on(state.path(), &url, false);
+    assert!(
+        printed.contains(&format!("ok  shared store: {name} (schema version 1)")),
+        "{printed}"
+    );
+    assert!(!printed.contains("hunter2"), "{printed}");
+
+    // Down: the error names the store, and says what to do.
+    pg.stop();
+    let (findings, printed) = doctor_on(state.path(), &url, true);
+    assert!(!printed.contains("hunter2"), "{printed}");
+    let store = store_finding(&findings);
+    assert_eq!(store["ok"], false, "{store}");
+    assert!(
+        store["detail"].as_str().is_some_and(|d| d.contains(&name)),
+        "{store}"
+    );
+    assert!(
+        store["fix"]
+            .as_str()
+            .is_some_and(|fix| fix.contains("start the database")),
+        "{store}"
+    );
+}

@@ -1,7 +1,8 @@
 //! `phonelogs doctor`: what works and what does not, each with the fix: adb and its servers,
 //! usbmuxd, every phone reached and whether its log can be read (an iPhone's own checks are
-//! `doctor_ios`), the state directory, the symbols directory and the MCP clients that run
-//! phonelogs.
+//! `doctor_ios`), the state directory, the shared store when one is given (its host, port,
+//! database and schema version, never its password), the symbols directory and the MCP clients
+//! that run phonelogs.
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use phonelogs_phones::{PhoneSources, Phones};
+use phonelogs_store_pg::ConnectionString;
 
 use crate::Finding;
 
@@ -112,16 +114,18 @@ fn unix_socket(check: &str, path: &Path) -> Finding {
     )
 }
 
-/// `phonelogs doctor`: every finding for these phones, the state directory, the symbols
-/// directory when one is given and the MCP clients, printed for a person (or as JSON); true when
-/// every one is ok.
+/// `phonelogs doctor`: every finding for these phones, the state directory, the shared store
+/// `store` chooses (when it does), the symbols directory when one is given and the MCP clients,
+/// printed for a person (or as JSON); true when every one is ok.
 pub async fn run(
     state_dir: Option<PathBuf>,
+    store: SharedStore,
     symbols: Option<PathBuf>,
     json: bool,
     phones: &Phones,
 ) -> crate::Result<bool> {
     let mut findings = findings_with(state_dir, phones).await;
+    findings.extend(store_finding(store));
     if let Some(dir) = &symbols {
         findings.extend(crate::symbols::doctor_findings(dir, phones).await);
     }
@@ -270,6 +274,55 @@ async fn ios_findings(ios: &phonelogs_ios::LockdownPhone) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The shared store as `--store`, `--store-file` and `PHONELOGS_STORE` give it (both `None`:
+/// the state directory's SQLite).
+#[derive(Debug, Clone, Default)]
+pub struct SharedStore {
+    /// The connection string given.
+    pub url: Option<ConnectionString>,
+    /// The file holding it (a secret file).
+    pub file: Option<PathBuf>,
+}
+
+/// Whether the shared store is reached and has this build's schema: its host, port, database
+/// and schema version, never a user or a password. `None` without a shared store.
+pub fn store_finding(store: SharedStore) -> Option<Finding> {
+    const CHECK: &str = "shared store";
+    let url = match phonelogs_store_pg::chosen(store.url, store.file.as_deref()) {
+        Ok(url) => url?,
+        Err(error) => {
+            return Some(Finding::bad(
+                CHECK,
+                error.to_string(),
+                "fix --store-file (store_file), as the refusal says (docs/farms.md)",
+            ));
+        }
+    };
+    let seen = phonelogs_store_pg::inspect(&url);
+    let known = phonelogs_store_pg::SCHEMA_VERSION;
+    let name = seen.store;
+    Some(match seen.schema {
+        Ok(version) if version == known => {
+            Finding::ok(CHECK, format!("{name} (schema version {version})"))
+        }
+        Ok(version) if version < known => Finding::bad(
+            CHECK,
+            format!("{name} has schema version {version}; this build needs {known}"),
+            "run `phonelogs store migrate --store URL` (or start phonelogs-mcp with --migrate)",
+        ),
+        Ok(version) => Finding::bad(
+            CHECK,
+            format!("{name} has schema version {version}, newer than this build's {known}"),
+            "upgrade phonelogs on this host to the version the other servers run",
+        ),
+        Err(error) => Finding::bad(
+            CHECK,
+            error.to_string(),
+            "start the database, or fix the connection string's host, port, database, user or sslmode (docs/farms.md)",
+        ),
+    })
 }
 
 /// Whether the state directory opens.

@@ -107,6 +107,39 @@ pub struct IpsFile {
     pub warnings: Vec<String>,
 }
 
+impl IpsFile {
+    /// The build of the app that wrote the report, as `CFBundleVersion` names it: the body's
+    /// `bundleInfo.CFBundleVersion`, else the header's `build_version` (a 109 report's text
+    /// body prints it in `Version:` too); `None` when neither says one (both may be `""`).
+    ///
+    /// ```
+    /// use phonelogs_crash::ips::parse_ips;
+    /// let file = parse_ips(br#"{"bug_type":"309","app_version":"3.0.1","build_version":"55"}
+    /// {"bundleInfo":{"CFBundleShortVersionString":"3.0.1","CFBundleVersion":"55"}}"#).unwrap();
+    /// assert_eq!(file.build(), Some("55"));
+    /// let file = parse_ips(br#"{"bug_type":"309","build_version":""}"#).unwrap();
+    /// assert_eq!(file.build(), None);
+    /// ```
+    pub fn build(&self) -> Option<&str> {
+        let body = match &self.body {
+            IpsBody::Json(body) => Some(body),
+            _ => None,
+        };
+        bundle_build(&self.header, body)
+    }
+}
+
+/// `bundleInfo.CFBundleVersion` of `body`, else the header's `build_version`; an empty one is
+/// none.
+fn bundle_build<'a>(header: &'a IpsHeader, body: Option<&'a Value>) -> Option<&'a str> {
+    let said = |build: Option<&'a str>| build.map(str::trim).filter(|b| !b.is_empty());
+    said(
+        body.and_then(|b| b.get("bundleInfo"))
+            .and_then(|b| str_at(b, "CFBundleVersion")),
+    )
+    .or_else(|| said(header.build_version.as_deref()))
+}
+
 /// Reads an `.ips` file into its header and body. Fails only when neither a header nor a body
 /// can be recognised.
 pub fn parse_ips(bytes: &[u8]) -> Result<IpsFile, Error> {
@@ -313,10 +346,25 @@ pub fn parse_ips_time(value: &str) -> Option<time::OffsetDateTime> {
 /// assert_eq!(report.summary, "abort() called");
 /// ```
 pub fn ips_report(bytes: &[u8]) -> Result<Option<Report>, Error> {
+    Ok(ips_report_and_build(bytes)?.map(|(report, _)| report))
+}
+
+/// [`ips_report`] and the build of the app that wrote it ([`IpsFile::build`]), from one read of
+/// the file.
+///
+/// ```
+/// use phonelogs_crash::ips::ips_report_and_build;
+/// let file = br#"{"bug_type":"309","name":"Example","timestamp":"2026-11-30 10:00:00.00 +0100","build_version":"20"}
+/// {"procName":"Example","bundleInfo":{"CFBundleVersion":"20"},"exception":{"type":"EXC_CRASH"}}"#;
+/// let (report, build) = ips_report_and_build(file).unwrap().unwrap();
+/// assert_eq!((report.process.as_str(), build.as_deref()), ("Example", Some("20")));
+/// ```
+pub fn ips_report_and_build(bytes: &[u8]) -> Result<Option<(Report, Option<String>)>, Error> {
     let file = parse_ips(bytes)?;
     if file.header.is_crash_type() == Some(false) {
         return Ok(None);
     }
+    let build = file.build().map(str::to_owned);
     let mut report = match &file.body {
         IpsBody::Json(body) => json_report(&file.header, body),
         IpsBody::Text(body) => text_report(&file.header, body),
@@ -347,7 +395,7 @@ pub fn ips_report(bytes: &[u8]) -> Result<Option<Report>, Error> {
             .or_else(|| file.header.app_name.clone())
             .unwrap_or_default();
     }
-    Ok(Some(report))
+    Ok(Some((report, build)))
 }
 
 fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -627,9 +675,7 @@ fn write_identity(
     let short = bundle_info
         .and_then(|b| str_at(b, "CFBundleShortVersionString"))
         .or(header.app_version.as_deref());
-    let build = bundle_info
-        .and_then(|b| str_at(b, "CFBundleVersion"))
-        .or(header.build_version.as_deref());
+    let build = bundle_build(header, Some(body));
     if short.is_some() || build.is_some() {
         let _ = writeln!(
             out,
@@ -1101,6 +1147,33 @@ pub fn parse_crash_file_name(path: &str) -> Option<CrashFileName> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Issue 37: the build that wrote a report, in the places a real phone writes it. The keys
+    /// and their agreement are those of a store build's 309 report from iOS 16.1 (`adam_id`,
+    /// `storeInfo`, `DTAppStoreToolsBuild`; header `build_version` "55", `bundleInfo`
+    /// `CFBundleVersion` "55") and of a TestFlight build's from iOS 26.6.2 ("20" in both),
+    /// cited in `testdata/iossim/README.md`; the 109 form's header as in
+    /// `testdata/ios/ips109/abort-ios14.ips`.
+    #[test]
+    fn the_build_is_the_bundles_else_the_headers_and_never_empty() {
+        let build = |bytes: &[u8]| parse_ips(bytes).unwrap().build().map(str::to_owned);
+        let store = br#"{"app_name":"Pixel","app_version":"3.0.1","adam_id":"1251460891","build_version":"55","platform":2,"bug_type":"309"}
+{"procName":"Pixel","bundleInfo":{"CFBundleShortVersionString":"3.0.1","CFBundleVersion":"55","DTAppStoreToolsBuild":"13F100"},"storeInfo":{"itemID":"1251460891"}}"#;
+        assert_eq!(build(store).as_deref(), Some("55"));
+        let body_says = br#"{"bug_type":"309","build_version":"54"}
+{"bundleInfo":{"CFBundleVersion":"55"}}"#;
+        assert_eq!(build(body_says).as_deref(), Some("55"));
+        let empty_body = br#"{"bug_type":"309","build_version":"20"}
+{"bundleInfo":{"CFBundleVersion":""}}"#;
+        assert_eq!(build(empty_body).as_deref(), Some("20"));
+        let text = b"{\"bug_type\":\"109\",\"app_version\":\"1.0\",\"build_version\":\"1\"}\nIncident Identifier: X\nVersion:             1 (1.0)\n";
+        assert_eq!(build(text).as_deref(), Some("1"));
+        let none = br#"{"bug_type":"309","app_version":"","build_version":""}
+{"procName":"x"}"#;
+        assert_eq!(build(none), None);
+        let (_, read) = ips_report_and_build(store).unwrap().unwrap();
+        assert_eq!(read.as_deref(), Some("55"));
+    }
 
     #[test]
     fn other_bug_types_are_skipped() {

@@ -39,6 +39,7 @@ impl Report {
             process: self.process,
             summary: self.summary,
             text: self.text,
+            build: None,
         })
     }
 }

@@ -187,6 +187,7 @@ fn add_crash_test(phone: &FakePhone, device: &DeviceId, start: OffsetDateTime) {
             process: CRASH_TEST.into(),
             summary: "java.lang.IllegalStateException: Crash button tapped".into(),
             text: "java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n".into(),
+            build: None,
         },
     );
     phone.add_crash(
@@ -199,6 +200,7 @@ fn add_crash_test(phone: &FakePhone, device: &DeviceId, start: OffsetDateTime) {
             process: CRASH_TEST.into(),
             summary: "Input dispatching timed out".into(),
             text: "Subject: Input dispatching timed out\n".into(),
+            build: None,
         },
     );
     phone.add_process(
@@ -242,6 +244,7 @@ fn add_store_app(phone: &FakePhone, device: &DeviceId, start: OffsetDateTime) {
             process: STORE_APP.into(),
             summary: "java.lang.RuntimeException: cart is empty".into(),
             text: "java.lang.RuntimeException: cart is empty\n".into(),
+            build: None,
         },
     );
     phone.add_process(device, i64::from(STORE_PID), STORE_UID, STORE_APP);
@@ -384,6 +387,7 @@ fn add_chatty(phone: &FakePhone, device: &DeviceId) {
                 process: CHATTY.into(),
                 summary: summary.clone(),
                 text: format!("{summary}\n{}", frame.repeat(size / frame.len())),
+                build: None,
             },
         );
     }

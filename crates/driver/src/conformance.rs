@@ -192,6 +192,7 @@ fn crash_test_app(start: OffsetDateTime, app_uid: u32, app_pid: u32) -> Scenario
                 text: format!(
                     "java.lang.IllegalStateException: Crash button tapped\n\tat dev.phonelogs.crashtest.MainActivity.onCrash(MainActivity.java:42)\n{APP_MARKER}\n"
                 ),
+                build: None,
             },
             CrashReport {
                 kind: CrashKind::Anr,
@@ -200,6 +201,7 @@ fn crash_test_app(start: OffsetDateTime, app_uid: u32, app_pid: u32) -> Scenario
                 process: "dev.phonelogs.crashtest".into(),
                 summary: "Input dispatching timed out".into(),
                 text: format!("Subject: Input dispatching timed out\n{APP_MARKER}\n"),
+                build: None,
             },
         ],
     }
@@ -242,6 +244,7 @@ fn store_app(start: OffsetDateTime, other_uid: u32, other_pid: u32) -> ScenarioA
             process: "com.example.store".into(),
             summary: format!("java.lang.RuntimeException: {OTHER_MARKER}"),
             text: format!("java.lang.RuntimeException: {OTHER_MARKER}\n"),
+            build: None,
         }],
     }
 }

@@ -399,6 +399,12 @@ pub struct CrashReport {
     pub summary: String,
     /// The report's text, cut to the app's own parts.
     pub text: String,
+    /// The build of the app that wrote it, as [`AppInfo::version`] names builds, when the report
+    /// says (an iPhone `.ips`: `bundleInfo.CFBundleVersion`, else the header's
+    /// `build_version`); `None` when it does not. A development build's pass leaves out the
+    /// reports of another build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
 }
 
 /// The platform of a device or driver.

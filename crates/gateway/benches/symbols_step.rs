@@ -44,6 +44,7 @@ fn phone(start: OffsetDateTime) -> FakePhone {
                 process: APP.into(),
                 summary: "java.lang.IllegalStateException: Crash button tapped".into(),
                 text: TRACE.replace("SourceFile:1047", &format!("SourceFile:{site}")),
+                build: None,
             },
         );
     }

@@ -243,6 +243,15 @@ pub fn earlier_build_left_out_seen(label: &str, at: &str, what: &str) -> String 
     )
 }
 
+/// On a development build's pass: `count` crash reports written by another build than the
+/// installed one (`build`, its `CFBundleVersion`) were left out.
+pub fn other_build_reports_left_out(label: &str, build: &str, count: usize) -> String {
+    format!(
+        "{} of another build of {label} than this development build ({build}) left out: it may have been a release build, which asks the person. A person's \u{201c}Allow for this task\u{201d} or \u{201c}Always allow\u{201d} for this app shows them.",
+        plural(count, "crash report was", "crash reports were")
+    )
+}
+
 /// The message of a denied read.
 pub fn denied_message(rule: &str, label: &str) -> String {
     denied_action_message(Action::Logs, rule, label)

@@ -501,9 +501,10 @@ impl Session {
         let result = driver
             .own_crash_result(&target.device, &target.info, since, call.limit)
             .await?;
-        let (result, ending) = self
+        let (mut result, ending) = self
             .wait_reports(target, call, hooks, since, result)
             .await?;
+        let other = self.drop_other_builds(target, &mut result.reports);
         let cap = self.gateway().result_cap();
         let masker = self.masker(&target.info.app);
         let laid = self
@@ -520,7 +521,7 @@ impl Session {
         // Reports the driver could not confirm as the app's own (not its copy in another user)
         // are left out, and the message says how many; so are an earlier build's.
         let unconfirmed = catalog::unconfirmed_reports(result.unconfirmed, &target.label);
-        for left_out in [unconfirmed, built].into_iter().flatten() {
+        for left_out in [unconfirmed, built, other].into_iter().flatten() {
             message.push(' ');
             message.push_str(&left_out);
         }

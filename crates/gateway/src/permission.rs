@@ -278,14 +278,34 @@ impl Session {
             (None, Some(at)) => BuildFloor { at, seen: true },
             (None, None) => return None,
         };
-        if floor.at <= since || !target.info.dev_build || self.is_person() {
-            return None;
-        }
-        // A store that cannot be read grants nothing: the earlier lines stay out.
-        match self.covered(target, action) {
-            Ok(true) => None,
-            Ok(false) | Err(_) => Some(floor),
-        }
+        (floor.at > since && self.pass_leaves_out(target, action)).then_some(floor)
+    }
+
+    /// Whether `target` is read on a development build's pass that leaves out what another
+    /// build of the app wrote: a development build, the agent reading, no grant for `action`
+    /// covering the app (a store that cannot be read grants nothing). Decides for the floor
+    /// and for the reports of another build ([`Session::drop_other_builds`]).
+    fn pass_leaves_out(&self, target: &Target, action: Action) -> bool {
+        let covered = matches!(self.covered(target, action), Ok(true));
+        target.info.dev_build && !self.is_person() && !covered
+    }
+
+    /// Leaves out of `reports` those another build wrote (their
+    /// [`phonelogs_driver::CrashReport::build`] is not the installed
+    /// [`phonelogs_driver::AppInfo::version`]: a store build's `.ips` whose install the gateway
+    /// never saw) when [`Session::pass_leaves_out`]; the sentence that says how many.
+    pub(crate) fn drop_other_builds(
+        &self,
+        target: &Target,
+        reports: &mut Vec<phonelogs_driver::CrashReport>,
+    ) -> Option<String> {
+        let build = target.info.version.as_deref()?;
+        let left_out = match self.pass_leaves_out(target, Action::Logs) {
+            true => phonelogs_view::builds::drop_other_builds(reports, build),
+            false => 0,
+        };
+        (left_out > 0)
+            .then(|| catalog::other_build_reports_left_out(&target.label, build, left_out))
     }
 
     /// Notes the build `target` describes ([`crate::builds::Builds::seen`]), so that one seen
@@ -311,7 +331,7 @@ impl Session {
         match self.build_floor(target, action, since) {
             Some(floor) => {
                 let floor = BuildFloor {
-                    at: round_up(floor.at, resolution),
+                    at: phonelogs_view::builds::round_up(floor.at, resolution),
                     ..floor
                 };
                 (
@@ -517,17 +537,6 @@ pub(crate) fn pending(approval_id: &str, question: &str) -> LogsResponse {
     response.approval_id = Some(approval_id.to_owned());
     response.rule = Some(catalog::names::APP_LOGS.to_owned());
     response
-}
-
-/// `at` moved up to the next multiple of `resolution` (at most a second) within its second.
-fn round_up(at: time::OffsetDateTime, resolution: time::Duration) -> time::OffsetDateTime {
-    let step = resolution.whole_nanoseconds().clamp(1, 1_000_000_000);
-    let past = i128::from(at.nanosecond()) % step;
-    if past == 0 {
-        return at;
-    }
-    at.checked_add(time::Duration::nanoseconds_i128(step - past))
-        .unwrap_or(at)
 }
 
 /// Where a development build's pass begins ([`Session::build_floor`]).

@@ -89,6 +89,7 @@ proptest! {
                 process: APP.into(),
                 summary: "boom".into(),
                 text: "java.lang.IllegalStateException: boom\n".into(),
+                build: None,
             });
         }
         let gateway = Gateway::builder()

@@ -171,6 +171,7 @@ proptest! {
                 process: OTHER_APP.into(),
                 summary: format!("FOREIGN summary {text}"),
                 text: format!("FOREIGN text {text}"),
+                build: None,
             })
             .collect();
         let gateway = Gateway::builder()
@@ -320,6 +321,7 @@ proptest! {
                 process: (*id).into(),
                 summary: summary_canary.clone(),
                 text: format!("{report_canary}\n\tat Main.run\n"),
+                build: None,
             });
             canaries.push(report_canary);
             canaries.push(summary_canary);

@@ -445,3 +445,118 @@ async fn a_report_of_the_earlier_build_in_the_installs_own_second_is_left_out() 
         read.message
     );
 }
+
+mod never_seen {
+    //! The iPhone's case the floor cannot cover: the gateway never saw the store build (it
+    //! started after the development build was installed), so nothing says when the
+    //! development build came. The store build's `.ips` reports still name their build
+    //! (`CFBundleVersion`), which is not the installed one's: the pass leaves them out.
+    use proptest::prelude::*;
+
+    use super::*;
+    use phonelogs_driver::CrashReport;
+
+    const STORE: &str = "55";
+    const DEV: &str = "408";
+
+    fn development_build() -> FakeApp {
+        FakeApp::new(AppId::new(APP))
+            .label("Reinstalled")
+            .uid(UID)
+            .version(DEV)
+            .dev_build(true)
+            .install_id("/private/var/containers/Bundle/Application/BBBB/Reinstalled.app")
+    }
+
+    fn built(seconds: i64, summary: &str, build: Option<&str>) -> CrashReport {
+        CrashReport {
+            build: build.map(str::to_owned),
+            ..report(seconds, APP, summary, &format!("Error: {summary}"))
+        }
+    }
+
+    /// Which build wrote a report: the store build, the development build, or one that does
+    /// not say (a report whose file names no build).
+    fn writer() -> impl Strategy<Value = Option<&'static str>> {
+        prop_oneof![Just(Some(STORE)), Just(Some(DEV)), Just(None)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// No report of another build passes a development build's pass, whatever the order
+        /// and times; every report of its own build (or naming none) is shown, and the message
+        /// counts the ones left out.
+        #[test]
+        fn no_report_of_another_build_passes_a_development_pass(
+            reports in prop::collection::vec((0i64..50, writer()), 1..8),
+        ) {
+            let phone = phone_with(FakePhone::new());
+            phone.add_app(&device(), development_build());
+            for (n, (at, build)) in reports.iter().enumerate() {
+                let summary = format!("{}-CRASH-{n}", build.unwrap_or("NONE"));
+                phone.add_crash(&device(), &AppId::new(APP), built(*at, &summary, *build));
+            }
+            let gateway = builder(&phone)
+                .clock(|| START + Duration::seconds(60))
+                .build()
+                .unwrap();
+            let session = task(&gateway, "agent");
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let mut request = early(crashes(APP));
+            request.limit = Some(10);
+            let read = rt.block_on(session.logs(request));
+            prop_assert_eq!(read.status, Status::Ok, "{}", read.message);
+            let shown = format!("{read:?}");
+            let others = reports.iter().filter(|(_, b)| *b == Some(STORE)).count();
+            for (n, (_, build)) in reports.iter().enumerate() {
+                let summary = format!("{}-CRASH-{n}", build.unwrap_or("NONE"));
+                prop_assert_eq!(shown.contains(&summary), *build != Some(STORE), "{}: {}", summary, shown);
+            }
+            prop_assert_eq!(read.shown, reports.len() - others);
+            let said = match others {
+                0 => None,
+                1 => Some("1 crash report was of another build of Reinstalled than this development build (408) left out".to_owned()),
+                n => Some(format!("{n} crash reports were of another build of Reinstalled than this development build (408) left out")),
+            };
+            match said {
+                Some(said) => prop_assert!(read.message.contains(&said), "{}", read.message),
+                None => prop_assert!(!read.message.contains("another build"), "{}", read.message),
+            }
+            // Nothing was asked: the pass stands for its own reports.
+            prop_assert!(gateway.store().pending_approvals().unwrap().is_empty());
+        }
+    }
+
+    /// A grant for the task, given while the store build was installed, covers its reports on
+    /// the development build's pass too, as it would the store build's.
+    #[tokio::test]
+    async fn a_grant_for_the_task_covers_another_builds_reports() {
+        let phone = phone_with(FakePhone::new());
+        phone.add_app(
+            &device(),
+            FakeApp::new(AppId::new(APP))
+                .label("Reinstalled")
+                .uid(UID)
+                .version(STORE),
+        );
+        phone.add_crash(
+            &device(),
+            &AppId::new(APP),
+            built(2, "STORE-CRASH", Some(STORE)),
+        );
+        let gateway = gateway(&phone);
+        let session = task(&gateway, "agent");
+        let asked = session.logs(early(crashes(APP))).await;
+        assert_eq!(asked.status, Status::ApprovalPending, "{}", asked.message);
+        gateway
+            .store()
+            .answer(asked.approval_id.as_deref().unwrap(), Answer::Task)
+            .unwrap();
+        phone.add_app(&device(), development_build());
+        let read = session.logs(early(crashes(APP))).await;
+        assert_eq!(read.status, Status::Ok, "{}", read.message);
+        assert!(format!("{read:?}").contains("STORE-CRASH"), "{read:?}");
+        assert!(!read.message.contains("another build"), "{}", read.message);
+    }
+}

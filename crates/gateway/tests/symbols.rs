@@ -961,6 +961,7 @@ fn ips_crash(offset: u64) -> phonelogs_driver::CrashReport {
         process: report.process,
         summary: report.summary,
         text: report.text,
+        build: None,
     }
 }
 

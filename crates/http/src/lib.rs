@@ -101,10 +101,10 @@ pub enum Error {
     /// The `--http` flags do not go together (the text names them and what to pass).
     #[error("{0}")]
     Flags(String),
-    /// A token file that may not be used: others may read or write it (the text says how to fix
-    /// it).
-    #[error("{0}")]
-    Unsafe(String),
+    /// A token file the secret-file rule refuses (`phonelogs_secret_file`): the
+    /// refusal names the rule and how to fix it.
+    #[error(transparent)]
+    Unsafe(#[from] phonelogs_secret_file::Refused),
     /// A token file that cannot be read, or holds no valid tokens.
     #[error("reading the token file {}", path.display())]
     TokenFile {
@@ -952,40 +952,20 @@ fn same(given: &str, secret: &str) -> bool {
 /// The tokens of a token file: one a line (`TOKEN`, `TOKEN AGENT` or `TOKEN AGENT person`);
 /// blank lines and lines starting with `#` are skipped.
 ///
-/// The file is refused when others may write to it (they could add a token of their own) or
-/// read it (with a token they could call as its agent, from this host as from another, or
-/// answer questions as the person).
+/// The file is read under the secret-file rule ([`phonelogs_secret_file`]): refused
+/// when others may write to it (they could add a token of their own), or read it (with a token
+/// they could call as its agent, from this host as from another, or answer questions as the
+/// person) unless it is a read-only mount (0444, a read-only filesystem, root's).
 pub fn read_token_file(path: &Path) -> Result<Vec<TokenLine>, Error> {
     let failed = |source: TokenFileError| Error::TokenFile {
         path: path.to_owned(),
         source,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| failed(e.into()))?;
+    // Every local user can reach a loopback port as well as a remote host can reach
+    // --allow-remote's: whoever reads a token calls as its agent, so the rule applies wherever
+    // the server listens.
+    let text = phonelogs_secret_file::read(path, "the token file")?;
     let tokens = parse_tokens(&text).map_err(failed)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| failed(e.into()))?
-            .permissions()
-            .mode();
-        let shown = path.display();
-        if mode & 0o022 != 0 {
-            return Err(Error::Unsafe(format!(
-                "the token file {shown} can be written by other users (mode {:o}), who could add a token of their own: run `chmod 600 {shown}`",
-                mode & 0o777
-            )));
-        }
-        // Every local user can reach a loopback port as well as a remote host can reach
-        // --allow-remote's: whoever reads a token calls as its agent, so the file is refused
-        // wherever the server listens.
-        if mode & 0o044 != 0 {
-            return Err(Error::Unsafe(format!(
-                "the token file {shown} can be read by other users (mode {:o}), who could call as its agents: run `chmod 600 {shown}`",
-                mode & 0o777
-            )));
-        }
-    }
     Ok(tokens)
 }
 
@@ -1154,13 +1134,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tokens");
         let write = |text: &str, mode: u32| {
+            let _ = std::fs::remove_file(&path);
             std::fs::write(&path, text).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
         };
         let agent = "0123456789abcdef0123 ci-agent\n";
         write(agent, 0o644);
         let error = read_token_file(&path).unwrap_err().to_string();
-        assert!(error.contains("chmod 600"), "{error}");
+        assert!(
+            error.contains("rule `readable-by-others`") && error.contains("chmod 600"),
+            "{error}"
+        );
+        // Docker's secrets: readable by all, writable by no one.
+        write(agent, 0o444);
+        assert!(read_token_file(&path).is_ok());
         write(agent, 0o640);
         assert!(read_token_file(&path).is_err());
         write(agent, 0o600);

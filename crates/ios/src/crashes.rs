@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use phonelogs_crash::ips::{CrashFileName, ips_report, parse_crash_file_name, parse_ips};
+use phonelogs_crash::ips::{CrashFileName, ips_report_and_build, parse_crash_file_name, parse_ips};
 use phonelogs_driver::{AppId, CrashReport, Error, Result};
 use time::OffsetDateTime;
 use tokio::time::timeout;
@@ -199,8 +199,8 @@ pub async fn read_crashes(
         if !names_app(&bytes, app) {
             continue;
         }
-        let report = match ips_report(&bytes) {
-            Ok(Some(report)) => report,
+        let (report, build) = match ips_report_and_build(&bytes) {
+            Ok(Some(read)) => read,
             Ok(None) => continue,
             Err(error) => {
                 tracing::warn!(path = %candidate.path, %error, "a crash report could not be read");
@@ -212,6 +212,8 @@ pub async fn read_crashes(
             tracing::warn!(path = %candidate.path, "a crash report has no timestamp");
             continue;
         };
+        // The build that wrote it: a development build's pass leaves out another build's.
+        let report = CrashReport { build, ..report };
         if report.time < since {
             continue;
         }

@@ -272,3 +272,53 @@ async fn a_development_build_over_a_store_build_does_not_show_the_store_builds_r
     }
     panic!("the development build's report never showed");
 }
+
+/// Issue 37 (item 9), the case the floor cannot cover: the gateway never saw the store build
+/// (it was installed, and crashed, before phonelogs first looked). The development build's
+/// pass cannot tell when it was installed, but the store build's `.ips` names its build
+/// (`build_version`, `bundleInfo.CFBundleVersion`, as a real phone writes them), which is not
+/// the installed one's: that report is left out and counted; the development build's own shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_builds_report_the_gateway_never_saw_is_not_shown_on_a_development_pass() {
+    const HELPER: &str = "dev.phonelogs.crashtesthelper";
+    let rig = rig().await;
+    rig.phone
+        .set_report_delays(Duration::ZERO, Duration::from_millis(20));
+    let store_build = rig.phone.app(HELPER).unwrap().build;
+    let pid = rig.phone.launch(HELPER).unwrap();
+    let store = phonelogs_iossim::CrashKind::Exception("STORE-BUILD-REASON".into());
+    assert!(rig.phone.crash(pid, store).is_some());
+    // The development build, another CFBundleVersion, goes on before the gateway reads.
+    rig.phone
+        .install_build(HELPER, Signing::Development, "408")
+        .unwrap();
+    assert_ne!(store_build, "408");
+    let crashes = || LogsRequest {
+        kind: phonelogs_gateway::LogsKind::Crashes,
+        device: Some(rig.device.clone()),
+        since: Some("1h".into()),
+        ..LogsRequest::new(HELPER)
+    };
+    let session = task(&rig, "agent");
+    let first = session.logs(crashes()).await;
+    assert_eq!(first.status, Status::Ok, "{}", first.message);
+    assert!(!format!("{first:?}").contains("STORE-BUILD"), "{first:?}");
+    let said = "1 crash report was of another build of Crash Test Helper than this development build (408) left out";
+    assert!(first.message.contains(said), "{}", first.message);
+    // Its own report shows.
+    let pid = rig.phone.launch(HELPER).unwrap();
+    let later = std::time::SystemTime::now() + Duration::from_secs(2);
+    let dev = phonelogs_iossim::CrashKind::Exception("DEV-BUILD-REASON".into());
+    rig.phone.crash_at(pid, dev, later, false).unwrap();
+    for _ in 0..200 {
+        let read = session.logs(crashes()).await;
+        assert_eq!(read.status, Status::Ok, "{}", read.message);
+        assert!(!format!("{read:?}").contains("STORE-BUILD"), "{read:?}");
+        if format!("{read:?}").contains("DEV-BUILD-REASON") {
+            assert!(read.message.contains(said), "{}", read.message);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the development build's report never showed");
+}

@@ -8,7 +8,7 @@
 //!
 //! | command | answer |
 //! | --- | --- |
-//! | `sign BUNDLE development\|store` | `ok`: the app reinstalled with that signing (its processes end) |
+//! | `sign BUNDLE development\|store [BUILD]` | `ok`: the app reinstalled with that signing (its processes end), as build `BUILD` (`CFBundleVersion`) when given |
 //! | `launch BUNDLE` | `pid N` |
 //! | `extension BUNDLE EXTENSION_BUNDLE` | `pid N` |
 //! | `log PID default\|info\|debug\|error\|fault SUBSYSTEM CATEGORY TEXT…` | `ok` |
@@ -61,9 +61,11 @@ fn command(phone: &SimPhone, line: &str) -> Result<String, String> {
             let signing = signing(&next("development or store")?)?;
             // A new build replaces the old one: its processes end and its container moves, as
             // an install does.
-            phone
-                .reinstall(&bundle, signing)
-                .ok_or_else(|| format!("{bundle} is not installed"))?;
+            let installed = match next("a build") {
+                Ok(build) => phone.install_build(&bundle, signing, &build),
+                Err(_) => phone.reinstall(&bundle, signing),
+            };
+            installed.ok_or_else(|| format!("{bundle} is not installed"))?;
             Ok("ok".into())
         }
         "reinstall" => reinstall(phone, &next("a bundle id")?),

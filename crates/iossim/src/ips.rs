@@ -489,6 +489,7 @@ impl SimPhone {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Signing;
 
     /// A crash and a watchdog report of one app in the same second (the `--sim-ios` run's
     /// flake): each keeps its own file, the second named as a real phone names it.
@@ -514,5 +515,45 @@ mod tests {
                 format!("{stem}.0002.ips")
             ]
         );
+    }
+
+    /// Issue 37: each report carries the build that crashed, in the header's `build_version`
+    /// and the body's `bundleInfo.CFBundleVersion`, as the real captures cited in
+    /// `testdata/iossim/README.md` do; a new build's reports carry the new one.
+    #[test]
+    fn reports_carry_the_build_that_crashed() {
+        let phone = SimPhone::default_phone();
+        let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let bundle = "com.example.appx";
+        let store = phone.app(bundle).unwrap().build;
+        let pid = phone.launch(bundle).unwrap();
+        let kind = CrashKind::Exception("first".into());
+        let first = phone.crash_at(pid, kind, time, true).unwrap();
+        phone
+            .install_build(bundle, Signing::Development, "408")
+            .unwrap();
+        assert_eq!(phone.app(bundle).unwrap().build, "408");
+        let pid = phone.launch(bundle).unwrap();
+        let later = time + Duration::from_secs(5);
+        let second = phone
+            .crash_at(pid, CrashKind::BadAccess(8), later, true)
+            .unwrap();
+        let files = phone.report_files();
+        let text = |path: &str| {
+            let file = files.iter().find(|f| f.path == path).unwrap();
+            String::from_utf8(file.bytes.to_vec()).unwrap()
+        };
+        for (path, build) in [(first, store.as_str()), (second, "408")] {
+            let text = text(&path);
+            let header = text.lines().next().unwrap();
+            assert!(
+                header.contains(&format!("\"build_version\":\"{build}\"")),
+                "{header}"
+            );
+            let bundle_info = text.lines().find(|l| l.contains("\"bundleInfo\"")).unwrap();
+            let version = format!("\"CFBundleVersion\":\"{build}\"");
+            assert!(bundle_info.contains(&version), "{bundle_info}");
+        }
+        assert_ne!(store, "408");
     }
 }

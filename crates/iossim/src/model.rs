@@ -813,6 +813,17 @@ impl SimPhone {
         Some(app)
     }
 
+    /// As [`SimPhone::reinstall`], of another build: `CFBundleVersion` `build`, which
+    /// installation_proxy lists from then on and the new build's crash reports carry (the
+    /// `.ips` header's `build_version` and the body's `bundleInfo.CFBundleVersion`, as a real
+    /// phone writes them: `testdata/iossim/README.md`).
+    pub fn install_build(&self, bundle_id: &str, signing: Signing, build: &str) -> Option<App> {
+        let mut app = self.reinstall(bundle_id, signing)?;
+        app.build = build.to_owned();
+        self.install(app.clone());
+        Some(app)
+    }
+
     /// Removes an app, ending its processes.
     pub fn uninstall(&self, bundle_id: &str) {
         let mut state = self.lock();

@@ -70,6 +70,7 @@ fn phone(start: OffsetDateTime) -> FakePhone {
                     // one fingerprint would be grouped under one).
                     format!("\tat dev.example.chatty.Main.run{i}(Main.java:42)\n").repeat(900)
                 ),
+                build: None,
             },
         );
     }
@@ -313,6 +314,7 @@ async fn four_reports_with_a_30_kb_anr_give_four_headings() {
         process: BIG_APP.into(),
         summary: summary.into(),
         text,
+        build: None,
     };
     let anr = format!(
         "Subject: Input dispatching timed out\n{}",

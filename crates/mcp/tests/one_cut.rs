@@ -294,6 +294,7 @@ proptest! {
                 process: APP.into(),
                 summary: format!("crash {i}: {}", text(seed ^ i as u64, 60, false)),
                 text: text(seed.wrapping_add(i as u64), size, true),
+                build: None,
             });
         }
         let response = read(phone, cap, LogsKind::Crashes, 10);
@@ -370,6 +371,7 @@ proptest! {
                     process: APP.into(),
                     summary: SUMMARY.into(),
                     text,
+                    build: None,
                 });
                 total += 1;
             }

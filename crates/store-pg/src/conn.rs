@@ -30,6 +30,63 @@ pub(crate) struct Target {
 #[error("the PostgreSQL connection string cannot be used: {0}")]
 pub struct BadConnectionString(pub String);
 
+/// A connection string as given (`--store`, `store`, `PHONELOGS_STORE`, a `store_file`'s text),
+/// shown (`Debug`, `Display`) as the store's name only: host, port and database, never a user
+/// or a password, so settings printed for debugging keep its secrets. [`ConnectionString::expose`]
+/// gives the text itself, for connecting.
+///
+/// ```
+/// let url: phonelogs_store_pg::ConnectionString =
+///     "postgres://lab:s3cret@db.example:6543/phonelogs".parse().unwrap();
+/// assert_eq!(url.to_string(), "PostgreSQL db.example:6543/phonelogs");
+/// assert!(!format!("{url:?}").contains("s3cret"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConnectionString(String);
+
+impl ConnectionString {
+    /// The connection string `text`.
+    pub fn new(text: impl Into<String>) -> ConnectionString {
+        ConnectionString(text.into())
+    }
+
+    /// The text itself, secrets included: for connecting only, never for showing.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for ConnectionString {
+    fn from(text: String) -> Self {
+        ConnectionString(text)
+    }
+}
+
+impl std::str::FromStr for ConnectionString {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(ConnectionString(text.to_owned()))
+    }
+}
+
+impl std::fmt::Display for ConnectionString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match parse(&self.0) {
+            Ok(target) => f.write_str(&describe(&target.config)),
+            Err(_) => f.write_str("PostgreSQL (a connection string that cannot be read)"),
+        }
+    }
+}
+
+impl std::fmt::Debug for ConnectionString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ConnectionString")
+            .field(&self.to_string())
+            .finish()
+    }
+}
+
 /// Reads `url` (`postgres://…` or libpq's `key=value` form). `sslmode` may be any of libpq's
 /// `disable`, `prefer`, `require`, `verify-ca` and `verify-full`: whenever TLS is used, the
 /// server's certificate is verified against `sslrootcert` (a PEM file) or the system's CAs, and
@@ -154,5 +211,34 @@ mod tests {
         assert!(!refused.to_string().contains("hunter2"), "{refused}");
         let refused = parse("postgres://u:hunter2@h/db?nonsense=1").unwrap_err();
         assert!(!refused.to_string().contains("hunter2"), "{refused}");
+    }
+
+    #[test]
+    fn a_connection_string_shows_its_store_and_never_its_secrets() {
+        for (text, shown) in [
+            (
+                "postgres://lab:hunter2@db.example:6543/pl?sslmode=verify-full",
+                "PostgreSQL db.example:6543/pl",
+            ),
+            (
+                "host=db.example port=6543 dbname=pl user=lab password=hunter2",
+                "PostgreSQL db.example:6543/pl",
+            ),
+            // Not readable: nothing of it is shown.
+            (
+                "postgres://lab:hunter2@db.example/pl?sslmode=sometimes",
+                "PostgreSQL (a connection string that cannot be read)",
+            ),
+        ] {
+            let url = ConnectionString::new(text);
+            assert_eq!(url.to_string(), shown);
+            let debug = format!("{url:?} {url:#?} {:?}", Some(url.clone()));
+            assert!(debug.contains(shown), "{debug}");
+            assert!(
+                !debug.contains("hunter2") && !debug.contains("lab"),
+                "{debug}"
+            );
+            assert_eq!(url.expose(), text);
+        }
     }
 }

@@ -16,7 +16,9 @@
 //!   a password), so a read that needs a decision fails closed.
 //! - TLS through rustls: `sslmode` and `sslrootcert` as libpq reads them (see [`PgStore::connect`]).
 //! - Versioned schema migrations ([`PgStore::migrate`], `phonelogs store migrate`); a server
-//!   refuses a schema newer than it knows.
+//!   refuses a schema newer than it knows; [`inspect`] reads the version a store has (the doctor).
+//! - A connection string is kept as a [`ConnectionString`], whose `Debug` and `Display` show the
+//!   store's host, port and database only, so settings printed never show its password.
 //!
 //! ```no_run
 //! use phonelogs_gateway::{Gateway, Store};
@@ -45,12 +47,15 @@ mod conn;
 mod listen;
 mod ops;
 mod schema;
-pub mod secret_file;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;
 
-pub use conn::{BadConnectionString, CONNECT_TIMEOUT, TCP_USER_TIMEOUT, is_postgres};
+pub use phonelogs_secret_file as secret_file;
+
+pub use conn::{
+    BadConnectionString, CONNECT_TIMEOUT, ConnectionString, TCP_USER_TIMEOUT, is_postgres,
+};
 pub use schema::SCHEMA_VERSION;
 
 /// How a [`PgStore`] works.
@@ -176,6 +181,20 @@ impl PgStore {
     /// system's CAs, and its name against the host. An error names the store, never the
     /// password.
     pub fn connect(url: &str, options: PgOptions) -> Result<PgStore, Error> {
+        let store = PgStore::build(url, options)?;
+        let migrate = store.inner.options.migrate;
+        store.run(move |pool| async move {
+            let mut client = pool.get().await?;
+            if migrate {
+                schema::migrate(&mut client).await?;
+            }
+            schema::check(&client).await
+        })?;
+        Ok(store)
+    }
+
+    /// The store `url` names, its pool and listener made, its database not yet reached.
+    fn build(url: &str, options: PgOptions) -> Result<PgStore, Error> {
         let target = conn::parse(url).map_err(|error| store_error("PostgreSQL", error.0))?;
         let name = conn::describe(&target.config);
         let tls = tls::connector(target.root_cert.as_deref())
@@ -206,7 +225,7 @@ impl PgStore {
             let _entered = runtime.enter();
             listen::Wakeups::start(target.config.clone(), tls)
         });
-        let store = PgStore {
+        Ok(PgStore {
             inner: Arc::new(Inner {
                 name,
                 pool,
@@ -214,16 +233,7 @@ impl PgStore {
                 wakeups,
                 runtime: Runtime(Some(runtime)),
             }),
-        };
-        let migrate = store.inner.options.migrate;
-        store.run(move |pool| async move {
-            let mut client = pool.get().await?;
-            if migrate {
-                schema::migrate(&mut client).await?;
-            }
-            schema::check(&client).await
-        })?;
-        Ok(store)
+        })
     }
 
     /// Applies the migrations the database `url` names lacks (`phonelogs store migrate`); the
@@ -308,10 +318,10 @@ pub const STORE_ENV: &str = "PHONELOGS_STORE";
 /// else [`STORE_ENV`]) as it is, else the one kept in `file` (`--store-file`, `store_file`),
 /// read under the secret-file rule ([`secret_file`]). `None`: the SQLite store.
 pub fn chosen(
-    url: Option<String>,
+    url: Option<ConnectionString>,
     file: Option<&std::path::Path>,
-) -> Result<Option<String>, Error> {
-    if let Some(url) = url.filter(|u| !u.trim().is_empty()) {
+) -> Result<Option<ConnectionString>, Error> {
+    if let Some(url) = url.filter(|u| !u.expose().trim().is_empty()) {
         return Ok(Some(url));
     }
     let Some(file) = file else {
@@ -326,19 +336,53 @@ pub fn chosen(
             format!("the store file {} is empty", file.display()),
         ));
     }
-    Ok(Some(url.to_owned()))
+    Ok(Some(ConnectionString::new(url)))
 }
 
 /// Opens the shared store `url` names as a [`phonelogs_gateway::Store`] (migrating it first
 /// when `migrate`).
-pub fn open(url: &str, migrate: bool) -> Result<phonelogs_gateway::Store, Error> {
+pub fn open(url: &ConnectionString, migrate: bool) -> Result<phonelogs_gateway::Store, Error> {
     let options = PgOptions {
         migrate,
         ..PgOptions::default()
     };
     Ok(phonelogs_gateway::Store::new(PgStore::connect(
-        url, options,
+        url.expose(),
+        options,
     )?))
+}
+
+/// What `phonelogs doctor` shows of a shared store.
+#[derive(Debug)]
+pub struct Inspection {
+    /// The store's name: host, port and database, never a user or a password.
+    pub store: String,
+    /// The schema version its database has (0: none yet), or why it cannot be read.
+    pub schema: Result<i64, Error>,
+}
+
+/// Reaches the store `url` names and reads its schema version, whatever it is (a store this
+/// build refuses included), within [`CONNECT_TIMEOUT`].
+pub fn inspect(url: &ConnectionString) -> Inspection {
+    let options = PgOptions {
+        notify: false,
+        pool_size: 1,
+        op_timeout: CONNECT_TIMEOUT,
+        ..PgOptions::default()
+    };
+    match PgStore::build(url.expose(), options) {
+        Ok(store) => Inspection {
+            store: store.inner.name.clone(),
+            schema: store.run(|pool| async move {
+                let client = pool.get().await?;
+                schema::found(&**client).await
+            }),
+        },
+        Err(error) => Inspection {
+            store: url.to_string(),
+            schema: Err(error),
+        },
+    }
 }
 
 fn store_error(name: &str, message: String) -> Error {

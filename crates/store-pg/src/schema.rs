@@ -95,7 +95,7 @@ const MIGRATE: &str =
     "run `phonelogs store migrate --store URL` (or start phonelogs-mcp with --migrate)";
 
 /// The version the database has, `0` when it has no phonelogs schema.
-async fn found(client: &impl GenericClient) -> Result<i64, Failure> {
+pub(crate) async fn found(client: &impl GenericClient) -> Result<i64, Failure> {
     match client
         .query_one(
             "SELECT COALESCE(MAX(version), 0)::BIGINT FROM phonelogs_schema",

@@ -57,6 +57,7 @@ fn phone(seed: u64) -> (FakePhone, Vec<String>) {
                 process: (*id).into(),
                 summary: format!("SUMMARY{canary}"),
                 text: format!("{report}\n\tat Main.run\n"),
+                build: None,
             },
         );
         canaries.push(canary);

@@ -13,7 +13,7 @@
 //! - [`since`] and [`place`]: the `since` argument read as a time, or as the place after the
 //!   lines already shown; [`held`]: the lines a waiting call holds.
 //! - [`aids`] and [`context`]: the debugging aids' captures masked; a crash report's context
-//!   lines.
+//!   lines. [`builds`]: what another build wrote, which a development build's pass leaves out.
 //! - [`types`] and [`debug_types`]: the one request and answer shape of a `phone_logs` call and
 //!   of the debugging aids, which the gateway fills and the MCP front end carries.
 //!
@@ -40,6 +40,7 @@
 //! ```
 
 pub mod aids;
+pub mod builds;
 pub mod context;
 pub mod cost;
 pub mod debug_types;

@@ -791,6 +791,7 @@ mod tests {
             process: "com.example.app".into(),
             summary: format!("summary {seconds}"),
             text,
+            build: None,
         }
     }
 

@@ -47,6 +47,7 @@ pub fn report(seconds: i64, process: &str, summary: &str, text: &str) -> CrashRe
         process: process.into(),
         summary: summary.into(),
         text: text.into(),
+        build: None,
     }
 }
 
