@@ -34,6 +34,7 @@ impl StoreBackend for PgStore {
         self.run(move |pool| async move {
             ops::answer_via(&mut pool.get().await?, &id, answer, via).await
         })
+        .map_err(outcome_unknown)
     }
 
     fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
@@ -262,5 +263,22 @@ impl PgStore {
             let client = pool.get().await?;
             schema::check(&client).await
         })
+    }
+}
+
+/// A connection lost while the answer's `COMMIT` was on its way leaves the outcome unknown to
+/// this server, though the database may have applied it: the person is told so, and that
+/// answering again is safe (an applied answer refuses a second one).
+fn outcome_unknown(error: Error) -> Error {
+    match error {
+        Error::Store { store, message } => Error::Store {
+            store,
+            message: format!(
+                "{message}. The answer may have been applied before the connection failed: \
+                 `phonelogs approvals` shows whether it is still waiting; answering again is \
+                 safe (an answer already applied is refused as answered already)"
+            ),
+        },
+        other => other,
     }
 }
