@@ -364,11 +364,11 @@ fn report_key(report: &CrashReport) -> (OffsetDateTime, Option<u32>, String, Str
 }
 
 /// Waits for a crash report of the app that `first` (the reports there at the start) does not
-/// hold, reading the reports again every second. Returns the last read and how it ended.
+/// hold and `of_build` keeps, reading them again every second. Returns the last read and how.
 pub(crate) async fn wait_for_report(
     on: &On<'_>,
     since: OffsetDateTime,
-    limit: usize,
+    (limit, of_build): (usize, &(dyn Fn(&CrashReport) -> bool + Sync)),
     first: CrashResult,
 ) -> phonelogs_driver::Result<(CrashResult, Ending)> {
     let On {
@@ -395,7 +395,7 @@ pub(crate) async fn wait_for_report(
                     return Ok((last, Ending::Cancelled));
                 }
                 last = driver.own_crash_result(device, info, since, limit).await?;
-                if last.reports.iter().any(|r| !known.contains(&report_key(r))) {
+                if last.reports.iter().any(|r| !known.contains(&report_key(r)) && of_build(r)) {
                     // A new report is shown only if the app is still what the call was
                     // decided on (a release build installed during the wait is asked about).
                     Recheck::confirm(on).await?;

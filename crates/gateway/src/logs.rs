@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::catalog;
 use crate::cursor::CursorRefusal;
-use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, wait_for_line};
+use crate::live::{Ending, LiveHooks, On, WAIT_TIMEOUTS, Wait, wait_for_line, wait_for_report};
 use crate::permission::{Ask, Gate};
 use crate::session::{Session, Target, driver_error_status};
 use crate::types::{LogsKind, LogsRequest, LogsResponse, Status, StepArgs};
@@ -473,7 +473,7 @@ impl Session {
             return Ok((first, None));
         };
         let allowed = || self.still_allowed(&target.info.app);
-        let on = crate::live::On {
+        let on = On {
             driver: self.driver(target.driver_index),
             device: &target.device,
             info: &target.info,
@@ -484,7 +484,9 @@ impl Session {
             masker: None,
             key_blocks: self.key_blocks(),
         };
-        let (last, how) = crate::live::wait_for_report(&on, since, call.limit, first).await?;
+        let build = self.kept_build(target);
+        let of_build = |r: &_| build.is_none_or(|b| phonelogs_view::builds::of_build(r, b));
+        let (last, how) = wait_for_report(&on, since, (call.limit, &of_build), first).await?;
         Ok((last, Some(how)))
     }
 

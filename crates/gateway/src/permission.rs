@@ -299,13 +299,16 @@ impl Session {
         target: &Target,
         reports: &mut Vec<phonelogs_driver::CrashReport>,
     ) -> Option<String> {
-        let build = target.info.version.as_deref()?;
-        let left_out = match self.pass_leaves_out(target, Action::Logs) {
-            true => phonelogs_view::builds::drop_other_builds(reports, build),
-            false => 0,
-        };
+        let build = self.kept_build(target)?;
+        let left_out = phonelogs_view::builds::drop_other_builds(reports, build);
         (left_out > 0)
             .then(|| catalog::other_build_reports_left_out(&target.label, build, left_out))
+    }
+
+    /// The build a pass that leaves out another's shows ([`Session::pass_leaves_out`]).
+    pub(crate) fn kept_build<'t>(&self, target: &'t Target) -> Option<&'t str> {
+        let build = target.info.version.as_deref()?;
+        self.pass_leaves_out(target, Action::Logs).then_some(build)
     }
 
     /// Notes the build `target` describes ([`crate::builds::Builds::seen`]), so that one seen

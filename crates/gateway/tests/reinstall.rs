@@ -559,4 +559,34 @@ mod never_seen {
         assert!(format!("{read:?}").contains("STORE-CRASH"), "{read:?}");
         assert!(!read.message.contains("another build"), "{}", read.message);
     }
+
+    /// A store build's report written during a `wait_for: crash` (its `.ips` written late) does
+    /// not end the wait: the wait goes on to the development build's own report, and shows it.
+    #[tokio::test(start_paused = true)]
+    async fn another_builds_report_written_during_a_wait_does_not_end_it() {
+        let phone = phone_with(FakePhone::new());
+        phone.add_app(&device(), development_build());
+        let gateway = gateway(&phone);
+        let session = task(&gateway, "agent");
+        let writer = phone.clone();
+        tokio::spawn(async move {
+            let app = AppId::new(APP);
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+            writer.add_crash(&device(), &app, built(3, "STORE-CRASH", Some(STORE)));
+            tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+            writer.add_crash(&device(), &app, built(4, "DEV-CRASH", Some(DEV)));
+        });
+        let request = LogsRequest {
+            wait_for: Some("crash".into()),
+            timeout: Some(20),
+            ..early(crashes(APP))
+        };
+        let read = session.logs(request).await;
+        assert_eq!(read.status, Status::Ok, "{}", read.message);
+        assert_eq!(read.matched, Some(true), "{}", read.message);
+        let shown = format!("{read:?}");
+        assert!(shown.contains("DEV-CRASH"), "the wait ended early: {shown}");
+        assert!(!shown.contains("STORE-CRASH"), "{shown}");
+        assert_eq!(read.shown, 1);
+    }
 }

@@ -27,13 +27,17 @@ use phonelogs_driver::CrashReport;
 /// ```
 pub fn drop_other_builds(reports: &mut Vec<CrashReport>, build: &str) -> usize {
     let before = reports.len();
-    reports.retain(|report| {
-        report
-            .build
-            .as_deref()
-            .is_none_or(|b| b.trim() == build.trim())
-    });
+    reports.retain(|report| of_build(report, build));
     before - reports.len()
+}
+
+/// Whether `report` may be of `build`: it names that build, or none (see
+/// [`drop_other_builds`]). A wait for a crash ends only on such a report.
+pub fn of_build(report: &CrashReport, build: &str) -> bool {
+    report
+        .build
+        .as_deref()
+        .is_none_or(|b| b.trim() == build.trim())
 }
 
 /// `at` moved up to the next multiple of `resolution` (at most a second) within its second:
