@@ -573,7 +573,7 @@ pub(crate) fn app_crashes_of_prints(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::logs::strategies::{APP, BASE, UID, dropbox_entry, dump};
+    use crate::logs::strategies::{APP, BASE, UID, dropbox_entry, dump, whole_entry_of};
     use proptest::prelude::*;
     use time::macros::datetime;
 
@@ -1036,6 +1036,62 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         assert!(found.reports.is_empty(), "{found:#?}");
     }
 
+    /// Two entries of the clone with the same header line (one second, one size: a crash loop)
+    /// before the app's: the listing no longer matches the print one for one, so each entry is
+    /// pinned by the end of the one before, which an uncompressed text's byte count gives; the
+    /// app's crash is still shown, and nothing is counted. (The case a CI run's property found
+    /// with byte counts its strategy made up: then no end was known and the app's crash was
+    /// left out, counted.)
+    #[test]
+    fn twin_entries_of_another_uid_before_the_apps_leave_it_shown() {
+        let entry = |time: &str, uid: u32, text: &str| {
+            let text = format!("Process: {APP}\nUID: {uid}\nPackage: {APP} v1 (1.0)\n\n{text}\n");
+            format!(
+                "========================================\n{time} data_app_crash (text, {} bytes)\n{text}",
+                text.len()
+            )
+        };
+        let clone = entry(
+            "2025-11-30 10:58:02",
+            1_010_123,
+            "java.lang.IllegalStateException: CLONE-SECRET",
+        );
+        let dropbox = format!(
+            "Drop box contents: 3 entries\n\n{clone}{clone}{}",
+            entry(
+                "2025-11-30 11:00:00",
+                UID,
+                "java.lang.IllegalStateException: Crash button tapped"
+            )
+        );
+        let owner = Owner {
+            package: APP,
+            uid: UID,
+            other_users: false,
+        };
+        let clock = PhoneClock {
+            offset: time::UtcOffset::from_hms(1, 0, 0).unwrap(),
+            year: None,
+        };
+        let since = OffsetDateTime::from_unix_timestamp(BASE - 600).unwrap();
+        let found = app_crashes_of_prints(
+            &[dropbox.as_str(), "", ""],
+            b"",
+            &[b"".as_slice()],
+            owner,
+            &clock,
+            since,
+            10,
+        );
+        assert_eq!(
+            (found.reports.len(), found.unconfirmed),
+            (1, 0),
+            "{found:#?}"
+        );
+        assert!(found.reports[0].text.contains("Crash button tapped"));
+        assert!(!format!("{found:?}").contains("CLONE-SECRET"));
+    }
+
     /// The drop box dumps of random entries, as `dumpsys dropbox --print` prints one tag's.
     fn drop_boxes(dumps: &[Vec<String>]) -> Vec<String> {
         dumps
@@ -1048,23 +1104,6 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
                 )
             })
             .collect()
-    }
-
-    /// A drop box entry whose text holds no separator line (a separator inside an entry's text
-    /// makes the listing pin the entries around it differently: `phonelogs_crash::dropbox`'s
-    /// own tests hold that).
-    fn whole_entry() -> impl Strategy<Value = String> {
-        dropbox_entry().prop_filter("no separator in its text", |entry| {
-            !entry.contains("\nnot a header line\n")
-        })
-    }
-
-    /// A whole drop box entry whose `UID:` is another uid's: the app's clone in user 10, or
-    /// another app.
-    fn other_uids_entry() -> impl Strategy<Value = String> {
-        whole_entry().prop_filter("another uid's", |entry| {
-            entry.contains("\nUID: 1010123\n") || entry.contains("\nUID: 10200\n")
-        })
     }
 
     proptest! {
@@ -1097,14 +1136,17 @@ CPU usage from 0ms to 5000ms later:\n  50% 600/system_server: 30% user\n\n\
         }
 
         /// Drop box entries whose `UID:` names another uid (the app's clone, another app)
-        /// change nothing in the answer, wherever they are among whole entries: no report of
-        /// theirs, and no count of them.
+        /// change nothing in the answer, wherever they are among whole entries (uncompressed
+        /// texts, whose byte counts end them): no report of theirs, and no count of them.
+        /// After a compressed text or a separator inside a text, nothing can be pinned once two
+        /// listed header lines are the same, so another uid's twin entries can leave the app's
+        /// out, counted (`phonelogs_crash::dropbox`'s own tests hold that).
         #[test]
         fn another_uids_entries_change_nothing(
             crash_buffer in dump(),
             main in dump(),
-            dumps in prop::collection::vec(prop::collection::vec(whole_entry(), 0..5), 3),
-            others in prop::collection::vec(prop::collection::vec((other_uids_entry(), any::<prop::sample::Index>()), 0..3), 3),
+            dumps in prop::collection::vec(prop::collection::vec(whole_entry_of(vec![Some(UID), Some(1_010_123), Some(10200), None]), 0..5), 3),
+            others in prop::collection::vec(prop::collection::vec((whole_entry_of(vec![Some(1_010_123), Some(10200)]), any::<prop::sample::Index>()), 0..3), 3),
             other_users in any::<bool>(),
             since in -150i64..150,
         ) {

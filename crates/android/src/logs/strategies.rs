@@ -173,8 +173,30 @@ pub(super) fn query() -> impl Strategy<Value = LogQuery> {
 
 /// A drop box entry of `dumpsys dropbox --print <tag>`: the app's, its clone's or another
 /// app's, with or without `UID:` and `PID:` (Android 10 prints neither), at a time around
-/// the query's `since`.
+/// the query's `since`. An uncompressed text's header gives its true byte count, as AOSP's
+/// `DropBoxManagerService` stores it (so its end is known, and a separator inside it starts no
+/// entry); a compressed text's count is the file's, which says nothing of where the print ends.
 pub(super) fn dropbox_entry() -> impl Strategy<Value = String> {
+    entry_of(
+        prop::option::of(prop::sample::select(vec![UID, 1_010_123, 10200])),
+        true,
+    )
+}
+
+/// A [`dropbox_entry`] whose end is known (an uncompressed text with no separator line in it),
+/// with a `UID:` line drawn from `uids` (`None`: none, as Android 10 prints).
+pub(super) fn whole_entry_of(uids: Vec<Option<u32>>) -> impl Strategy<Value = String> {
+    entry_of(prop::sample::select(uids), false)
+}
+
+/// A drop box entry with a `UID:` line from `uid`, which may be damaged (a separator line in
+/// its text) or compressed only when `odd`.
+fn entry_of(uid: impl Strategy<Value = Option<u32>>, odd: bool) -> impl Strategy<Value = String> {
+    let flags = if odd {
+        any::<(bool, bool)>().boxed()
+    } else {
+        Just((false, false)).boxed()
+    };
     (
         prop::sample::select(vec![
             "data_app_crash",
@@ -185,11 +207,11 @@ pub(super) fn dropbox_entry() -> impl Strategy<Value = String> {
         -200i64..200,
         prop::sample::select(vec![APP, "dev.phonelogs.crashtest:remote", "com.example.store"]),
         prop::option::of(prop::sample::select(vec![4242u32, 4300, 5151])),
-        prop::option::of(prop::sample::select(vec![UID, 1_010_123, 10200])),
+        uid,
         any::<bool>(),
-        any::<bool>(),
+        flags,
     )
-        .prop_map(|(tag, at, process, pid, uid, timestamp, damaged)| {
+        .prop_map(|(tag, at, process, pid, uid, timestamp, (damaged, compressed))| {
             // Local times of a phone at +01:00.
             let local = OffsetDateTime::from_unix_timestamp(BASE + at).unwrap()
                 .to_offset(time::UtcOffset::from_hms(1, 0, 0).unwrap());
@@ -197,8 +219,7 @@ pub(super) fn dropbox_entry() -> impl Strategy<Value = String> {
                 "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
                 local.year(), local.month() as u8, local.day(), local.hour(), local.minute(), local.second()
             );
-            let mut text = format!("========================================\n{date} {tag} (text, 300 bytes)\n");
-            text.push_str(&format!("Process: {process}\n"));
+            let mut text = format!("Process: {process}\n");
             if let Some(pid) = pid {
                 text.push_str(&format!("PID: {pid}\n"));
             }
@@ -223,6 +244,11 @@ pub(super) fn dropbox_entry() -> impl Strategy<Value = String> {
             if damaged {
                 text.push_str("========================================\nnot a header line\nProcess: dev.phonelogs.crashtest\n");
             }
-            text
+            let contents = if compressed {
+                "compressed text, 300".to_owned()
+            } else {
+                format!("text, {}", text.len())
+            };
+            format!("========================================\n{date} {tag} ({contents} bytes)\n{text}")
         })
 }
