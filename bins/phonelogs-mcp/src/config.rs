@@ -238,6 +238,13 @@ impl Settings {
         let store_env = env(phonelogs_store_pg::STORE_ENV)
             .and_then(|v| v.into_string().ok())
             .map(ConnectionString::from);
+        if let Some(warning) = args
+            .store
+            .as_ref()
+            .and_then(ConnectionString::command_line_warning)
+        {
+            tracing::warn!("{warning}");
+        }
         let store = phonelogs_store_pg::chosen(
             args.store.or(file.store).or(store_env),
             args.store_file.or(file.store_file).as_deref(),

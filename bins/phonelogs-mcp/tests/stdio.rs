@@ -993,3 +993,43 @@ async fn the_demo_serves_an_android_phone_and_an_iphone() {
     assert_eq!(android["status"], "ok", "{android}");
     client.cancel().await.unwrap();
 }
+
+/// A password given with `--store` is on the command line, which every user of the machine
+/// can read: the server says so on stderr, without the password, and points to `--store-file`
+/// or `PHONELOGS_STORE`; through `PHONELOGS_STORE` it says nothing of it.
+#[test]
+fn a_store_password_on_the_command_line_is_warned_about_without_showing_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("postgres://lab:hunter2@127.0.0.1:{port}/lab?sslmode=disable");
+    let state = tempfile::tempdir().expect("tempdir");
+    let run = |flag: bool| {
+        let mut command = std::process::Command::new(BIN);
+        command
+            .arg("--state-dir")
+            .arg(state.path())
+            .env_remove("PHONELOGS_STORE")
+            .env("RUST_BACKTRACE", "0")
+            .stdin(Stdio::null());
+        if flag {
+            command.args(["--store", &url]);
+        } else {
+            command.env("PHONELOGS_STORE", &url);
+        }
+        let out = command.output().expect("runs");
+        // Nothing reaches the store: the server stops, naming it.
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let flagged = run(true);
+    assert!(!flagged.contains("hunter2"), "{flagged}");
+    assert!(
+        flagged.contains("on the command line") && flagged.contains("--store-file"),
+        "{flagged}"
+    );
+    let from_env = run(false);
+    assert!(!from_env.contains("hunter2"), "{from_env}");
+    assert!(!from_env.contains("on the command line"), "{from_env}");
+}

@@ -474,6 +474,23 @@ fn parse_ios_version(text: &str) -> Result<phonelogs_iossim::IosVersion, String>
     })
 }
 
+/// The `--store` typed on the command line itself (not taken from `PHONELOGS_STORE`), in
+/// whichever subcommand holds it.
+fn store_on_command_line(
+    matches: &clap::ArgMatches,
+) -> Option<phonelogs_store_pg::ConnectionString> {
+    if matches.ids().any(|id| id == "store")
+        && matches.value_source("store") == Some(clap::parser::ValueSource::CommandLine)
+    {
+        return matches
+            .get_one::<phonelogs_store_pg::ConnectionString>("store")
+            .cloned();
+    }
+    matches
+        .subcommand()
+        .and_then(|(_, sub)| store_on_command_line(sub))
+}
+
 fn main() -> ExitCode {
     // The computer's UTC offset is read before any thread starts, where every platform allows it.
     let local_offset = time::UtcOffset::current_local_offset().ok();
@@ -484,7 +501,16 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    if let Some(warning) =
+        store_on_command_line(&matches).and_then(|url| url.command_line_warning())
+    {
+        tracing::warn!("{warning}");
+    }
     match run(cli.command, local_offset) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

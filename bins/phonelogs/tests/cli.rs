@@ -894,3 +894,42 @@ fn doctor_shows_the_shared_store_and_never_its_password() {
         "{store}"
     );
 }
+
+/// A password given with `--store` is on the command line, which every user of the machine
+/// can read: the person is told, without the password, and pointed to `--store-file` or
+/// `PHONELOGS_STORE`; given through `PHONELOGS_STORE`, nothing is said.
+#[test]
+fn a_password_on_the_command_line_is_warned_about_without_showing_it() {
+    let url = format!(
+        "postgres://lab:hunter2@127.0.0.1:{}/lab?sslmode=disable",
+        free_port()
+    );
+    let state = tempfile::tempdir().expect("tempdir");
+    let run = |flag: bool| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_phonelogs"));
+        command
+            .args(["approvals", "list", "--state-dir"])
+            .arg(state.path())
+            .env_remove("PHONELOGS_STORE");
+        if flag {
+            command.args(["--store", &url]);
+        } else {
+            command.env("PHONELOGS_STORE", &url);
+        }
+        let out = command.output().expect("runs");
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
+    };
+    let flagged = run(true);
+    assert!(!flagged.contains("hunter2"), "{flagged}");
+    assert!(
+        flagged.contains("on the command line") && flagged.contains("--store-file"),
+        "{flagged}"
+    );
+    let from_env = run(false);
+    assert!(!from_env.contains("hunter2"), "{from_env}");
+    assert!(!from_env.contains("on the command line"), "{from_env}");
+    // Both name the store they could not reach.
+    for printed in [&flagged, &from_env] {
+        assert!(printed.contains("PostgreSQL 127.0.0.1:"), "{printed}");
+    }
+}

@@ -31,10 +31,20 @@ impl StoreBackend for PgStore {
 
     fn answer_via(&self, approval_id: &str, answer: Answer, via: AnsweredVia) -> Result<(), Error> {
         let id = approval_id.to_owned();
+        // Set once the COMMIT is sent: a failure after it (the connection lost, the deadline
+        // passed) leaves the outcome unknown; one before it applied nothing.
+        let committing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sent = committing.clone();
         self.run(move |pool| async move {
-            ops::answer_via(&mut pool.get().await?, &id, answer, via).await
+            ops::answer_via(&mut pool.get().await?, &id, answer, via, &sent).await
         })
-        .map_err(outcome_unknown)
+        .map_err(|error| {
+            if committing.load(std::sync::atomic::Ordering::SeqCst) {
+                outcome_unknown(error)
+            } else {
+                error
+            }
+        })
     }
 
     fn history(&self, filter: HistoryFilter) -> Result<Vec<HistoryStep>, Error> {
@@ -266,7 +276,8 @@ impl PgStore {
     }
 }
 
-/// A connection lost while the answer's `COMMIT` was on its way leaves the outcome unknown to
+/// A connection lost (or the deadline passed) once the answer's `COMMIT` was sent leaves the
+/// outcome unknown to
 /// this server, though the database may have applied it: the person is told so, and that
 /// answering again is safe (an applied answer refuses a second one).
 fn outcome_unknown(error: Error) -> Error {

@@ -54,6 +54,27 @@ impl ConnectionString {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// What to tell the person when this string, holding a password, was given on the command
+    /// line (`--store`), where every user of the machine can read it (`ps`, `/proc/<pid>/cmdline`);
+    /// `None` when it holds none.
+    ///
+    /// ```
+    /// use phonelogs_store_pg::ConnectionString;
+    /// let with = ConnectionString::new("postgres://lab:s3cret@db.example/phonelogs");
+    /// let warning = with.command_line_warning().unwrap();
+    /// assert!(warning.contains("--store-file") && !warning.contains("s3cret"));
+    /// assert!(ConnectionString::new("postgres://lab@db.example/phonelogs").command_line_warning().is_none());
+    /// ```
+    pub fn command_line_warning(&self) -> Option<String> {
+        let target = parse(&self.0).ok()?;
+        target.config.get_password()?;
+        Some(format!(
+            "--store gives the password of {self} on the command line, where every user of \
+             this machine can read it (ps): put the connection string in a file only you can \
+             read and pass --store-file, or set PHONELOGS_STORE (see docs/farms.md)"
+        ))
+    }
 }
 
 impl From<String> for ConnectionString {

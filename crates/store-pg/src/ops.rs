@@ -105,6 +105,7 @@ pub(crate) async fn answer_via(
     id: &str,
     answer: Answer,
     via: AnsweredVia,
+    committing: &std::sync::atomic::AtomicBool,
 ) -> Result<(), Failure> {
     let tx = client.transaction().await?;
     let now = now_text();
@@ -185,6 +186,7 @@ pub(crate) async fn answer_via(
     )
     .await?;
     tx_exec(&tx, "SELECT pg_notify($1, $2)", &[&CHANNEL, &id]).await?;
+    committing.store(true, std::sync::atomic::Ordering::SeqCst);
     tx.commit().await?;
     Ok(())
 }

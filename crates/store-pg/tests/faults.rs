@@ -293,6 +293,9 @@ async fn a_network_cut_fails_calls_naming_the_store_and_loses_no_answer() {
     farm.names_the_store(blocked, "is_blocked during the cut");
     // The person's answer on the cut server fails, naming the store, and is not applied.
     let on_behind = farm.answer_behind(&id, Answer::Task).await.unwrap();
+    // It never reached its COMMIT: it says nothing of an answer that may have been applied.
+    let said = format!("{on_behind:?}");
+    assert!(!said.contains("may have been applied"), "{said}");
     farm.names_the_store(on_behind, "an answer during the cut");
     // On a server the cut does not reach, the person's answer is applied.
     farm.other.answer(&id, Answer::Deny).unwrap();
@@ -349,7 +352,11 @@ async fn a_server_killed_before_its_answer_commits_applies_nothing() {
 
     // The server is killed: its connections close mid-transaction.
     farm.proxy.kill();
-    farm.names_the_store(answering.await.unwrap(), "the killed server's answer");
+    let answered = answering.await.unwrap();
+    // Killed before its COMMIT: it applied nothing, and does not say it may have.
+    let said = format!("{answered:?}");
+    assert!(!said.contains("may have been applied"), "{said}");
+    farm.names_the_store(answered, "the killed server's answer");
     client.batch_execute("ROLLBACK").await.unwrap();
     ended(&client, backend).await;
 
