@@ -635,6 +635,10 @@ fn page(
 ) -> anyhow::Result<()> {
     let options = ui::Options {
         store: shared_store(&state)?,
+        shared: doctor::SharedStore {
+            url: state.store,
+            file: state.store_file,
+        },
         state_dir: state::state_dir(state.state_dir)?,
         port: port.unwrap_or(0),
         open,

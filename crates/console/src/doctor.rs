@@ -139,10 +139,10 @@ pub async fn run(
     Ok(all_ok)
 }
 
-/// What `phonelogs doctor` finds with adb's and usbmuxd's default addresses, for the page's
-/// Phones view.
-pub async fn findings(state_dir: Option<PathBuf>) -> Vec<Finding> {
-    match PhoneSources::default().phones() {
+/// What `phonelogs doctor` finds with adb's and usbmuxd's default addresses, and the shared
+/// store `store` chooses (when it does), for the page's Phones view.
+pub async fn findings(state_dir: Option<PathBuf>, store: SharedStore) -> Vec<Finding> {
+    let mut findings = match PhoneSources::default().phones() {
         Ok(phones) => findings_with(state_dir, &phones).await,
         Err(error) => vec![Finding {
             check: "phones".into(),
@@ -150,7 +150,9 @@ pub async fn findings(state_dir: Option<PathBuf>) -> Vec<Finding> {
             detail: crate::chain(&error),
             fix: Some("fix ADB_SERVER_SOCKET or USBMUXD_SOCKET_ADDRESS".into()),
         }],
-    }
+    };
+    findings.extend(store_finding(store));
+    findings
 }
 
 /// What `phonelogs doctor` finds for these adb servers and usbmuxd addresses.
@@ -354,5 +356,17 @@ fn state_finding(state_dir: Option<PathBuf>) -> Finding {
                 ),
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a shared store (SQLite in the state directory) neither the doctor nor the page's
+    /// Phones view adds a "shared store" line: for SQLite they show the state directory's.
+    #[test]
+    fn without_a_shared_store_there_is_no_shared_store_line() {
+        assert!(store_finding(SharedStore::default()).is_none());
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! The spec's "Settings › Safety" as a page: the agents' questions live, with one click for
 //! each answer; the Always-allow rules with Revoke; the history, filtered; the doctor's view of
-//! the phones. It is axum on hyper (HTTP/1) with HTML rendered here and one small script and
+//! the phones and of the shared store. It is axum on hyper (HTTP/1) with HTML rendered here and one small script and
 //! style sheet built into the binary, so nothing is loaded from any other host and there is no
 //! JavaScript build step. [`guard`] keeps it the person's own (token, Host, Origin, CSRF, CSP);
 //! on Linux the listener serves the person's own user only (`peer`); `--open` never puts the
@@ -63,6 +63,9 @@ pub struct Options {
     pub state_dir: PathBuf,
     /// The shared store, when `--store` names one (else SQLite in `state_dir`).
     pub store: Option<phonelogs_gateway::Store>,
+    /// How the shared store was given (`--store`, `--store-file`), for the Phones view's
+    /// "shared store" line, as `phonelogs doctor` shows it (default: none, SQLite).
+    pub shared: crate::doctor::SharedStore,
     /// The port (0: any free port).
     pub port: u16,
     /// Open the page in the person's browser.
@@ -85,6 +88,7 @@ struct AppState {
     snapshot: watch::Receiver<Snapshot>,
     models: Arc<RwLock<HashMap<String, String>>>,
     state_dir: PathBuf,
+    shared: crate::doctor::SharedStore,
     offset: UtcOffset,
 }
 
@@ -167,6 +171,7 @@ pub async fn run(options: Options) -> crate::Result<()> {
         snapshot,
         models,
         state_dir: options.state_dir,
+        shared: options.shared,
         offset: options.offset,
     };
     let app = router(state);
@@ -593,7 +598,8 @@ async fn history(
 }
 
 async fn phones(State(state): State<AppState>) -> Response {
-    let findings = crate::doctor::findings(Some(state.state_dir.clone())).await;
+    let findings =
+        crate::doctor::findings(Some(state.state_dir.clone()), state.shared.clone()).await;
     Html(html::layout(
         View::Phones,
         "Phones",

@@ -37,6 +37,7 @@ fn page() -> Page {
         snapshot,
         models: Arc::default(),
         state_dir: dir.path().to_owned(),
+        shared: crate::doctor::SharedStore::default(),
         offset: UtcOffset::UTC,
     };
     Page {
