@@ -3,17 +3,25 @@
 //! them (Docker secrets: root-owned 0444 files; Kubernetes secret volumes: read-only
 //! filesystems reached through a symbolic link, `token -> ..data/token`).
 //!
-//! The file a link resolves to, and its real directory, are judged; a file is accepted when
-//! each of these holds, and the first that does not is named in the refusal
-//! ([`Refused::rule`]):
-//! - `regular-file`: it is a regular file that can be read;
+//! The path is followed one name at a time, each directory through a descriptor held open, the
+//! links too; every directory that holds a name on the way is judged (whoever can write to it
+//! could put a name of their own there, a link included), and the file is judged by the `fstat`
+//! of the descriptor that is then read, so nothing can be swapped between the check and the
+//! read. A file is accepted when each of these holds, and the first that does not is named in
+//! the refusal ([`Refused::rule`]):
+//! - `regular-file`: it is a regular file that can be read (a FIFO, a device or a directory is
+//!   refused without being opened for reading), reached in at most 40 links;
 //! - `owner`: it belongs to root or to this server's user;
 //! - `file-mode`: no one but its owner may write to it;
 //! - `readable-by-others`: when group or others may read it, it looks like a mount: it has no
 //!   write bit at all (0444, 0440), or it is on a read-only filesystem, or it is root's while
 //!   the server is not root. A person's own 0644 file is refused (`chmod 600` or `chmod 444`);
-//! - `directory-owner`: its directory belongs to root or to this server's user;
-//! - `directory-mode`: no one but its owner may write to its directory.
+//! - `directory-owner`: each directory on its way (the links' included) belongs to root or to
+//!   this server's user;
+//! - `directory-mode`: no one but its owner may write to each of those directories, unless the
+//!   directory is sticky (`/tmp`, a Kubernetes volume) and the name in it is root's or this
+//!   user's, which no one else can then rename or remove;
+//! - `size`: it holds at most 1 MiB (a token file or a connection string is a few lines).
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -29,7 +37,15 @@
 //! # }
 //! ```
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
+
+/// The most a secret file may hold.
+pub const MAX_BYTES: u64 = 1 << 20;
+
+/// The most links followed on the way to the file (Linux's own `ELOOP` limit).
+#[cfg(unix)]
+const MAX_LINKS: usize = 40;
 
 /// Why a secret file was refused: the rule, and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -45,65 +61,181 @@ pub struct Refused {
     pub why: String,
 }
 
+/// A rule and what is wrong, before the file's name is put to it.
+type Refusal = (&'static str, String);
+
 /// Reads the secret file `path` (`what` names it in a refusal) when the rule accepts it.
 pub fn read(path: &Path, what: &'static str) -> Result<String, Refused> {
-    check(path, what)?;
-    std::fs::read_to_string(path).map_err(|error| Refused {
-        what,
-        path: path.to_owned(),
-        rule: "regular-file",
-        why: format!("it cannot be read: {error}"),
-    })
-}
-
-/// Checks `path` against the rule without reading it.
-pub fn check(path: &Path, what: &'static str) -> Result<(), Refused> {
-    let refuse = |(rule, why): (&'static str, String)| Refused {
+    let refuse = |(rule, why): Refusal| Refused {
         what,
         path: path.to_owned(),
         rule,
         why,
     };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        let me = rustix::process::geteuid().as_raw();
-        let cannot = |doing: &str, error: std::io::Error| {
-            refuse(("regular-file", format!("it cannot be {doing}: {error}")))
+    let file = open_judged(path).map_err(refuse)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| refuse(("regular-file", format!("it cannot be read: {error}"))))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(refuse((
+            "size",
+            format!("it holds more than {MAX_BYTES} bytes, more than any secret file needs"),
+        )));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        refuse((
+            "regular-file",
+            format!("it cannot be read: it is not UTF-8 text ({error})"),
+        ))
+    })
+}
+
+/// Where no owner or mode can be read, the file is opened as it is (the bound still holds).
+#[cfg(not(unix))]
+fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
+    std::fs::File::open(path)
+        .map_err(|error| ("regular-file", format!("it cannot be opened: {error}")))
+}
+
+/// Follows `path` one name at a time through descriptors (see the module's docs), judging each
+/// directory that holds a name, and opens the file; the file is judged by its descriptor's
+/// `fstat`. Written by hand over `openat`: the standard library resolves a whole path at once,
+/// which neither shows the directories on the way nor holds them while the next name is read.
+#[cfg(unix)]
+fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStrExt as _;
+
+    let me = rustix::process::geteuid().as_raw();
+    let cannot = |doing: &str, error: rustix::io::Errno| {
+        (
+            "regular-file",
+            format!("it cannot be {doing}: {}", std::io::Error::from(error)),
+        )
+    };
+    let open_dir = |at: &rustix::fd::OwnedFd, name: &std::ffi::OsStr| {
+        rustix::fs::openat(at, name, directory_flags(), Mode::empty())
+            .map_err(|error| cannot("found", error))
+    };
+    let start = |absolute: bool| -> Result<(rustix::fd::OwnedFd, PathBuf), Refusal> {
+        let (from, shown) = if absolute {
+            ("/", PathBuf::from("/"))
+        } else {
+            (".", std::env::current_dir().unwrap_or_else(|_| ".".into()))
         };
-        let real = std::fs::canonicalize(path).map_err(|e| cannot("found", e))?;
-        let meta = std::fs::metadata(&real).map_err(|e| cannot("read", e))?;
-        if !meta.is_file() {
-            return Err(refuse((
-                "regular-file",
-                format!("{} is not a regular file", real.display()),
-            )));
+        let fd = rustix::fs::openat(rustix::fs::CWD, from, directory_flags(), Mode::empty())
+            .map_err(|error| cannot("found", error))?;
+        Ok((fd, shown))
+    };
+    let mut rest: VecDeque<OsString> = names(path);
+    let (mut dir, mut shown) = start(path.is_absolute())?;
+    let mut links = 0;
+    while let Some(name) = rest.pop_front() {
+        if name == ".." {
+            dir = open_dir(&dir, &name)?;
+            shown.pop();
+            continue;
         }
-        let read_only = rustix::fs::statvfs(&real)
+        let entry = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|error| cannot("found", error))?;
+        let holder = rustix::fs::fstat(&dir).map_err(|error| cannot("found", error))?;
+        judge_directory(&shown, owned(&holder), entry.st_uid, me)?;
+        let kind = FileType::from_raw_mode(entry.st_mode);
+        if kind == FileType::Symlink {
+            links += 1;
+            if links > MAX_LINKS {
+                return Err((
+                    "regular-file",
+                    format!("it is reached through more than {MAX_LINKS} links"),
+                ));
+            }
+            let target = rustix::fs::readlinkat(&dir, &name, Vec::new())
+                .map_err(|error| cannot("followed", error))?;
+            let target = Path::new(std::ffi::OsStr::from_bytes(target.as_bytes()));
+            if target.is_absolute() {
+                (dir, shown) = start(true)?;
+            }
+            for name in names(target).into_iter().rev() {
+                rest.push_front(name);
+            }
+            continue;
+        }
+        shown.push(&name);
+        if !rest.is_empty() {
+            if kind != FileType::Directory {
+                return Err((
+                    "regular-file",
+                    format!("{} is not a directory", shown.display()),
+                ));
+            }
+            dir = open_dir(&dir, &name)?;
+            continue;
+        }
+        if kind != FileType::RegularFile {
+            return Err(not_a_file(&shown));
+        }
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(&dir, &name, flags, Mode::empty())
+            .map_err(|error| cannot("opened", error))?;
+        // The file read is the file judged: its own descriptor's fstat, not the name's.
+        let meta = rustix::fs::fstat(&fd).map_err(|error| cannot("read", error))?;
+        if FileType::from_raw_mode(meta.st_mode) != FileType::RegularFile {
+            return Err(not_a_file(&shown));
+        }
+        let read_only = rustix::fs::fstatvfs(&fd)
             .map(|fs| fs.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
             .unwrap_or(false);
-        let file = Owned {
-            uid: meta.uid(),
-            mode: meta.mode() & 0o7777,
-        };
-        judge_file(&real, file, me, read_only).map_err(refuse)?;
-        if let Some(dir) = real.parent() {
-            let dir_meta = std::fs::metadata(dir).map_err(|error| {
-                refuse((
-                    "directory-owner",
-                    format!("its directory {} cannot be read: {error}", dir.display()),
-                ))
-            })?;
-            let owned = Owned {
-                uid: dir_meta.uid(),
-                mode: dir_meta.mode() & 0o7777,
-            };
-            judge_directory(dir, owned, me).map_err(refuse)?;
-        }
+        judge_file(&shown, owned(&meta), me, read_only)?;
+        return Ok(std::fs::File::from(fd));
     }
-    #[cfg(not(unix))]
-    let _ = refuse;
-    Ok(())
+    Err(not_a_file(&shown))
+}
+
+/// How a directory on the way is opened: only to look names up in it.
+#[cfg(unix)]
+fn directory_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let how = OFlags::PATH;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let how = OFlags::RDONLY;
+    how | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// The names of `path` in order (`.` and the root left out; `..` kept).
+#[cfg(unix)]
+fn names(path: &Path) -> std::collections::VecDeque<std::ffi::OsString> {
+    use std::path::Component;
+    path.components()
+        .filter_map(|part| match part {
+            Component::Normal(name) => Some(name.to_owned()),
+            Component::ParentDir => Some("..".into()),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect()
+}
+
+/// The refusal of what is not a regular file.
+#[cfg(unix)]
+fn not_a_file(shown: &Path) -> Refusal {
+    (
+        "regular-file",
+        format!("{} is not a regular file", shown.display()),
+    )
+}
+
+/// Owner and permission bits of what `stat` says.
+#[cfg(unix)]
+// `mode_t` is 16 bits on some systems and 32 on Linux, where the conversion is the identity.
+#[allow(clippy::useless_conversion)]
+fn owned(stat: &rustix::fs::Stat) -> Owned {
+    Owned {
+        uid: stat.st_uid,
+        mode: u32::from(stat.st_mode) & 0o7777,
+    }
 }
 
 /// A file's or directory's owner and permission bits.
@@ -113,14 +245,10 @@ struct Owned {
     mode: u32,
 }
 
-/// The rules on the file itself (`real` is the file its links resolve to; `me` the server's
-/// user; `read_only` whether its filesystem is mounted read-only).
-fn judge_file(
-    real: &Path,
-    file: Owned,
-    me: u32,
-    read_only: bool,
-) -> Result<(), (&'static str, String)> {
+/// The rules on the file itself (`real` is where the walk found it; `me` the server's user;
+/// `read_only` whether its filesystem is mounted read-only).
+#[cfg_attr(not(unix), allow(dead_code))]
+fn judge_file(real: &Path, file: Owned, me: u32, read_only: bool) -> Result<(), Refusal> {
     let shown = real.display();
     let Owned { uid, mode } = file;
     if uid != 0 && uid != me {
@@ -151,23 +279,26 @@ fn judge_file(
     Ok(())
 }
 
-/// The rules on the file's real directory.
-fn judge_directory(dir: &Path, owned: Owned, me: u32) -> Result<(), (&'static str, String)> {
+/// The rules on a directory that holds a name on the way (`entry_uid`: the name's owner).
+#[cfg_attr(not(unix), allow(dead_code))]
+fn judge_directory(dir: &Path, owned: Owned, entry_uid: u32, me: u32) -> Result<(), Refusal> {
     let shown = dir.display();
     let Owned { uid, mode } = owned;
     if uid != 0 && uid != me {
         return Err((
             "directory-owner",
             format!(
-                "its directory {shown} belongs to another user (uid {uid}), who could put a file of their own in its place"
+                "its way goes through {shown}, which belongs to another user (uid {uid}), who could put a name of their own there"
             ),
         ));
     }
-    if mode & 0o022 != 0 {
+    // A sticky directory lets only a name's owner (or the directory's) rename or remove it.
+    let sticky_and_kept = mode & 0o1000 != 0 && (entry_uid == 0 || entry_uid == me);
+    if mode & 0o022 != 0 && !sticky_and_kept {
         return Err((
             "directory-mode",
             format!(
-                "others can write to its directory {shown} (mode {mode:o}) and could put a file of their own in its place: run `chmod go-w {shown}`"
+                "others can write to {shown} (mode {mode:o}), on its way, and could put a name of their own there: run `chmod go-w {shown}`"
             ),
         ));
     }
@@ -185,8 +316,8 @@ mod tests {
         judge_file(Path::new("/s/token"), Owned { uid, mode }, me, read_only).map_err(|(r, _)| r)
     }
 
-    fn dir(uid: u32, mode: u32, me: u32) -> Result<(), &'static str> {
-        judge_directory(Path::new("/s"), Owned { uid, mode }, me).map_err(|(r, _)| r)
+    fn dir(uid: u32, mode: u32, entry_uid: u32, me: u32) -> Result<(), &'static str> {
+        judge_directory(Path::new("/s"), Owned { uid, mode }, entry_uid, me).map_err(|(r, _)| r)
     }
 
     #[test]
@@ -238,11 +369,20 @@ mod tests {
 
     #[test]
     fn the_directory_is_roots_or_the_servers_and_no_one_elses_to_write() {
-        assert_eq!(dir(1001, 0o755, ME), Err("directory-owner"));
-        assert_eq!(dir(ME, 0o775, ME), Err("directory-mode"));
-        assert_eq!(dir(ROOT, 0o1777, ME), Err("directory-mode"));
-        assert_eq!(dir(ROOT, 0o755, ME), Ok(()));
-        assert_eq!(dir(ME, 0o700, ME), Ok(()));
+        assert_eq!(dir(1001, 0o755, ME, ME), Err("directory-owner"));
+        assert_eq!(dir(ME, 0o775, ME, ME), Err("directory-mode"));
+        assert_eq!(dir(ME, 0o777, ROOT, ME), Err("directory-mode"));
+        assert_eq!(dir(ROOT, 0o755, 1001, ME), Ok(()));
+        assert_eq!(dir(ME, 0o700, ME, ME), Ok(()));
+    }
+
+    #[test]
+    fn a_sticky_directory_passes_a_name_no_one_else_can_move() {
+        // /tmp, a Kubernetes volume: only a name's owner may rename or remove it there.
+        assert_eq!(dir(ROOT, 0o1777, ME, ME), Ok(()));
+        assert_eq!(dir(ROOT, 0o1777, ROOT, ME), Ok(()));
+        assert_eq!(dir(ROOT, 0o1777, 1001, ME), Err("directory-mode"));
+        assert_eq!(dir(1001, 0o1777, ME, ME), Err("directory-owner"));
     }
 
     #[cfg(unix)]
@@ -286,7 +426,8 @@ mod tests {
         #[test]
         fn a_kubernetes_link_is_judged_by_the_file_it_resolves_to() {
             // token -> ..data/token, ..data -> ..2026_12_05/ (as the kubelet lays it out); the
-            // volume's own directory is world-writable with the sticky bit, which is not judged.
+            // volume's own directory is world-writable with the sticky bit, and its names are
+            // this user's (root's in a pod), which no one else can move there.
             let volume = tempfile::tempdir().unwrap();
             let stamped = volume.path().join("..2026_12_05");
             std::fs::create_dir(&stamped).unwrap();
@@ -304,6 +445,105 @@ mod tests {
             chmod(&stamped, 0o755);
             chmod(&stamped.join("token"), 0o666);
             assert_eq!(rule(&token), Err("file-mode"));
+        }
+
+        #[test]
+        fn every_directory_on_the_way_is_judged() {
+            let top = tempfile::tempdir().unwrap();
+            let open = top.path().join("open");
+            let inner = open.join("inner");
+            std::fs::create_dir_all(&inner).unwrap();
+            let path = inner.join("tokens");
+            std::fs::write(&path, "secret\n").unwrap();
+            chmod(&path, 0o600);
+            chmod(&inner, 0o755);
+            chmod(&open, 0o777);
+            // Whoever can write to `open` could put an `inner` of their own there.
+            let refused = read(&path, "the token file").unwrap_err();
+            assert_eq!(refused.rule, "directory-mode");
+            assert!(
+                refused.why.contains(&open.display().to_string()),
+                "{refused}"
+            );
+            chmod(&open, 0o755);
+            assert_eq!(rule(&path), Ok("secret\n".into()));
+            // `..` on the way is followed, as the kernel does.
+            assert_eq!(
+                rule(&inner.join("..").join("inner").join("tokens")),
+                Ok("secret\n".into())
+            );
+        }
+
+        #[test]
+        fn a_link_in_a_directory_others_can_write_is_refused() {
+            let top = tempfile::tempdir().unwrap();
+            let real = top.path().join("real");
+            let links = top.path().join("links");
+            std::fs::create_dir(&real).unwrap();
+            std::fs::create_dir(&links).unwrap();
+            std::fs::write(real.join("tokens"), "secret\n").unwrap();
+            chmod(&real.join("tokens"), 0o600);
+            chmod(&real, 0o700);
+            let link = links.join("tokens");
+            std::os::unix::fs::symlink("../real/tokens", &link).unwrap();
+            chmod(&links, 0o777);
+            // The file and its real directory are sound; the link could be anyone's.
+            let refused = read(&link, "the token file").unwrap_err();
+            assert_eq!(refused.rule, "directory-mode");
+            assert!(
+                refused.why.contains(&links.display().to_string()),
+                "{refused}"
+            );
+            chmod(&links, 0o755);
+            assert_eq!(rule(&link), Ok("secret\n".into()));
+        }
+
+        #[test]
+        fn a_fifo_is_refused_without_waiting_for_a_writer() {
+            use rustix::fs::{CWD, FileType, Mode};
+            let dir = tempfile::tempdir().unwrap();
+            let fifo = dir.path().join("tokens");
+            rustix::fs::mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+            // Opened for reading, a FIFO would wait for a writer for ever.
+            assert_eq!(rule(&fifo), Err("regular-file"));
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink("tokens", &link).unwrap();
+            assert_eq!(rule(&link), Err("regular-file"));
+        }
+
+        #[test]
+        fn a_loop_of_links_and_a_file_too_large_are_refused() {
+            let dir = tempfile::tempdir().unwrap();
+            std::os::unix::fs::symlink("b", dir.path().join("a")).unwrap();
+            std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+            assert_eq!(rule(&dir.path().join("a")), Err("regular-file"));
+            let large = dir.path().join("large");
+            std::fs::write(&large, vec![b'x'; MAX_BYTES as usize + 1]).unwrap();
+            chmod(&large, 0o600);
+            assert_eq!(rule(&large), Err("size"));
+            std::fs::write(&large, vec![b'x'; MAX_BYTES as usize]).unwrap();
+            assert_eq!(rule(&large).map(|text| text.len()), Ok(MAX_BYTES as usize));
+        }
+
+        #[test]
+        fn a_sticky_directory_refuses_another_users_name() {
+            use rustix::fs::{AtFlags, CWD, Gid, Uid};
+            if !rustix::process::geteuid().is_root() {
+                eprintln!("skipped: only root can give a name to another user");
+                return;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let real = dir.path().join("real");
+            std::fs::write(&real, "secret\n").unwrap();
+            chmod(&real, 0o600);
+            let link = dir.path().join("tokens");
+            std::os::unix::fs::symlink("real", &link).unwrap();
+            chmod(dir.path(), 0o1777);
+            assert_eq!(rule(&link), Ok("secret\n".into()));
+            // Another user's link in a sticky directory: theirs to point elsewhere.
+            let other = (Some(Uid::from_raw(4242)), Some(Gid::from_raw(4242)));
+            rustix::fs::chownat(CWD, &link, other.0, other.1, AtFlags::SYMLINK_NOFOLLOW).unwrap();
+            assert_eq!(rule(&link), Err("directory-mode"));
         }
     }
 }
