@@ -1054,7 +1054,9 @@ impl<R: ReadWrite> RemoteServerClient<R> {
             .await
         {
             warn!("Failed to acknowledge incoming channel request: {}", e);
+            // As the reader does when it exits: a reply awaited now may never come.
             shared.closed.store(true, Ordering::SeqCst);
+            Self::fail_pending_replies(shared).await;
             shared.closed_notify.notify_waiters();
         }
 
