@@ -1,5 +1,5 @@
 //! `phonelogs-mcp --http` refuses what it must, over real sockets: no token, a wrong token, a
-//! session shown with another agent's token, a forged `Origin`, a `Host` not on the list, an
+//! session shown with another agent's token or another token of the same agent, a forged `Origin`, a `Host` not on the list, an
 //! oversized body, a slow client, a non-loopback bind without `--allow-remote`; the token file
 //! it makes is its owner's only; a session's end (DELETE) ends its task.
 
@@ -146,6 +146,39 @@ async fn a_session_shown_with_another_agents_token_is_unknown() {
     assert_eq!(bob.delete().await.unwrap(), 404);
     // Alice's session is untouched by Bob's tries.
     assert!(alice.request("tools/list", json!({})).await.is_ok());
+}
+
+/// Two tokens of one agent (a lab gives each CI job its own): a session opened with one is
+/// unknown with the other, as each token's task is on the stateless wire.
+#[tokio::test]
+async fn a_session_shown_with_another_token_of_the_same_agent_is_unknown() {
+    let state = tempfile::tempdir().unwrap();
+    const ALICE_TOO: &str = "alice-too-0123456789abcdef01234";
+    let file = token_file(state.path(), &[(ALICE, "alice"), (ALICE_TOO, "alice")]);
+    let server = start(
+        state.path(),
+        &[
+            "--demo=fake",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            file.to_str().unwrap(),
+        ],
+        &[],
+    )
+    .await;
+    let mut alice = Mcp::new(server.addr, ALICE);
+    alice.initialize().await.unwrap();
+    let mut other = Mcp::new(server.addr, ALICE_TOO);
+    other.session = alice.session.clone();
+    let err = other.request("tools/list", json!({})).await.unwrap_err();
+    assert!(err.starts_with("HTTP 404"), "{err}");
+    assert_eq!(other.delete().await.unwrap(), 404);
+    assert!(alice.request("tools/list", json!({})).await.is_ok());
+    // The other token opens sessions of its own.
+    let mut own = Mcp::new(server.addr, ALICE_TOO);
+    own.initialize().await.unwrap();
+    assert!(own.request("tools/list", json!({})).await.is_ok());
 }
 
 #[tokio::test]

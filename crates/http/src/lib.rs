@@ -15,9 +15,8 @@
 //!   it is never asked the person's questions, which wait for the person's side, unless the
 //!   token file marks that token `person` ([`ClientSeat::PersonNotAlways`]: asked, but never
 //!   "Always allow"). Decided here, once per token line.
-//! - **isolation**: one rmcp service (and one session manager) per agent and seat, so a session
-//!   id shown with another agent's token, or with the same agent's token of the other seat, is
-//!   unknown there (404). Each session is one gateway task, ended when rmcp drops the session
+//! - **isolation**: one rmcp service (and one session manager) per token, so a session id
+//!   shown with any other token, another agent's or the same agent's, is unknown there (404). Each session is one gateway task, ended when rmcp drops the session
 //!   ([`session::HttpSession`]).
 //! - **limits**: the body is read here, at most [`MAX_BODY_BYTES`] (413) within the read timeout
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
@@ -344,7 +343,7 @@ struct Token<H: Handler> {
 
 type Service<H> = StreamableHttpService<HttpSession<H>, LocalSessionManager>;
 
-/// One agent's service for one seat: its sessions are its own.
+/// One token's service (its agent's, in its seat): its sessions are its own.
 struct AgentService<H: Handler> {
     name: String,
     seat: ClientSeat,
@@ -419,7 +418,9 @@ pub async fn serve_with<H: Handler>(serve: Serve, settings: HttpSettings) -> Res
         .local_addr()
         .map_err(io("the bound address".to_owned()))?;
     let server = Arc::new(build::<H>(&serve, &settings, bound, lines));
-    let names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
+    let mut names: Vec<&str> = server.agents.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
     tracing::info!(%bound, agents = ?names, "phonelogs-mcp serving Streamable HTTP");
     eprintln!("phonelogs-mcp: serving MCP on http://{bound}{ENDPOINT}");
     let served = tokio::select! {
@@ -468,7 +469,7 @@ async fn stop_signal() -> &'static str {
     }
 }
 
-/// The agents of the token file, each with its own service per seat.
+/// The token file's lines, each with its own service (its agent's, in its seat).
 fn build<H: Handler>(
     serve: &Serve,
     settings: &HttpSettings,
@@ -490,16 +491,11 @@ fn build<H: Handler>(
             Some(name) => agent_named(name, &serve.default_agent, &serve.policy),
             None => serve.default_agent.clone(),
         };
-        let index = match agents
-            .iter()
-            .position(|a| a.name == agent.name && a.seat == seat)
-        {
-            Some(index) => index,
-            None => {
-                agents.push(agent_service(serve, agent, seat, settings, config.clone()));
-                agents.len() - 1
-            }
-        };
+        // A service per token line, not per agent: a session id shown with another token of
+        // the same agent is unknown there too, as the stateless wire keeps each token's task
+        // apart. The per-agent session cap counts an agent's services together.
+        agents.push(agent_service(serve, agent, seat, settings, config.clone()));
+        let index = agents.len() - 1;
         let task = token_task(serve, &agents[index], settings);
         tasks.push(task.clone());
         let factory = move || task.serve_request();
@@ -864,7 +860,7 @@ impl<H: Handler> Server<H> {
         found
     }
 
-    /// The sessions open in all, and those of the agent `name` (under either seat).
+    /// The sessions open in all, and those of the agent `name` (under all its tokens).
     async fn session_counts(&self, name: &str) -> (usize, usize) {
         let (mut all, mut agents) = (0, 0);
         for agent in &self.agents {
