@@ -16,7 +16,8 @@
 //!   token file marks that token `person` ([`ClientSeat::PersonNotAlways`]: asked, but never
 //!   "Always allow"). Decided here, once per token line.
 //! - **isolation**: one rmcp service (and one session manager) per token, so a session id
-//!   shown with any other token, another agent's or the same agent's, is unknown there (404). Each session is one gateway task, ended when rmcp drops the session
+//!   shown with any other token, another agent's or the same agent's, is unknown there (404).
+//!   Each session is one gateway task, ended when rmcp drops the session
 //!   ([`session::HttpSession`]).
 //! - **limits**: the body is read here, at most [`MAX_BODY_BYTES`] (413) within the read timeout
 //!   (408, connection closed); hyper closes a connection whose headers do not arrive in time;
@@ -331,7 +332,7 @@ impl Handler for PhoneLogsServer {
 /// The word that marks a token line's client as one a person sits at.
 pub const PERSON_MARK: &str = "person";
 
-/// A token, the agent service (an index into [`Server::agents`]) it stands for, and its task on
+/// A token, its session service (an index into [`Server::agents`], its own), and its task on
 /// the stateless wire with the rmcp service that serves it.
 struct Token<H: Handler> {
     secret: String,
@@ -875,7 +876,7 @@ impl<H: Handler> Server<H> {
 }
 
 impl<H: Handler> AgentService<H> {
-    /// Whether the request names one of this agent's sessions.
+    /// Whether the request names one of this service's (this token's) sessions.
     async fn knows(&self, headers: &hyper::HeaderMap) -> bool {
         let Some(id) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
             return false;

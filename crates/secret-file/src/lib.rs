@@ -20,7 +20,8 @@
 //!   this server's user;
 //! - `directory-mode`: no one but its owner may write to each of those directories, unless the
 //!   directory is sticky (`/tmp`, a Kubernetes volume) and the name in it is root's or this
-//!   user's, which no one else can then rename or remove;
+//!   user's, which no one else can then rename or remove, and not a hard link (which is its
+//!   target's owner's, whoever made it);
 //! - `size`: it holds at most 1 MiB (a token file or a connection string is a few lines).
 //!
 //! ```
@@ -134,6 +135,11 @@ fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
     let (mut dir, mut shown) = start(path.is_absolute())?;
     let mut links = 0;
     while let Some(name) = rest.pop_front() {
+        if name == "." {
+            // Only a path's (or a link's) trailing `/` or `/.` gives one: what came before it
+            // must be a directory.
+            continue;
+        }
         if name == ".." {
             dir = open_dir(&dir, &name)?;
             shown.pop();
@@ -142,8 +148,15 @@ fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
         let entry = rustix::fs::statat(&dir, &name, AtFlags::SYMLINK_NOFOLLOW)
             .map_err(|error| cannot("found", error))?;
         let holder = rustix::fs::fstat(&dir).map_err(|error| cannot("found", error))?;
-        judge_directory(&shown, owned(&holder), entry.st_uid, me)?;
         let kind = FileType::from_raw_mode(entry.st_mode);
+        let name_is = Entry {
+            name: &name,
+            uid: entry.st_uid,
+            // A hard link is its target's, whoever made it: only a directory's count says
+            // nothing of that.
+            one_link: kind == FileType::Directory || entry.st_nlink == 1,
+        };
+        judge_directory(&shown, owned(&holder), name_is, me)?;
         if kind == FileType::Symlink {
             links += 1;
             if links > MAX_LINKS {
@@ -177,7 +190,8 @@ fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
         if kind != FileType::RegularFile {
             return Err(not_a_file(&shown));
         }
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
         let fd = rustix::fs::openat(&dir, &name, flags, Mode::empty())
             .map_err(|error| cannot("opened", error))?;
         // The file read is the file judged: its own descriptor's fstat, not the name's.
@@ -205,17 +219,25 @@ fn directory_flags() -> rustix::fs::OFlags {
     how | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
-/// The names of `path` in order (`.` and the root left out; `..` kept).
+/// The names of `path` in order (the root and inner `.` left out; `..` kept), and a last `.`
+/// where it ends in `/` or `/.`, which asks for a directory as the kernel reads it.
 #[cfg(unix)]
 fn names(path: &Path) -> std::collections::VecDeque<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt as _;
     use std::path::Component;
-    path.components()
+    let mut names: std::collections::VecDeque<_> = path
+        .components()
         .filter_map(|part| match part {
             Component::Normal(name) => Some(name.to_owned()),
             Component::ParentDir => Some("..".into()),
             Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
         })
-        .collect()
+        .collect();
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.ends_with(b"/") || bytes.ends_with(b"/.") || bytes == b"." {
+        names.push_back(".".into());
+    }
+    names
 }
 
 /// The refusal of what is not a regular file.
@@ -279,9 +301,19 @@ fn judge_file(real: &Path, file: Owned, me: u32, read_only: bool) -> Result<(), 
     Ok(())
 }
 
-/// The rules on a directory that holds a name on the way (`entry_uid`: the name's owner).
+/// A name on the way, as the directory holding it is judged with it.
+#[derive(Clone, Copy, Debug)]
+struct Entry<'a> {
+    name: &'a std::ffi::OsStr,
+    /// Its owner.
+    uid: u32,
+    /// A directory, or anything with one link: not a hard link another user may have made.
+    one_link: bool,
+}
+
+/// The rules on a directory that holds a name on the way.
 #[cfg_attr(not(unix), allow(dead_code))]
-fn judge_directory(dir: &Path, owned: Owned, entry_uid: u32, me: u32) -> Result<(), Refusal> {
+fn judge_directory(dir: &Path, owned: Owned, entry: Entry<'_>, me: u32) -> Result<(), Refusal> {
     let shown = dir.display();
     let Owned { uid, mode } = owned;
     if uid != 0 && uid != me {
@@ -292,17 +324,35 @@ fn judge_directory(dir: &Path, owned: Owned, entry_uid: u32, me: u32) -> Result<
             ),
         ));
     }
-    // A sticky directory lets only a name's owner (or the directory's) rename or remove it.
-    let sticky_and_kept = mode & 0o1000 != 0 && (entry_uid == 0 || entry_uid == me);
-    if mode & 0o022 != 0 && !sticky_and_kept {
+    if mode & 0o022 == 0 {
+        return Ok(());
+    }
+    // A sticky directory lets only a name's owner (or the directory's) rename or remove it; a
+    // hard link is owned by its target's owner, not by whoever made it, so it is not kept.
+    if mode & 0o1000 != 0 {
+        let kept = (entry.uid == 0 || entry.uid == me) && entry.one_link;
+        if kept {
+            return Ok(());
+        }
+        let name = entry.name.to_string_lossy();
+        let whose = if entry.one_link {
+            format!("belongs to another user (uid {})", entry.uid)
+        } else {
+            "is a hard link, which anyone who can write there may have made".to_owned()
+        };
         return Err((
             "directory-mode",
             format!(
-                "others can write to {shown} (mode {mode:o}), on its way, and could put a name of their own there: run `chmod go-w {shown}`"
+                "others can write to {shown} (mode {mode:o}), on its way, and its name {name} there {whose}: keep the file in a directory of your own"
             ),
         ));
     }
-    Ok(())
+    Err((
+        "directory-mode",
+        format!(
+            "others can write to {shown} (mode {mode:o}), on its way, and could put a name of their own there: run `chmod go-w {shown}`"
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -317,7 +367,12 @@ mod tests {
     }
 
     fn dir(uid: u32, mode: u32, entry_uid: u32, me: u32) -> Result<(), &'static str> {
-        judge_directory(Path::new("/s"), Owned { uid, mode }, entry_uid, me).map_err(|(r, _)| r)
+        let entry = Entry {
+            name: "token".as_ref(),
+            uid: entry_uid,
+            one_link: true,
+        };
+        judge_directory(Path::new("/s"), Owned { uid, mode }, entry, me).map_err(|(r, _)| r)
     }
 
     #[test]
@@ -383,6 +438,25 @@ mod tests {
         assert_eq!(dir(ROOT, 0o1777, ROOT, ME), Ok(()));
         assert_eq!(dir(ROOT, 0o1777, 1001, ME), Err("directory-mode"));
         assert_eq!(dir(1001, 0o1777, ME, ME), Err("directory-owner"));
+        // A hard link there is its target's owner's, whoever made it.
+        let hard_link = Entry {
+            name: "token".as_ref(),
+            uid: ROOT,
+            one_link: false,
+        };
+        let (rule, why) = judge_directory(
+            Path::new("/tmp"),
+            Owned {
+                uid: ROOT,
+                mode: 0o1777,
+            },
+            hard_link,
+            ME,
+        )
+        .unwrap_err();
+        assert_eq!(rule, "directory-mode");
+        // Never the advice to close /tmp.
+        assert!(!why.contains("chmod") && why.contains("hard link"), "{why}");
     }
 
     #[cfg(unix)]
@@ -496,6 +570,38 @@ mod tests {
             );
             chmod(&links, 0o755);
             assert_eq!(rule(&link), Ok("secret\n".into()));
+        }
+
+        #[test]
+        fn a_hard_link_in_a_sticky_directory_is_refused() {
+            // Where hard links are not protected (macOS, fs.protected_hardlinks=0), another
+            // user can link a root-owned file into /tmp under the expected name.
+            let dir = tempfile::tempdir().unwrap();
+            let real = dir.path().join("real");
+            std::fs::write(&real, "secret\n").unwrap();
+            chmod(&real, 0o600);
+            let link = dir.path().join("tokens");
+            std::fs::hard_link(&real, &link).unwrap();
+            chmod(dir.path(), 0o1777);
+            assert_eq!(rule(&link), Err("directory-mode"));
+            chmod(dir.path(), 0o700);
+            assert_eq!(rule(&link), Ok("secret\n".into()));
+        }
+
+        #[test]
+        fn a_trailing_slash_asks_for_a_directory() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("tokens");
+            std::fs::write(&path, "secret\n").unwrap();
+            chmod(&path, 0o600);
+            let shown = path.display();
+            for asked in [format!("{shown}/"), format!("{shown}/.")] {
+                assert_eq!(rule(Path::new(&asked)), Err("regular-file"), "{asked}");
+            }
+            assert_eq!(
+                rule(Path::new(&format!("{}/./tokens", dir.path().display()))),
+                Ok("secret\n".into())
+            );
         }
 
         #[test]
