@@ -105,18 +105,12 @@ fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
 /// which neither shows the directories on the way nor holds them while the next name is read.
 #[cfg(unix)]
 fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
-    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use rustix::fs::{AtFlags, FileType, Mode};
     use std::collections::VecDeque;
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStrExt as _;
 
     let me = rustix::process::geteuid().as_raw();
-    let cannot = |doing: &str, error: rustix::io::Errno| {
-        (
-            "regular-file",
-            format!("it cannot be {doing}: {}", std::io::Error::from(error)),
-        )
-    };
     let open_dir = |at: &rustix::fd::OwnedFd, name: &std::ffi::OsStr| {
         rustix::fs::openat(at, name, directory_flags(), Mode::empty())
             .map_err(|error| cannot("found", error))
@@ -190,22 +184,34 @@ fn open_judged(path: &Path) -> Result<std::fs::File, Refusal> {
         if kind != FileType::RegularFile {
             return Err(not_a_file(&shown));
         }
-        let flags =
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(&dir, &name, flags, Mode::empty())
-            .map_err(|error| cannot("opened", error))?;
-        // The file read is the file judged: its own descriptor's fstat, not the name's.
-        let meta = rustix::fs::fstat(&fd).map_err(|error| cannot("read", error))?;
-        if FileType::from_raw_mode(meta.st_mode) != FileType::RegularFile {
-            return Err(not_a_file(&shown));
-        }
-        let read_only = rustix::fs::fstatvfs(&fd)
-            .map(|fs| fs.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
-            .unwrap_or(false);
-        judge_file(&shown, owned(&meta), me, read_only)?;
-        return Ok(std::fs::File::from(fd));
+        return open_file(&dir, &name, &shown, me);
     }
     Err(not_a_file(&shown))
+}
+
+/// Opens the regular file `name` of the held directory `dir` (shown as `shown`) and judges it
+/// by its own descriptor's `fstat`, not the name's: the file read is the file judged.
+#[cfg(unix)]
+fn open_file(
+    dir: &rustix::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+    shown: &Path,
+    me: u32,
+) -> Result<std::fs::File, Refusal> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd =
+        rustix::fs::openat(dir, name, flags, Mode::empty()).map_err(|e| cannot("opened", e))?;
+    let meta = rustix::fs::fstat(&fd).map_err(|error| cannot("read", error))?;
+    if FileType::from_raw_mode(meta.st_mode) != FileType::RegularFile {
+        return Err(not_a_file(shown));
+    }
+    let read_only = rustix::fs::fstatvfs(&fd)
+        .map(|fs| fs.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
+        .unwrap_or(false);
+    judge_file(shown, owned(&meta), me, read_only)?;
+    Ok(std::fs::File::from(fd))
 }
 
 /// How a directory on the way is opened: only to look names up in it.
@@ -238,6 +244,15 @@ fn names(path: &Path) -> std::collections::VecDeque<std::ffi::OsString> {
         names.push_back(".".into());
     }
     names
+}
+
+/// The refusal of a name that could not be `doing` (found, opened, read).
+#[cfg(unix)]
+fn cannot(doing: &str, error: rustix::io::Errno) -> Refusal {
+    (
+        "regular-file",
+        format!("it cannot be {doing}: {}", std::io::Error::from(error)),
+    )
 }
 
 /// The refusal of what is not a regular file.
