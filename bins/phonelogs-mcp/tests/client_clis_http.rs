@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use client_clis::{client_cli, client_command, run_with_limit};
-use http_support::{start, token_file};
+use http_support::start_with_tokens;
 
 const TOKEN: &str = "cli-0123456789abcdef0123456789ab";
 const WRONG: &str = "cli-wrong-0123456789abcdef012345";
@@ -145,19 +145,7 @@ async fn claude_code_and_gemini_cli_connect_over_http_each_on_its_own_wire() {
     let work = tempfile::tempdir().unwrap();
     let state = work.path().join("state");
     std::fs::create_dir(&state).unwrap();
-    let file = token_file(&state, &[(TOKEN, "cli-agent")]);
-    let server = start(
-        &state,
-        &[
-            "--demo=fake",
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            file.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let server = start_with_tokens(&state, &[(TOKEN, "cli-agent")], &[]).await;
     let (claude_at, claude_sent) = recorder(server.addr);
     let (gemini_at, gemini_sent) = recorder(server.addr);
     let root = work.path().to_owned();

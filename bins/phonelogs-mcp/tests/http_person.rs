@@ -11,7 +11,7 @@ mod http_support;
 
 use std::path::Path;
 
-use http_support::{Mcp, Server, start, token_file};
+use http_support::{Mcp, Server, start_with_tokens};
 use phonelogs_gateway::{Answer, Store};
 use serde_json::{Value, json};
 
@@ -20,19 +20,7 @@ const PERSON: &str = "person-fedcba9876543210fedcba987";
 const STORE_APP: &str = "com.example.store";
 
 async fn serve(state: &Path, lines: &[(&str, &str)]) -> Server {
-    let file = token_file(state, lines);
-    start(
-        state,
-        &[
-            "--demo=fake",
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            file.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await
+    start_with_tokens(state, lines, &[]).await
 }
 
 /// A client whose every dialog is answered `decision`, as a script answering for the agent

@@ -9,7 +9,9 @@ mod http_support;
 
 use std::time::{Duration, Instant};
 
-use http_support::{Mcp, PROTOCOL, Server, connect, send, send_on, start, token_file};
+use http_support::{
+    Mcp, PROTOCOL, Server, connect, send, send_on, start, start_with_tokens, token_file,
+};
 use phonelogs_gateway::Store;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -18,18 +20,9 @@ const ALICE: &str = "alice-0123456789abcdef0123456789";
 const BOB: &str = "bob-fedcba9876543210fedcba98765";
 
 async fn two_agents(state: &std::path::Path, extra: &[&str]) -> Server {
-    let file = token_file(state, &[(ALICE, "alice"), (BOB, "bob")]);
-    let mut args = vec![
-        "--demo=fake",
-        "--http",
-        "127.0.0.1:0",
-        "--token-file",
-        file.to_str().unwrap(),
-        "--http-read-timeout",
-        "2",
-    ];
+    let mut args = vec!["--http-read-timeout", "2"];
     args.extend_from_slice(extra);
-    start(state, &args, &[]).await
+    start_with_tokens(state, &[(ALICE, "alice"), (BOB, "bob")], &args).await
 }
 
 fn initialize_body() -> Vec<u8> {
@@ -154,19 +147,8 @@ async fn a_session_shown_with_another_agents_token_is_unknown() {
 async fn a_session_shown_with_another_token_of_the_same_agent_is_unknown() {
     let state = tempfile::tempdir().unwrap();
     const ALICE_TOO: &str = "alice-too-0123456789abcdef01234";
-    let file = token_file(state.path(), &[(ALICE, "alice"), (ALICE_TOO, "alice")]);
-    let server = start(
-        state.path(),
-        &[
-            "--demo=fake",
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            file.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await;
+    let tokens = [(ALICE, "alice"), (ALICE_TOO, "alice")];
+    let server = start_with_tokens(state.path(), &tokens, &[]).await;
     let mut alice = Mcp::new(server.addr, ALICE);
     alice.initialize().await.unwrap();
     let mut other = Mcp::new(server.addr, ALICE_TOO);
@@ -432,26 +414,14 @@ async fn one_agent_cannot_take_every_session() {
 async fn the_per_agent_cap_counts_both_seats_and_an_idle_session_frees_its_place() {
     const ALICE_AT_DESK: &str = "alice-desk-0123456789abcdef01234";
     let state = tempfile::tempdir().unwrap();
-    let file = token_file(
-        state.path(),
-        &[(ALICE, "alice"), (ALICE_AT_DESK, "alice person")],
-    );
-    let server = start(
-        state.path(),
-        &[
-            "--demo=fake",
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            file.to_str().unwrap(),
-            "--http-max-sessions-per-agent",
-            "2",
-            "--http-idle-timeout",
-            "1",
-        ],
-        &[],
-    )
-    .await;
+    let tokens = [(ALICE, "alice"), (ALICE_AT_DESK, "alice person")];
+    let limits = [
+        "--http-max-sessions-per-agent",
+        "2",
+        "--http-idle-timeout",
+        "1",
+    ];
+    let server = start_with_tokens(state.path(), &tokens, &limits).await;
     let mut open = Vec::new();
     for token in [ALICE, ALICE_AT_DESK] {
         let mut alice = Mcp::new(server.addr, token);

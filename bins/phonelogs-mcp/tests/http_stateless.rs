@@ -12,7 +12,7 @@ mod http_support;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use http_support::{Mcp, Reply, Server, send, start, token_file};
+use http_support::{Mcp, Reply, Server, send, start_with_tokens};
 use phonelogs_gateway::{Answer, Store};
 use serde_json::{Value, json};
 
@@ -22,19 +22,7 @@ const STORE_APP: &str = "com.example.store";
 const REVISION: &str = "2026-07-28";
 
 async fn serve(state: &Path) -> Server {
-    let file = token_file(state, &[(FIRST, "ci-agent"), (SECOND, "ci-agent")]);
-    start(
-        state,
-        &[
-            "--demo=fake",
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            file.to_str().unwrap(),
-        ],
-        &[],
-    )
-    .await
+    start_with_tokens(state, &[(FIRST, "ci-agent"), (SECOND, "ci-agent")], &[]).await
 }
 
 /// The `_meta` every 2026-07-28 request carries.

@@ -458,6 +458,21 @@ pub fn token_file(dir: &Path, tokens: &[(&str, &str)]) -> std::path::PathBuf {
     path
 }
 
+/// `phonelogs-mcp --demo=fake --http 127.0.0.1:0` reading the token file of `tokens`
+/// (`(TOKEN, AGENT)`, written in `state`), with `extra` flags.
+pub async fn start_with_tokens(state: &Path, tokens: &[(&str, &str)], extra: &[&str]) -> Server {
+    let file = token_file(state, tokens);
+    let mut args = vec![
+        "--demo=fake",
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        file.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    start(state, &args, &[]).await
+}
+
 /// The private adb servers, shared with the benches.
 #[path = "../../benches/common/mod.rs"]
 pub mod adb;
