@@ -132,13 +132,18 @@ async fn a_session_shown_with_another_agents_token_is_unknown() {
     let tools = alice.request("tools/list", json!({})).await.unwrap();
     assert!(tools["tools"].as_array().is_some_and(|t| !t.is_empty()));
 
-    let mut bob = Mcp::new(server.addr, BOB);
-    bob.session = alice.session.clone();
-    let err = bob.request("tools/list", json!({})).await.unwrap_err();
+    unknown_with_another_token(&mut alice, server.addr, BOB).await;
+}
+
+/// `owner`'s session shown with `token`: unknown (404) to a request and to DELETE, and
+/// `owner`'s session untouched by the tries.
+async fn unknown_with_another_token(owner: &mut Mcp, addr: std::net::SocketAddr, token: &str) {
+    let mut other = Mcp::new(addr, token);
+    other.session = owner.session.clone();
+    let err = other.request("tools/list", json!({})).await.unwrap_err();
     assert!(err.starts_with("HTTP 404"), "{err}");
-    assert_eq!(bob.delete().await.unwrap(), 404);
-    // Alice's session is untouched by Bob's tries.
-    assert!(alice.request("tools/list", json!({})).await.is_ok());
+    assert_eq!(other.delete().await.unwrap(), 404);
+    assert!(owner.request("tools/list", json!({})).await.is_ok());
 }
 
 /// Two tokens of one agent (a lab gives each CI job its own): a session opened with one is
@@ -151,12 +156,7 @@ async fn a_session_shown_with_another_token_of_the_same_agent_is_unknown() {
     let server = start_with_tokens(state.path(), &tokens, &[]).await;
     let mut alice = Mcp::new(server.addr, ALICE);
     alice.initialize().await.unwrap();
-    let mut other = Mcp::new(server.addr, ALICE_TOO);
-    other.session = alice.session.clone();
-    let err = other.request("tools/list", json!({})).await.unwrap_err();
-    assert!(err.starts_with("HTTP 404"), "{err}");
-    assert_eq!(other.delete().await.unwrap(), 404);
-    assert!(alice.request("tools/list", json!({})).await.is_ok());
+    unknown_with_another_token(&mut alice, server.addr, ALICE_TOO).await;
     // The other token opens sessions of its own.
     let mut own = Mcp::new(server.addr, ALICE_TOO);
     own.initialize().await.unwrap();

@@ -483,6 +483,12 @@ mod tests {
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
         }
 
+        /// A secret file at `path` as a person keeps one: `secret\n`, mode 0600.
+        fn kept_secret(path: &Path) {
+            std::fs::write(path, "secret\n").unwrap();
+            chmod(path, 0o600);
+        }
+
         fn rule(path: &Path) -> Result<String, &'static str> {
             read(path, "the token file").map_err(|refused| {
                 assert!(refused.to_string().contains(refused.rule), "{refused}");
@@ -494,8 +500,7 @@ mod tests {
         fn a_file_is_judged_by_its_mode_and_its_directorys() {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("tokens");
-            std::fs::write(&path, "secret\n").unwrap();
-            chmod(&path, 0o600);
+            kept_secret(&path);
             assert_eq!(rule(&path), Ok("secret\n".into()));
             chmod(&path, 0o444);
             assert!(rule(&path).is_ok());
@@ -543,8 +548,7 @@ mod tests {
             let inner = open.join("inner");
             std::fs::create_dir_all(&inner).unwrap();
             let path = inner.join("tokens");
-            std::fs::write(&path, "secret\n").unwrap();
-            chmod(&path, 0o600);
+            kept_secret(&path);
             chmod(&inner, 0o755);
             chmod(&open, 0o777);
             // Whoever can write to `open` could put an `inner` of their own there.
@@ -570,8 +574,7 @@ mod tests {
             let links = top.path().join("links");
             std::fs::create_dir(&real).unwrap();
             std::fs::create_dir(&links).unwrap();
-            std::fs::write(real.join("tokens"), "secret\n").unwrap();
-            chmod(&real.join("tokens"), 0o600);
+            kept_secret(&real.join("tokens"));
             chmod(&real, 0o700);
             let link = links.join("tokens");
             std::os::unix::fs::symlink("../real/tokens", &link).unwrap();
@@ -593,8 +596,7 @@ mod tests {
             // user can link a root-owned file into /tmp under the expected name.
             let dir = tempfile::tempdir().unwrap();
             let real = dir.path().join("real");
-            std::fs::write(&real, "secret\n").unwrap();
-            chmod(&real, 0o600);
+            kept_secret(&real);
             let link = dir.path().join("tokens");
             std::fs::hard_link(&real, &link).unwrap();
             chmod(dir.path(), 0o1777);
@@ -607,8 +609,7 @@ mod tests {
         fn a_trailing_slash_asks_for_a_directory() {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("tokens");
-            std::fs::write(&path, "secret\n").unwrap();
-            chmod(&path, 0o600);
+            kept_secret(&path);
             let shown = path.display();
             for asked in [format!("{shown}/"), format!("{shown}/.")] {
                 assert_eq!(rule(Path::new(&asked)), Err("regular-file"), "{asked}");
@@ -655,8 +656,7 @@ mod tests {
             }
             let dir = tempfile::tempdir().unwrap();
             let real = dir.path().join("real");
-            std::fs::write(&real, "secret\n").unwrap();
-            chmod(&real, 0o600);
+            kept_secret(&real);
             let link = dir.path().join("tokens");
             std::os::unix::fs::symlink("real", &link).unwrap();
             chmod(dir.path(), 0o1777);
